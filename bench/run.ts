@@ -1,0 +1,29 @@
+/**
+ * `npm run bench -- <name> [args]` runs bench/<name>.ts; `npm run bench` runs them all.
+ * Each benchmark prints a table and ends with one line `RESULT <name> key=value ...`.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const ALL = ['hnsw', 'graph', 'providers', 'build', 'query', 'vis', 'quality', 'peer', 'server'];
+
+const [name, ...rest] = process.argv.slice(2);
+const names = name ? [name] : ALL.filter((n) => existsSync(join(here, `${n}.ts`)));
+let failed = 0;
+for (const n of names) {
+  const file = join(here, `${n}.ts`);
+  if (!existsSync(file)) {
+    console.error(
+      `unknown benchmark "${n}"; available: ${ALL.filter((a) => existsSync(join(here, `${a}.ts`))).join(', ')}`,
+    );
+    process.exit(2);
+  }
+  const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', file, ...rest], {
+    stdio: 'inherit',
+  });
+  if (r.status !== 0) failed++;
+}
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,1 @@
+//! Bindings for crates/noderag_store.

@@ -1,0 +1,1 @@
+//! noderag_graph: see ARCHITECTURE.md. Pure Rust; knows nothing of JS.

@@ -1,0 +1,1 @@
+//! noderag_hnsw: see ARCHITECTURE.md. Pure Rust; knows nothing of JS.

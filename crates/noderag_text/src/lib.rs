@@ -1,0 +1,1 @@
+//! noderag_text: see ARCHITECTURE.md. Pure Rust; knows nothing of JS.

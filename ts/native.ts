@@ -1,0 +1,117 @@
+/**
+ * The ONLY module that loads the napi-rs addon. Everything else imports `native` from
+ * here, so the boundary has one door: errors thrown by the addon are rewritten here into
+ * the classes of ./errors.ts.
+ *
+ * Native errors arrive as `Error("<CODE>: <message>")` (see bindings/src/error.rs);
+ * `translateNativeError` turns the prefix into `error.code` and picks the class.
+ */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type * as Addon from '../bindings/index.js';
+import {
+  ClosedError,
+  IndexFileError,
+  InternalError,
+  InvalidArgumentError,
+  type NodeRagError,
+} from './errors.js';
+
+export type NativeAddon = typeof Addon;
+
+function platformSuffix(): string {
+  const { platform, arch } = process;
+  if (platform === 'linux') {
+    const report = process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined;
+    const libc = report?.header?.glibcVersionRuntime ? 'gnu' : 'musl';
+    return `${platform}-${arch}-${libc}`;
+  }
+  if (platform === 'win32') return `${platform}-${arch}-msvc`;
+  return `${platform}-${arch}`;
+}
+
+function findBindingsDir(): string {
+  // Works from ts/ (tsx, vitest) and from dist/ (compiled): walk up to the package root.
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 4; i++) {
+    const candidate = join(dir, 'bindings');
+    if (existsSync(join(candidate, 'Cargo.toml')) || existsSync(join(candidate, 'index.d.ts')))
+      return candidate;
+    dir = dirname(dir);
+  }
+  throw new Error('noderag: cannot locate the bindings/ folder of the package');
+}
+
+function loadAddon(): NativeAddon {
+  const dir = findBindingsDir();
+  const file = join(dir, `noderag.${platformSuffix()}.node`);
+  if (!existsSync(file)) {
+    throw new Error(
+      `noderag: native addon not found at ${file}. It is built from source on install; run \`npm run build:native\` (needs Rust's cargo).`,
+    );
+  }
+  const require = createRequire(import.meta.url);
+  return require(file) as NativeAddon;
+}
+
+/** The raw addon. Prefer the wrapper classes (ts/vector/, ts/store/, …) over calling it directly. */
+export const native: NativeAddon = loadAddon();
+
+/** Stable native error codes (bindings/src/error.rs `codes`). */
+export const NATIVE_CODES = {
+  INVALID_ARGUMENT: 'NATIVE_INVALID_ARGUMENT',
+  IO: 'NATIVE_IO',
+  CORRUPT_FILE: 'NATIVE_CORRUPT_FILE',
+  DIMENSION_MISMATCH: 'NATIVE_DIMENSION_MISMATCH',
+  CLOSED: 'NATIVE_CLOSED',
+  PANIC: 'NATIVE_PANIC',
+  INTERNAL: 'NATIVE_INTERNAL',
+} as const;
+
+const CODE_PREFIX = /^(NATIVE_[A-Z_]+): ([\s\S]*)$/;
+
+/** Rewrites an error thrown by the addon into a NodeRagError subclass; other values pass through. */
+export function translateNativeError(e: unknown): unknown {
+  if (!(e instanceof Error)) return e;
+  const m = CODE_PREFIX.exec(e.message);
+  if (!m) return e;
+  const code = m[1]!;
+  const message = m[2]!;
+  let out: NodeRagError;
+  switch (code) {
+    case NATIVE_CODES.INVALID_ARGUMENT:
+      out = new InvalidArgumentError(code, message, { cause: e });
+      break;
+    case NATIVE_CODES.IO:
+    case NATIVE_CODES.CORRUPT_FILE:
+    case NATIVE_CODES.DIMENSION_MISMATCH:
+      out = new IndexFileError(code, message, { cause: e });
+      break;
+    case NATIVE_CODES.CLOSED:
+      out = new ClosedError(code, message, { cause: e });
+      break;
+    default:
+      out = new InternalError(code, message, { cause: e });
+  }
+  return out;
+}
+
+/** Calls `fn`, translating a native error. Use around every sync addon call. */
+export function callNative<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    throw translateNativeError(e);
+  }
+}
+
+/** Awaits an async addon call, translating a native error. */
+export async function callNativeAsync<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    throw translateNativeError(e);
+  }
+}
