@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { formatContext, sectionHeader } from '../../ts/search/context.js';
+import { selectNodes } from '../../ts/search/select.js';
+
+describe('selectNodes (method.md §6.5)', () => {
+  const attr = new Map([['e1', 'a1']]);
+  const elem = new Map([['t1', 'h1']]);
+  const select = (
+    hits: string[],
+    ranking: Parameters<typeof selectNodes>[1],
+    q = { crossNode: 2, entity: 1, relationship: 1, title: 1 },
+  ) =>
+    selectNodes(
+      hits,
+      ranking,
+      q,
+      (id) => attr.get(id),
+      (id) => elem.get(id),
+    );
+
+  it('fills quotas in ranking order, mapping entities to attributes and titles to elements', () => {
+    const s = select(
+      ['u0'],
+      [
+        { id: 'u0', type: 'semantic_unit' }, // already a hit: skipped, does not use quota
+        { id: 'e1', type: 'entity' },
+        { id: 'r1', type: 'relationship' },
+        { id: 'e2', type: 'entity' }, // entity quota full
+        { id: 't1', type: 'high_level_element_title' },
+        { id: 'x1', type: 'text' },
+        { id: 'r2', type: 'relationship' }, // relationship quota full
+        { id: 'u1', type: 'semantic_unit' },
+        { id: 'u2', type: 'semantic_unit' }, // cross quota full
+      ],
+    );
+    expect(s.searchList).toEqual(['u0', 'a1', 'h1', 'x1', 'u1']);
+    expect(s.relationships).toEqual(['r1']);
+  });
+
+  it('a quota of 0 disables its type; an entity without attribute adds nothing', () => {
+    const s = select(
+      [],
+      [
+        { id: 'e9', type: 'entity' },
+        { id: 'r1', type: 'relationship' },
+      ],
+      { crossNode: 0, entity: 5, relationship: 0, title: 0 },
+    );
+    expect(s).toEqual({ searchList: [], relationships: [] });
+  });
+});
+
+describe('formatContext (method.md §6.6)', () => {
+  it('writes sections in the fixed order with numbered, trimmed items', () => {
+    const ctx = formatContext([
+      { id: 'u1', type: 'semantic_unit', text: ' first unit \n line two ' },
+      { id: 'h1', type: 'high_level_element', text: 'theme' },
+      { id: 'r1', type: 'relationship', text: 'A knows B' },
+      { id: 'u2', type: 'semantic_unit', text: 'second unit' },
+    ]);
+    expect(sectionHeader('semantic_unit')).toBe('------------semantic_unit-------------');
+    expect(ctx).toBe(
+      [
+        '------------high_level_element-------------',
+        '1. theme',
+        '',
+        '------------semantic_unit-------------',
+        '1. first unit \n line two',
+        '2. second unit',
+        '',
+        '------------relationship-------------',
+        '1. A knows B',
+        '',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('is empty for an empty retrieval', () => {
+    expect(formatContext([])).toBe('');
+  });
+});

@@ -1,0 +1,48 @@
+/**
+ * The retrieval context string (method.md §6.6): sections in a fixed order, each a header
+ * line of twelve `-`, the type name and thirteen `-`, then numbered items, then one blank
+ * line. Items keep search-list order; an empty retrieval is the empty string.
+ */
+import type { NodeType } from '../model/types.js';
+
+export const CONTEXT_SECTION_ORDER = [
+  'high_level_element',
+  'attribute',
+  'semantic_unit',
+  'text',
+  'relationship',
+] as const satisfies readonly NodeType[];
+
+export type ContextSection = (typeof CONTEXT_SECTION_ORDER)[number];
+
+export function sectionHeader(type: ContextSection): string {
+  return `${'-'.repeat(12)}${type}${'-'.repeat(13)}`;
+}
+
+export interface ContextItem {
+  id: string;
+  type: NodeType;
+  text: string;
+}
+
+/** Builds the context string from items already in order (search list, then relationships). */
+export function formatContext(items: readonly ContextItem[]): string {
+  const parts: string[] = [];
+  for (const section of CONTEXT_SECTION_ORDER) {
+    const texts = items.filter((i) => i.type === section).map((i) => i.text.trim());
+    if (texts.length === 0) continue;
+    parts.push(sectionHeader(section));
+    texts.forEach((t, i) => {
+      parts.push(`${i + 1}. ${t}`);
+    });
+    parts.push('');
+  }
+  return parts.length ? `${parts.join('\n')}\n` : '';
+}
+
+/** Items grouped in context order (sections in the fixed order), for structured results. */
+export function orderForContext<T extends { type: NodeType }>(items: readonly T[]): T[] {
+  const out: T[] = [];
+  for (const section of CONTEXT_SECTION_ORDER) for (const i of items) if (i.type === section) out.push(i);
+  return out;
+}
