@@ -1,0 +1,161 @@
+import { describe, expect, it } from 'vitest';
+import { IndexNotBuiltError, ProviderError } from '../../ts/errors.js';
+import { createApp, MAX_BODY_BYTES } from '../../ts/server/app.js';
+import type { SearchEngine } from '../../ts/server/engine.js';
+
+function fakeEngine(overrides: Partial<SearchEngine> = {}): SearchEngine {
+  return {
+    status: async () => ({ ready: true, generation: 1, nodes: 10, vectors: 4 }),
+    retrieve: async (q) => ({ retrievalInfo: `ctx:${q}`, retrievalTokens: 2 }),
+    answer: async (q) => ({
+      response: `ans:${q}`,
+      responseTokens: 2,
+      retrievalInfo: `ctx:${q}`,
+      retrievalTokens: 2,
+    }),
+    ...overrides,
+  };
+}
+
+const post = (app: ReturnType<typeof createApp>, path: string, body: string, type = 'application/json') =>
+  app.request(path, { method: 'POST', body, headers: { 'content-type': type } });
+
+async function expectError(res: Response, status: number, code: string) {
+  expect(res.status).toBe(status);
+  const body = (await res.json()) as { error: { code: string; message: string } };
+  expect(body.error.code).toBe(code);
+  expect(typeof body.error.message).toBe('string');
+  expect(body.error.message.length).toBeGreaterThan(0);
+}
+
+describe('HTTP app (method.md §7.2)', () => {
+  const app = createApp({ engine: fakeEngine() });
+
+  it('answers the three question routes and /health', async () => {
+    const q = JSON.stringify({ question: 'who?' });
+    expect(await (await post(app, '/answer', q)).json()).toEqual({ answer: 'ans:who?' });
+    expect(await (await post(app, '/retrieval', q)).json()).toEqual({ retrieval: 'ctx:who?' });
+    expect(await (await post(app, '/answer_retrieval', q)).json()).toEqual({
+      answer: 'ans:who?',
+      retrieval: 'ctx:who?',
+    });
+    expect(await (await app.request('/health')).json()).toEqual({
+      status: 'ok',
+      index: 'ready',
+      generation: 1,
+      nodes: 10,
+      vectors: 4,
+    });
+  });
+
+  it('accepts +json content types with parameters', async () => {
+    const res = await post(app, '/answer', '{"question":"x"}', 'application/vnd.api+json; charset=utf-8');
+    expect(res.status).toBe(200);
+  });
+
+  it('rejects bad requests with the documented status and code', async () => {
+    await expectError(
+      await post(app, '/answer', '{"question":"x"}', 'text/plain'),
+      415,
+      'unsupported_media_type',
+    );
+    await expectError(await post(app, '/answer', '{"question":', 'application/json'), 400, 'invalid_json');
+    await expectError(await post(app, '/answer', '[1,2]'), 400, 'invalid_body');
+    await expectError(await post(app, '/answer', '"q"'), 400, 'invalid_body');
+    await expectError(await post(app, '/answer', '{}'), 400, 'missing_question');
+    await expectError(await post(app, '/answer', '{"question":42}'), 400, 'invalid_question');
+    await expectError(await post(app, '/answer', '{"question":"  \\n "}'), 400, 'empty_question');
+    await expectError(
+      await post(app, '/answer', JSON.stringify({ question: 'x'.repeat(8001) })),
+      400,
+      'question_too_long',
+    );
+    await expectError(
+      await post(app, '/answer', JSON.stringify({ question: 'x', pad: 'y'.repeat(MAX_BODY_BYTES) })),
+      413,
+      'payload_too_large',
+    );
+  });
+
+  it('404 for unknown routes, 405 with Allow for wrong methods', async () => {
+    await expectError(await app.request('/nope'), 404, 'not_found');
+    const res = await app.request('/answer');
+    expect(res.headers.get('allow')).toBe('POST');
+    await expectError(res, 405, 'method_not_allowed');
+  });
+
+  it('maps engine errors: 503 not built, 502 provider, 504 provider timeout, 500 internal', async () => {
+    const logged: unknown[] = [];
+    const failing = (e: Error) =>
+      createApp({
+        engine: fakeEngine({
+          answer: async () => {
+            throw e;
+          },
+        }),
+        logError: (x) => logged.push(x),
+      });
+    const q = '{"question":"x"}';
+    await expectError(
+      await post(failing(new IndexNotBuiltError('not built')), '/answer', q),
+      503,
+      'index_not_built',
+    );
+    await expectError(
+      await post(
+        failing(
+          new ProviderError('openai returned 500', { provider: 'openai', status: 500, retryable: true }),
+        ),
+        '/answer',
+        q,
+      ),
+      502,
+      'upstream_error',
+    );
+    await expectError(
+      await post(
+        failing(
+          new ProviderError('timed out', { provider: 'openai', retryable: true, code: 'upstream_timeout' }),
+        ),
+        '/answer',
+        q,
+      ),
+      504,
+      'upstream_timeout',
+    );
+    const res = await post(failing(new Error('secret details')), '/answer', q);
+    const body = (await res.json()) as { error: { message: string } };
+    expect(res.status).toBe(500);
+    expect(body.error.message).not.toContain('secret');
+    expect(logged).toHaveLength(1);
+  });
+
+  it('gives up after the per-request timeout with 504 and aborts the engine call', async () => {
+    let aborted = false;
+    const slow = createApp({
+      requestTimeoutMs: 50,
+      engine: fakeEngine({
+        retrieve: (_q, signal) =>
+          new Promise((resolve) => {
+            signal.addEventListener('abort', () => {
+              aborted = true;
+            });
+            setTimeout(() => resolve({ retrievalInfo: '', retrievalTokens: 0 }), 1000);
+          }),
+      }),
+    });
+    await expectError(await post(slow, '/retrieval', '{"question":"x"}'), 504, 'request_timeout');
+    expect(aborted).toBe(true);
+  });
+
+  it('serves many concurrent requests', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        post(app, '/answer', JSON.stringify({ question: `q${i}` })).then((r) => r.json()),
+      ),
+    );
+    results.forEach((r, i) => {
+      expect(r).toEqual({ answer: `ans:q${i}` });
+    });
+  });
+});

@@ -1,0 +1,32 @@
+/**
+ * Validation of the `{question}` body (method.md §7.2): one function shared by the HTTP
+ * server and the in-process API, so both reject the same inputs with the same codes.
+ */
+import { InvalidQuestionError } from '../errors.js';
+
+export const MAX_QUESTION_CHARS = 8000;
+
+export function validateQuestion(question: unknown): string {
+  if (question === undefined)
+    throw new InvalidQuestionError('missing_question', 'the body needs a "question" field');
+  if (typeof question !== 'string') {
+    throw new InvalidQuestionError(
+      'invalid_question',
+      `"question" must be a string, got ${jsonType(question)}`,
+    );
+  }
+  if (question.trim() === '') throw new InvalidQuestionError('empty_question', '"question" is empty');
+  if (question.length > MAX_QUESTION_CHARS) {
+    throw new InvalidQuestionError(
+      'question_too_long',
+      `"question" has ${question.length} characters; the limit is ${MAX_QUESTION_CHARS}`,
+    );
+  }
+  return question;
+}
+
+export function jsonType(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
+}
