@@ -17,8 +17,12 @@ function fakeEngine(overrides: Partial<SearchEngine> = {}): SearchEngine {
   };
 }
 
-const post = (app: ReturnType<typeof createApp>, path: string, body: string, type = 'application/json') =>
-  app.request(path, { method: 'POST', body, headers: { 'content-type': type } });
+const post = async (
+  app: ReturnType<typeof createApp>,
+  path: string,
+  body: string,
+  type = 'application/json',
+): Promise<Response> => app.request(path, { method: 'POST', body, headers: { 'content-type': type } });
 
 async function expectError(res: Response, status: number, code: string) {
   expect(res.status).toBe(status);
