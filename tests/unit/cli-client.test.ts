@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { askServer, routeFor } from '../../ts/cli/client.js';
+import { CliExit } from '../../ts/cli/exit.js';
+import { InvalidQuestionError } from '../../ts/errors.js';
+import { createApp } from '../../ts/server/app.js';
+import { type RunningServer, serveApp } from '../../ts/server/serve.js';
+
+let server: RunningServer;
+beforeAll(async () => {
+  const app = createApp({
+    engine: {
+      status: async () => ({ ready: true, generation: 1, nodes: 1, vectors: 1 }),
+      retrieve: async (q) => ({ retrievalInfo: `ctx:${q}`, retrievalTokens: 1 }),
+      answer: async (q) => {
+        if (q === 'bad') throw new InvalidQuestionError('empty_question', 'nope');
+        return { response: `ans:${q}`, responseTokens: 1, retrievalInfo: `ctx:${q}`, retrievalTokens: 1 };
+      },
+    },
+  });
+  server = await serveApp(app, { host: '127.0.0.1', port: 0 });
+});
+afterAll(() => server.close());
+
+const ask = (question: string, retrieval: boolean, answer: boolean, port = server.port) =>
+  askServer({
+    host: '127.0.0.1',
+    port,
+    question,
+    retrieval,
+    answer,
+    timeoutMs: 5000,
+    startHint: 'noderag search -f X',
+  });
+
+describe('terminal client (method.md §7.3)', () => {
+  it('picks the route from the flags', () => {
+    expect(routeFor(false, false)).toBe('/answer');
+    expect(routeFor(false, true)).toBe('/answer');
+    expect(routeFor(true, false)).toBe('/retrieval');
+    expect(routeFor(true, true)).toBe('/answer_retrieval');
+  });
+
+  it('prints the answer, the retrieval, or both as JSON', async () => {
+    expect(await ask('q', false, false)).toBe('ans:q');
+    expect(await ask('q', true, false)).toBe('ctx:q');
+    expect(JSON.parse(await ask('q', true, true))).toEqual({ answer: 'ans:q', retrieval: 'ctx:q' });
+  });
+
+  it('an error reply becomes "<code>: <message>"', async () => {
+    const e = await ask('bad', false, true).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(CliExit);
+    expect((e as CliExit).message).toBe('empty_question: nope');
+    expect((e as CliExit).exitCode).toBe(1);
+  });
+
+  it('says how to start the server when nothing listens', async () => {
+    const closed = await serveApp(createApp({ engine: {} as never }), { host: '127.0.0.1', port: 0 });
+    const port = closed.port;
+    await closed.close();
+    const e = await ask('q', false, false, port).catch((x: unknown) => x);
+    expect((e as CliExit).message).toBe(
+      `No search server is running at http://127.0.0.1:${port}. Start it with: noderag search -f X`,
+    );
+    expect((e as CliExit).exitCode).toBe(1);
+  });
+});
