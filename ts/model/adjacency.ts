@@ -1,0 +1,65 @@
+/**
+ * Dense views of the base graph for the native algorithms and for neighbourhood walks:
+ * node ids ↔ u32 indexes in ascending id order (method.md §6.1 "nodes in ascending id
+ * order"), edges as parallel typed arrays.
+ */
+import type { BaseGraph } from './graph-store.js';
+import { type NodeType, nodeTypeCode } from './types.js';
+
+export interface DenseGraph {
+  ids: string[];
+  index: Map<string, number>;
+  types: Uint8Array;
+  src: Uint32Array;
+  dst: Uint32Array;
+  weight: Float64Array;
+}
+
+/** The subgraph induced by the nodes `keep` accepts (all nodes by default), densely numbered. */
+export function toDense(
+  graph: BaseGraph,
+  keep: (id: string, type: NodeType) => boolean = () => true,
+): DenseGraph {
+  const ids = graph
+    .sortedNodes()
+    .filter(([id, n]) => keep(id, n.type))
+    .map(([id]) => id);
+  const index = new Map(ids.map((id, i) => [id, i]));
+  const types = new Uint8Array(ids.length);
+  ids.forEach((id, i) => {
+    types[i] = nodeTypeCode(graph.nodes.get(id)!.type);
+  });
+  const edges = graph.sortedEdges().filter((e) => index.has(e.source) && index.has(e.target));
+  const src = new Uint32Array(edges.length);
+  const dst = new Uint32Array(edges.length);
+  const weight = new Float64Array(edges.length);
+  edges.forEach((e, i) => {
+    src[i] = index.get(e.source)!;
+    dst[i] = index.get(e.target)!;
+    weight[i] = e.weight;
+  });
+  return { ids, index, types, src, dst, weight };
+}
+
+export interface Neighbour {
+  id: string;
+  weight: number;
+}
+
+/** Adjacency lists of the whole base graph (built once per stage; the graph is not mutated meanwhile). */
+export function adjacency(graph: BaseGraph): Map<string, Neighbour[]> {
+  const adj = new Map<string, Neighbour[]>();
+  const add = (a: string, b: string, w: number) => {
+    let list = adj.get(a);
+    if (!list) {
+      list = [];
+      adj.set(a, list);
+    }
+    list.push({ id: b, weight: w });
+  };
+  for (const e of graph.edges.values()) {
+    add(e.source, e.target, e.weight);
+    add(e.target, e.source, e.weight);
+  }
+  return adj;
+}
