@@ -1,0 +1,216 @@
+import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  allowedExtensions,
+  classifyDocuments,
+  compareCodePoints,
+  discoverDocuments,
+  hashFiles,
+  listInputFiles,
+} from '../../ts/build/discover.js';
+
+const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+
+describe('compareCodePoints', () => {
+  it('orders by code point, not UTF-16 unit', () => {
+    const paths = ['\uFFFD.txt', '😀.txt', 'b.txt', 'a/b.txt', 'a-c.txt', 'A.txt', 'a.txt'];
+    expect([...paths].sort(compareCodePoints)).toEqual([
+      'A.txt',
+      'a-c.txt',
+      'a.txt',
+      'a/b.txt',
+      'b.txt',
+      '\uFFFD.txt',
+      '😀.txt', // U+1F600 > U+FFFD although its first UTF-16 unit (0xD83D) is smaller
+    ]);
+    // Plain JS sort gets the astral case wrong: this is why the comparator exists.
+    expect(['\uFFFD', '😀'].sort()).toEqual(['😀', '\uFFFD']);
+    expect(compareCodePoints('ab', 'a')).toBeGreaterThan(0);
+    expect(compareCodePoints('same', 'same')).toBe(0);
+  });
+});
+
+describe('allowedExtensions', () => {
+  it('maps docu_type to extensions', () => {
+    expect([...allowedExtensions('mixed')].sort()).toEqual(
+      ['.doc', '.docx', '.htm', '.html', '.md', '.pdf', '.txt'].sort(),
+    );
+    expect([...allowedExtensions('html')].sort()).toEqual(['.htm', '.html']);
+    expect([...allowedExtensions('txt')]).toEqual(['.txt']);
+    expect(() => allowedExtensions('rtf' as never)).toThrow(/config\.docu_type/);
+  });
+});
+
+describe('listInputFiles', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'noderag-discover-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function put(rel: string, content = rel): Promise<void> {
+    await mkdir(join(dir, rel, '..'), { recursive: true });
+    await writeFile(join(dir, rel), content);
+  }
+
+  it('walks recursively, filters and sorts; skips hidden, ~$ and symlinked folders', async () => {
+    await put('b.txt');
+    await put('A.TXT');
+    await put('sub/deeper/c.md');
+    await put('sub/page.htm');
+    await put('sub/report.pdf');
+    await put('notes.rtf');
+    await put('.hidden.txt');
+    await put('.git/config.txt');
+    await put('~$lock.docx');
+    await put('sub/~$temp.doc');
+    await mkdir(join(dir, 'outside'));
+    await writeFile(join(dir, 'outside', 'x.txt'), 'x');
+    await symlink(join(dir, 'outside'), join(dir, 'linked-dir'));
+    await symlink(join(dir, 'b.txt'), join(dir, 'linked-file.txt'));
+    await symlink(join(dir, 'missing.txt'), join(dir, 'broken.txt'));
+
+    const { files, unreadable } = await listInputFiles(dir, 'mixed');
+    expect(files.map((f) => f.path)).toEqual([
+      'A.TXT',
+      'b.txt',
+      'broken.txt',
+      'linked-file.txt',
+      'outside/x.txt',
+      'sub/deeper/c.md',
+      'sub/page.htm',
+      'sub/report.pdf',
+    ]);
+    expect(files.find((f) => f.path === 'sub/deeper/c.md')?.absPath).toBe(join(dir, 'sub', 'deeper', 'c.md'));
+    expect(unreadable).toEqual([]);
+
+    const onlyMd = await listInputFiles(dir, 'md');
+    expect(onlyMd.files.map((f) => f.path)).toEqual(['sub/deeper/c.md']);
+  });
+
+  it('fails clearly when input/ is missing', async () => {
+    await expect(listInputFiles(join(dir, 'nope'), 'mixed')).rejects.toThrow(/does not exist/);
+  });
+
+  it('hashes raw bytes and reports unreadable files by name', async () => {
+    await put('a.txt', 'alpha');
+    await symlink(join(dir, 'gone.txt'), join(dir, 'broken.txt'));
+    const { files } = await listInputFiles(dir, 'txt');
+    const { hashed, unreadable } = await hashFiles(files);
+    expect(hashed.map((h) => [h.path, h.hash])).toEqual([['a.txt', sha('alpha')]]);
+    expect(unreadable).toEqual([{ path: 'broken.txt', reason: expect.stringMatching(/cannot read/) }]);
+  });
+
+  it('discoverDocuments classifies the folder against the indexed map', async () => {
+    await put('kept.txt', 'kept');
+    await put('edited.txt', 'new words');
+    await put('copy.txt', 'kept');
+    await put('moved/there.txt', 'moved content');
+    await put('fresh.md', 'fresh');
+    await symlink(join(dir, 'gone.txt'), join(dir, 'broken.txt'));
+    const indexed = {
+      'kept.txt': sha('kept'),
+      'edited.txt': sha('old words'),
+      'here.txt': sha('moved content'),
+      'removed.txt': sha('removed'),
+    };
+    const plan = await discoverDocuments(dir, 'mixed', indexed);
+    expect(plan.found).toBe(6);
+    expect(plan.indexed).toEqual(['kept.txt']);
+    expect(plan.changed).toEqual(['edited.txt']);
+    expect(plan.duplicate).toEqual([{ path: 'copy.txt', of: 'kept.txt' }]);
+    expect(plan.renamed).toEqual([{ path: 'moved/there.txt', from: 'here.txt' }]);
+    expect(plan.new).toEqual(['fresh.md']);
+    expect(plan.deleted).toEqual(['removed.txt']);
+    expect(plan.cycle).toEqual(['copy.txt', 'fresh.md', 'moved/there.txt']);
+    expect(plan.unreadable.map((u) => u.path)).toEqual(['broken.txt']);
+    expect(plan.files.map((f) => f.path)).toEqual([
+      'copy.txt',
+      'edited.txt',
+      'fresh.md',
+      'kept.txt',
+      'moved/there.txt',
+    ]);
+  });
+});
+
+describe('classifyDocuments', () => {
+  const f = (path: string, content: string) => ({ path, hash: sha(content) });
+
+  it('first build: everything is new, in path order', () => {
+    const c = classifyDocuments([f('b.txt', 'b'), f('a.txt', 'a')], {});
+    expect(c.new).toEqual(['a.txt', 'b.txt']);
+    expect(c.cycle).toEqual(['a.txt', 'b.txt']);
+    expect(c.indexed).toEqual([]);
+    expect(c.deleted).toEqual([]);
+  });
+
+  it('nothing changed: all indexed, empty cycle', () => {
+    const c = classifyDocuments([f('a.txt', 'a')], { 'a.txt': sha('a') });
+    expect(c).toEqual({
+      indexed: ['a.txt'],
+      new: [],
+      duplicate: [],
+      renamed: [],
+      changed: [],
+      deleted: [],
+      cycle: [],
+    });
+  });
+
+  it('two new files with the same unindexed content are both new', () => {
+    const c = classifyDocuments([f('x.txt', 'same'), f('y.txt', 'same')], {});
+    expect(c.new).toEqual(['x.txt', 'y.txt']);
+    expect(c.duplicate).toEqual([]);
+  });
+
+  it('a rename wins over a duplicate and consumes the vanished path', () => {
+    // a.txt and b.txt were identical; b.txt moved to c.txt.
+    const c = classifyDocuments([f('a.txt', 'x'), f('c.txt', 'x')], { 'a.txt': sha('x'), 'b.txt': sha('x') });
+    expect(c.renamed).toEqual([{ path: 'c.txt', from: 'b.txt' }]);
+    expect(c.duplicate).toEqual([]);
+    expect(c.deleted).toEqual([]);
+  });
+
+  it('several copies of a vanished file: the first is the rename, the rest duplicates of it', () => {
+    const c = classifyDocuments([f('n1.txt', 'x'), f('n2.txt', 'x'), f('n3.txt', 'x')], {
+      'old.txt': sha('x'),
+    });
+    expect(c.renamed).toEqual([{ path: 'n1.txt', from: 'old.txt' }]);
+    expect(c.duplicate).toEqual([
+      { path: 'n2.txt', of: 'n1.txt' },
+      { path: 'n3.txt', of: 'n1.txt' },
+    ]);
+    expect(c.cycle).toEqual(['n1.txt', 'n2.txt', 'n3.txt']);
+  });
+
+  it('vanished paths sharing content are consumed in path order', () => {
+    const c = classifyDocuments([f('z.txt', 'x')], { 'old2.txt': sha('x'), 'old1.txt': sha('x') });
+    expect(c.renamed).toEqual([{ path: 'z.txt', from: 'old1.txt' }]);
+    expect(c.deleted).toEqual(['old2.txt']);
+  });
+
+  it('a changed file keeps its path; a copy of its old content elsewhere is a duplicate', () => {
+    // a.txt was "x" and now is "y"; b.txt is a new copy of the old "x", still indexed under a.txt.
+    const c = classifyDocuments([f('a.txt', 'y'), f('b.txt', 'x')], { 'a.txt': sha('x') });
+    expect(c.changed).toEqual(['a.txt']);
+    expect(c.duplicate).toEqual([{ path: 'b.txt', of: 'a.txt' }]);
+  });
+
+  it('swapping two files reads as two changes, not renames', () => {
+    const c = classifyDocuments([f('a.txt', 'B'), f('b.txt', 'A')], { 'a.txt': sha('A'), 'b.txt': sha('B') });
+    expect(c.changed).toEqual(['a.txt', 'b.txt']);
+    expect(c.renamed).toEqual([]);
+    expect(c.cycle).toEqual([]);
+  });
+
+  it('ignores inherited object keys in the indexed map', () => {
+    const c = classifyDocuments([f('constructor', 'x'), f('toString', 'y')], {});
+    expect(c.new).toEqual(['constructor', 'toString']);
+  });
+});

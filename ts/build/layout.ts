@@ -1,0 +1,44 @@
+/**
+ * Where the build keeps its files inside a project folder (method.md §5). Every path the
+ * pipeline writes is named here once, relative to the project root with `/` separators, so
+ * COMMIT.json can record destinations that survive moving the project folder.
+ */
+import { join } from 'node:path';
+
+export const INPUT_DIR = 'input';
+export const CACHE_DIR = 'cache';
+export const INFO_DIR = 'info';
+export const STAGING_DIR = 'cache/.staging';
+export const COMMIT_FILE = 'cache/.staging/COMMIT.json';
+
+export const INFO_FILES = {
+  state: 'info/state.json',
+  indices: 'info/indices.json',
+  documentHash: 'info/document_hash.json',
+  log: 'info/info.log',
+  lock: 'info/build.lock',
+} as const;
+
+export const CACHE_FILES = {
+  documents: 'cache/documents.parquet',
+  text: 'cache/text.parquet',
+  semanticUnits: 'cache/semantic_units.parquet',
+  entities: 'cache/entities.parquet',
+  relationship: 'cache/relationship.parquet',
+  attributes: 'cache/attributes.parquet',
+  highLevelElements: 'cache/high_level_elements.parquet',
+  highLevelElementTitles: 'cache/high_level_elements_titles.parquet',
+  graphNodes: 'cache/graph_nodes.parquet',
+  graphEdges: 'cache/graph_edges.parquet',
+  hnswGraph: 'cache/hnsw_graph.parquet',
+  hnswBin: 'cache/HNSW.bin',
+  idMap: 'cache/id_map.parquet',
+  textDecomposition: 'cache/text_decomposition.jsonl',
+  llmCache: 'cache/response_cache/llm.jsonl',
+  embeddingCache: 'cache/response_cache/embeddings.bin',
+} as const;
+
+/** Absolute path of a project-relative path (`/` separated). */
+export function resolveInProject(root: string, relative: string): string {
+  return join(root, ...relative.split('/'));
+}

@@ -1,0 +1,99 @@
+/**
+ * PDF (method.md §3.2) through pdfjs-dist (legacy build, which runs in Node without a
+ * worker thread): the text layer page by page in content order, lines rebuilt from the
+ * items' end-of-line flags and baselines, hyphenated line ends joined, pages separated by
+ * a blank line. No OCR. Encrypted files are refused, even those that open with an empty
+ * password: their text is not meant to be extracted.
+ */
+import { oneLine } from './docx.js';
+import { ExtractionFailure } from './failure.js';
+
+type PdfJs = typeof import('pdfjs-dist/legacy/build/pdf.mjs');
+let pdfjsModule: Promise<PdfJs> | undefined;
+
+function loadPdfJs(): Promise<PdfJs> {
+  pdfjsModule ??= import('pdfjs-dist/legacy/build/pdf.mjs');
+  return pdfjsModule;
+}
+
+interface PositionedText {
+  str: string;
+  hasEOL: boolean;
+  transform: number[];
+  height: number;
+}
+
+/** Join the text items of one page into lines and paragraphs. */
+export function pageText(items: readonly PositionedText[]): string {
+  let out = '';
+  let lastY: number | null = null;
+  let lastHeight = 0;
+  for (const item of items) {
+    if (item.str !== '') {
+      const y = item.transform[5] ?? 0;
+      if (lastY !== null) {
+        const dy = Math.abs(y - lastY);
+        const lineHeight = Math.max(lastHeight, item.height, 1);
+        // A new baseline without an end-of-line flag is still a new line; a gap of more
+        // than about one empty line between baselines starts a paragraph.
+        if (dy > lineHeight * 0.5 && !out.endsWith('\n')) out += '\n';
+        if (dy > lineHeight * 1.8 && !out.endsWith('\n\n')) out += '\n';
+      }
+      out += item.str;
+      lastY = y;
+      lastHeight = item.height;
+    }
+    if (item.hasEOL && out !== '' && !out.endsWith('\n')) out += '\n';
+  }
+  return joinHyphenatedLines(out.replace(/[ \t]+\n/g, '\n').trim());
+}
+
+/** "infor-\nmation" → "information": a letter, a hyphen at the line end, a lower-case letter next. */
+export function joinHyphenatedLines(text: string): string {
+  return text.replace(/(\p{L})[-\u00ad]\n[ \t]*(?=\p{Ll})/gu, '$1').replace(/\u00ad\n/g, '');
+}
+
+export async function extractPdf(bytes: Uint8Array): Promise<string> {
+  const pdfjs = await loadPdfJs();
+  const task = pdfjs.getDocument({
+    // pdfjs may detach the buffer it is given; hand it a copy.
+    data: new Uint8Array(bytes),
+    isEvalSupported: false,
+    disableFontFace: true,
+    useSystemFonts: false,
+    verbosity: 0,
+  });
+  let document: Awaited<typeof task.promise>;
+  try {
+    document = await task.promise;
+  } catch (error) {
+    const name = (error as { name?: string }).name;
+    if (name === 'PasswordException') throw new ExtractionFailure('encrypted PDF (password required)');
+    throw new ExtractionFailure(`not a readable PDF (${oneLine(error)})`, { cause: error });
+  }
+  try {
+    const metadata = await document.getMetadata();
+    const info = metadata.info as { EncryptFilterName?: string | null };
+    if (info.EncryptFilterName) throw new ExtractionFailure('encrypted PDF');
+    const pages: string[] = [];
+    for (let n = 1; n <= document.numPages; n++) {
+      const page = await document.getPage(n);
+      const content = await page.getTextContent();
+      const items: PositionedText[] = [];
+      for (const item of content.items) {
+        if ('str' in item) {
+          items.push({ str: item.str, hasEOL: item.hasEOL, transform: item.transform, height: item.height });
+        }
+      }
+      const text = pageText(items);
+      if (text !== '') pages.push(text);
+      page.cleanup();
+    }
+    return pages.join('\n\n');
+  } catch (error) {
+    if (error instanceof ExtractionFailure) throw error;
+    throw new ExtractionFailure(`not a readable PDF (${oneLine(error)})`, { cause: error });
+  } finally {
+    await document.destroy();
+  }
+}
