@@ -1,0 +1,221 @@
+/**
+ * Loading Node_config.yaml: `NodeConfig.fromMainFolder(folder)` (sync, alias
+ * `from_main_folder`) returns a validated config or throws ConfigError listing every problem;
+ * `ensureConfig(folder)` writes the commented template on first run (method.md §7.6).
+ *
+ * Resolved API keys live in a private field: they are not enumerable, not in `toJSON()` and
+ * not in `util.inspect`, so logging a config never prints a key.
+ */
+import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { inspect } from 'node:util';
+import { parseDocument } from 'yaml';
+import { ConfigError } from '../errors.js';
+import type { Env } from './api-keys.js';
+import type {
+  ConfigSectionData,
+  EmbeddingConfigData,
+  ModelConfigData,
+  NodeConfigData,
+  ProviderName,
+} from './schema.js';
+import { REDACTED } from './secrets.js';
+import { CONFIG_FILE_NAME, renderConfigTemplate } from './template.js';
+import { formatProblem, validateConfigData } from './validate.js';
+
+/** Name of the command-line tool, used in messages that tell the user what to run. */
+export const DEFAULT_CLI_NAME = 'noderag';
+
+export interface LoadConfigOptions {
+  /** Environment for API keys (default process.env). */
+  env?: Env;
+  /** When false a missing API key is no problem (e.g. `vis`, which calls no provider). */
+  requireApiKeys?: boolean;
+  /** Executable name shown in "run `<cli> build -f <folder>` first" (default `noderag`). */
+  cliName?: string;
+}
+
+/** A provider section as the rest of the code sees it: the key is held by NodeConfig. */
+export type ModelSettings = Readonly<Omit<ModelConfigData, 'api_keys'>>;
+export type EmbeddingSettings = Readonly<Omit<EmbeddingConfigData, 'api_keys'>>;
+export type ConfigSettings = Readonly<ConfigSectionData>;
+
+export type ProviderSection = 'model_config' | 'embedding_config';
+
+export function missingConfigMessage(folder: string, cliName = DEFAULT_CLI_NAME): string {
+  return `No ${CONFIG_FILE_NAME} in ${folder}; run \`${cliName} build -f ${folder}\` first.`;
+}
+
+export function firstRunMessage(folder: string): string {
+  return (
+    `Created ${join(folder, CONFIG_FILE_NAME)}. Set the provider and API key (or OPENAI_API_KEY / ` +
+    `GEMINI_API_KEY), put documents in ${join(folder, 'input')}, then run the build again.`
+  );
+}
+
+function withoutKey<T extends { api_keys: unknown }>(section: T): Readonly<Omit<T, 'api_keys'>> {
+  const { api_keys: _omitted, ...rest } = section;
+  return Object.freeze(rest);
+}
+
+export class NodeConfig {
+  /** Absolute folder holding Node_config.yaml (the project root). */
+  readonly mainFolder: string;
+  /** Absolute path of Node_config.yaml. */
+  readonly configPath: string;
+  readonly model_config: ModelSettings;
+  readonly embedding_config: EmbeddingSettings;
+  readonly config: ConfigSettings;
+  /** Unknown keys, main_folder mismatch and similar: worth logging, not fatal. */
+  readonly warnings: readonly string[];
+  readonly #apiKeys: { model: string | undefined; embedding: string | undefined };
+
+  private constructor(
+    folder: string,
+    data: NodeConfigData,
+    apiKeys: { model: string | undefined; embedding: string | undefined },
+    warnings: string[],
+  ) {
+    this.mainFolder = folder;
+    this.configPath = join(folder, CONFIG_FILE_NAME);
+    this.model_config = withoutKey(data.model_config);
+    this.embedding_config = withoutKey(data.embedding_config);
+    // The folder actually holding the file wins over what the file says (§7.6).
+    this.config = Object.freeze({ ...data.config, main_folder: folder });
+    this.warnings = Object.freeze([...warnings]);
+    this.#apiKeys = apiKeys;
+  }
+
+  /**
+   * Loads and validates `<folder>/Node_config.yaml` (synchronous). Throws ConfigError with
+   * every problem, or with the "No Node_config.yaml …" message when the file is missing.
+   */
+  static fromMainFolder(folder: string, options: LoadConfigOptions = {}): NodeConfig {
+    const abs = resolve(folder);
+    const path = join(abs, CONFIG_FILE_NAME);
+    if (!existsSync(path)) {
+      const msg = missingConfigMessage(abs, options.cliName);
+      throw new ConfigError(msg, [msg]);
+    }
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (e) {
+      const msg = `cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`;
+      throw new ConfigError(msg, [msg], { cause: e });
+    }
+    return NodeConfig.fromYaml(text, abs, options);
+  }
+
+  /** Alias of {@link NodeConfig.fromMainFolder}, named as in the spec. */
+  static from_main_folder(folder: string, options: LoadConfigOptions = {}): NodeConfig {
+    return NodeConfig.fromMainFolder(folder, options);
+  }
+
+  /** Parses YAML text as if it were `<folder>/Node_config.yaml`. */
+  static fromYaml(text: string, folder: string, options: LoadConfigOptions = {}): NodeConfig {
+    const abs = resolve(folder);
+    const doc = parseDocument(text.replace(/^\uFEFF/, ''), { uniqueKeys: true, prettyErrors: true });
+    if (doc.errors.length > 0) {
+      // yaml's first message line already names the line and column.
+      const problems = doc.errors.map(
+        (e) => `${CONFIG_FILE_NAME}: invalid YAML: ${(e.message.split('\n')[0] ?? '').replace(/:$/, '')}`,
+      );
+      throw new ConfigError(
+        `${join(abs, CONFIG_FILE_NAME)} is not valid YAML:\n  ${problems.join('\n  ')}`,
+        problems,
+      );
+    }
+    return NodeConfig.fromData(doc.toJS(), abs, options);
+  }
+
+  /** Validates an already-parsed object (tests, the web UI's form). */
+  static fromData(raw: unknown, folder: string, options: LoadConfigOptions = {}): NodeConfig {
+    const abs = resolve(folder);
+    const result = validateConfigData(raw, {
+      folder: abs,
+      env: options.env ?? process.env,
+      requireApiKeys: options.requireApiKeys ?? true,
+    });
+    if (!result.ok) {
+      const problems = result.problems.map(formatProblem);
+      const n = problems.length;
+      // Warnings go along: an ignored `Chunk_size` often explains a problem.
+      const notes = result.warnings.map((w) => `\n  (warning) ${w}`).join('');
+      throw new ConfigError(
+        `${join(abs, CONFIG_FILE_NAME)} has ${n} problem${n === 1 ? '' : 's'}:\n  ${problems.join('\n  ')}${notes}`,
+        problems,
+      );
+    }
+    return new NodeConfig(abs, result.data, result.apiKeys, result.warnings);
+  }
+
+  /** The resolved API key of a section (file, then environment), or undefined. */
+  apiKey(section: ProviderSection): string | undefined {
+    return section === 'model_config' ? this.#apiKeys.model : this.#apiKeys.embedding;
+  }
+
+  /** Every key this config holds, for redacting messages (see redactSecrets). */
+  secrets(): string[] {
+    return [this.#apiKeys.model, this.#apiKeys.embedding].filter((k): k is string => !!k);
+  }
+
+  providerOf(section: ProviderSection): ProviderName {
+    return this[section].service_provider;
+  }
+
+  get inputFolder(): string {
+    return join(this.mainFolder, 'input');
+  }
+  get cacheFolder(): string {
+    return join(this.mainFolder, 'cache');
+  }
+  get infoFolder(): string {
+    return join(this.mainFolder, 'info');
+  }
+  get responseCacheFolder(): string {
+    return join(this.mainFolder, 'cache', 'response_cache');
+  }
+
+  /** The file's shape, keys shown only as set/unset. */
+  toJSON(): Record<string, unknown> {
+    return {
+      model_config: { ...this.model_config, api_keys: this.#apiKeys.model ? REDACTED : null },
+      embedding_config: { ...this.embedding_config, api_keys: this.#apiKeys.embedding ? REDACTED : null },
+      config: { ...this.config },
+    };
+  }
+
+  [inspect.custom](): string {
+    return `NodeConfig ${inspect(this.toJSON(), { depth: 3 })}`;
+  }
+}
+
+export type EnsureConfigResult =
+  | { created: true; folder: string; configPath: string; message: string }
+  | { created: false; folder: string; configPath: string };
+
+/**
+ * First-run behaviour of `build` (§7.6): when `<folder>/Node_config.yaml` is missing, create
+ * the folder and `input/`, write the commented template and return `created: true` with the
+ * message to print (the CLI then exits 3). An existing file is left untouched.
+ */
+export function ensureConfig(folder: string): EnsureConfigResult {
+  const abs = resolve(folder);
+  const configPath = join(abs, CONFIG_FILE_NAME);
+  if (existsSync(configPath)) return { created: false, folder: abs, configPath };
+  mkdirSync(join(abs, 'input'), { recursive: true });
+  // Write a temp file and hard-link it into place: the config appears complete or not at
+  // all, and a concurrent first run cannot overwrite a file another process just wrote.
+  const tmp = join(abs, `.${CONFIG_FILE_NAME}.${process.pid}.tmp`);
+  writeFileSync(tmp, renderConfigTemplate(abs), { encoding: 'utf8', mode: 0o600 });
+  try {
+    linkSync(tmp, configPath);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    return { created: false, folder: abs, configPath };
+  } finally {
+    unlinkSync(tmp);
+  }
+  return { created: true, folder: abs, configPath, message: firstRunMessage(abs) };
+}
