@@ -1,1 +1,28 @@
-//! noderag_store: see ARCHITECTURE.md. Pure Rust; knows nothing of JS.
+//! noderag_store: the parquet tables of an index (method.md §5), read and written with
+//! arrow-rs. Pure Rust; knows nothing of JS.
+//!
+//! - [`Table`]: ordered, typed columns held as flat buffers (see [`ColumnData`]).
+//! - [`write_table`]: ZSTD (level [`ZSTD_LEVEL`]), `ARROW:schema` kept, `Utf8` strings,
+//!   embeddings `FixedSizeList<Float32, dim>`; atomic replace ([`write_atomically`]).
+//! - [`read_table`]: optional projection and type expectations ([`ColumnRequest`]);
+//!   accepts `List<Float32|Float64>` embeddings and large/view string types.
+//! - [`validate_footer`]: cheap integrity check for the build.
+//!
+//! Every error is a [`StoreError`] naming the file.
+
+mod atomic;
+mod error;
+mod footer;
+mod read;
+mod table;
+mod write;
+
+pub use atomic::write_atomically;
+pub use error::{Result, StoreError};
+pub use footer::{validate_footer, FooterInfo};
+pub use read::{kind_of, read_table, ColumnRequest, ReadOptions};
+pub use table::{Column, ColumnData, ColumnKind, Strings, Table, Validity};
+pub use write::{write_table, ZSTD_LEVEL};
+
+#[cfg(test)]
+mod tests;
