@@ -1,0 +1,508 @@
+//! The search graph (method.md §6.1) and the propagation + typed top-k (§6.4, §6.5).
+//!
+//! Transition matrix: T[i][j] = w(i, j) / W(j) with W(j) the strength of j; a column with
+//! W(j) = 0 (isolated node) is uniform over all other nodes, 1/(N − 1), handled implicitly.
+//! It is never stored: (T·p)[i] = Σ_j w(i, j) · p[j] / W(j) runs over the symmetric weight
+//! CSR plus the vector 1/W, and the isolated columns add (D − p[i]·[i isolated]) / (N − 1)
+//! with D the mass on isolated nodes. (With N = 1 the isolated column has no other node and
+//! is zero.)
+//!
+//! Two exact strategies, chosen per query:
+//! - sparse push: while no mass sits on an isolated node (true whenever no seed is isolated:
+//!   isolated nodes only receive mass from isolated nodes), the support of p after k steps
+//!   is the k-hop ball around the seeds. Each step pushes only from the ball, so a 2-step
+//!   walk from a few seeds touches their 2-hop neighbourhood, not the whole graph.
+//! - dense pull: a full sparse matrix–vector product per step, used when a seed is isolated
+//!   (the uniform column makes p dense) or when the ball's rows cover a large share of the
+//!   graph (streaming the whole CSR is then cheaper than scattered pushes).
+//!
+//! A loaded graph is immutable and `Sync`; queries only borrow it. Per-query scratch
+//! vectors (size N) come from a small pool so concurrent queries never share them.
+
+use std::sync::Mutex;
+
+use crate::csr::{EdgeList, Graph};
+use crate::error::{invalid, Result};
+use crate::select::{keep_top_k, rank_order};
+
+/// The walk's stopping tolerance (method.md §0): stop when ‖Δp‖₂ < 1e-5.
+pub const WALK_TOLERANCE: f64 = 1e-5;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PropagationMode {
+  /// p ← α·T·p + (1 − α)·p  (the default `ppr_mode: walk`).
+  Walk,
+  /// p ← α·T·p + (1 − α)·p₀  (`ppr_mode: restart`, true personalized PageRank).
+  Restart,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Strategy {
+  /// Sparse push while it is cheaper, dense pull otherwise (results are the same).
+  Auto,
+  /// Always the dense pull (tests and benchmarks).
+  Dense,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct PropagationParams {
+  pub alpha: f64,
+  pub max_iter: u32,
+  pub mode: PropagationMode,
+  pub tolerance: f64,
+  pub strategy: Strategy,
+}
+
+impl PropagationParams {
+  pub fn walk(alpha: f64, max_iter: u32) -> Self {
+    Self { alpha, max_iter, mode: PropagationMode::Walk, tolerance: WALK_TOLERANCE, strategy: Strategy::Auto }
+  }
+
+  fn validate(&self) -> Result<()> {
+    if !(self.alpha.is_finite() && (0.0..=1.0).contains(&self.alpha)) {
+      return Err(invalid(format!("alpha must be within [0, 1], got {}", self.alpha)));
+    }
+    if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
+      return Err(invalid(format!("tolerance must be finite and >= 0, got {}", self.tolerance)));
+    }
+    Ok(())
+  }
+}
+
+/// Work done by one propagation (for benchmarks: the bandwidth bound is computed from it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WorkStats {
+  pub sparse_steps: u32,
+  pub dense_steps: u32,
+  /// CSR entries read (each is a u32 neighbour + an f64 weight).
+  pub entries_read: u64,
+  /// Rows read (an offset pair, p, 1/W and the output per row).
+  pub rows_read: u64,
+}
+
+impl WorkStats {
+  /// A lower bound of the bytes the steps must move: 12 per CSR entry (u32 neighbour,
+  /// f64 weight), 32 per row (offset, p, 1/W, output; the neighbour-indexed gathers and
+  /// scatters are not counted, so the bound is optimistic).
+  pub fn bytes_touched(&self) -> u64 {
+    self.entries_read * 12 + self.rows_read * 32
+  }
+}
+
+/// Full result vectors of a propagation (tests, diagnostics).
+#[derive(Clone, Debug)]
+pub struct Scores {
+  pub scores: Vec<f64>,
+  /// Positive score and within `steps` hops of a seed (method.md §6.4).
+  pub eligible: Vec<bool>,
+  pub steps: u32,
+}
+
+/// The typed top-k answer: eligible nodes ranked by (score desc, id asc), at most
+/// `quotas[type]` of each type, in one global ranking order.
+#[derive(Clone, Debug, Default)]
+pub struct TopNodes {
+  pub ids: Vec<u32>,
+  pub scores: Vec<f64>,
+  pub types: Vec<u8>,
+  /// Steps performed (t of §6.4: the hop radius of eligibility).
+  pub steps: u32,
+  /// Number of eligible nodes (of every type, before quotas).
+  pub eligible: u32,
+  pub work: WorkStats,
+}
+
+pub struct SearchGraph {
+  graph: Graph,
+  types: Vec<u8>,
+  type_count: usize,
+  /// 1 / W(j), or 0 for an isolated node (W(j) = 0).
+  inv_strength: Vec<f64>,
+  isolated: Vec<u32>,
+  pool: Mutex<Vec<Scratch>>,
+}
+
+impl SearchGraph {
+  /// Builds the search graph of §6.1: base edges (summed on duplicates), plus similarity
+  /// edges (each pair +1 on an existing edge, else a new edge of weight 1; repeated pairs
+  /// keep adding 1), then optionally `unbalance_adjust`. `node_types[i]` is the type of node
+  /// i; its length is the node count.
+  pub fn build(
+    node_types: Vec<u8>,
+    base: EdgeList<'_>,
+    similarity_src: &[u32],
+    similarity_dst: &[u32],
+    unbalance_adjust: bool,
+  ) -> Result<SearchGraph> {
+    let sim = EdgeList::constant(similarity_src, similarity_dst, 1.0);
+    let mut graph = Graph::from_edge_lists(node_types.len(), &[base, sim])?;
+    if unbalance_adjust {
+      graph.unbalance_adjust();
+    }
+    Ok(Self::from_graph(graph, node_types)?)
+  }
+
+  pub fn from_graph(graph: Graph, node_types: Vec<u8>) -> Result<SearchGraph> {
+    if node_types.len() != graph.node_count() {
+      return Err(invalid(format!(
+        "nodeTypes has {} entries but the graph has {} nodes",
+        node_types.len(),
+        graph.node_count()
+      )));
+    }
+    let n = graph.node_count();
+    let mut inv_strength = vec![0.0; n];
+    let mut isolated = Vec::new();
+    for u in 0..n as u32 {
+      let w = graph.strength(u);
+      if w > 0.0 {
+        inv_strength[u as usize] = 1.0 / w;
+      } else {
+        isolated.push(u);
+      }
+    }
+    let type_count = node_types.iter().map(|&t| t as usize + 1).max().unwrap_or(0);
+    Ok(SearchGraph { graph, types: node_types, type_count, inv_strength, isolated, pool: Mutex::new(Vec::new()) })
+  }
+
+  pub fn graph(&self) -> &Graph {
+    &self.graph
+  }
+
+  pub fn node_count(&self) -> usize {
+    self.graph.node_count()
+  }
+
+  pub fn node_types(&self) -> &[u8] {
+    &self.types
+  }
+
+  /// 1 + the largest node type.
+  pub fn type_count(&self) -> usize {
+    self.type_count
+  }
+
+  /// Runs the propagation and returns the full score and eligibility vectors.
+  pub fn scores(&self, seed_ids: &[u32], seed_weights: &[f64], params: &PropagationParams) -> Result<Scores> {
+    let seeds = self.normalise_seeds(seed_ids, seed_weights)?;
+    params.validate()?;
+    let n = self.node_count();
+    let mut s = self.take_scratch();
+    let (steps, _) = self.run(&seeds, params, &mut s);
+    let mut scores = vec![0.0; n];
+    let mut eligible = vec![false; n];
+    if s.dense {
+      scores.copy_from_slice(&s.p);
+    } else {
+      for &i in &s.ball {
+        scores[i as usize] = s.p[i as usize];
+      }
+    }
+    for &i in &s.ball {
+      eligible[i as usize] = s.p[i as usize] > 0.0;
+    }
+    self.return_scratch(s);
+    Ok(Scores { scores, eligible, steps })
+  }
+
+  /// Runs the propagation and returns, in ranking order (score desc, id asc), the best
+  /// eligible nodes of each type, at most `quotas[t]` of type t (types beyond
+  /// `quotas.len()` get none). Only the eligible nodes are scanned, and only the winners
+  /// are sorted.
+  pub fn top_nodes(
+    &self,
+    seed_ids: &[u32],
+    seed_weights: &[f64],
+    params: &PropagationParams,
+    quotas: &[u32],
+  ) -> Result<TopNodes> {
+    let seeds = self.normalise_seeds(seed_ids, seed_weights)?;
+    params.validate()?;
+    if seeds.is_empty() {
+      return Ok(TopNodes::default());
+    }
+    let mut s = self.take_scratch();
+    let (steps, work) = self.run(&seeds, params, &mut s);
+    let mut buckets: Vec<Vec<(f64, u32)>> = vec![Vec::new(); quotas.len()];
+    let mut eligible = 0u32;
+    for &i in &s.ball {
+      let score = s.p[i as usize];
+      if score > 0.0 {
+        eligible += 1;
+        let t = self.types[i as usize] as usize;
+        if t < quotas.len() && quotas[t] > 0 {
+          buckets[t].push((score, i));
+        }
+      }
+    }
+    self.return_scratch(s);
+    let mut winners: Vec<(f64, u32)> = Vec::new();
+    for (t, mut bucket) in buckets.into_iter().enumerate() {
+      keep_top_k(&mut bucket, quotas[t] as usize);
+      winners.extend(bucket);
+    }
+    winners.sort_unstable_by(rank_order);
+    Ok(TopNodes {
+      ids: winners.iter().map(|w| w.1).collect(),
+      scores: winners.iter().map(|w| w.0).collect(),
+      types: winners.iter().map(|w| self.types[w.1 as usize]).collect(),
+      steps,
+      eligible,
+      work,
+    })
+  }
+
+  /// Seeds → (id, weight / total) sorted by id, duplicates summed, zero weights dropped.
+  fn normalise_seeds(&self, ids: &[u32], weights: &[f64]) -> Result<Vec<(u32, f64)>> {
+    if ids.len() != weights.len() {
+      return Err(invalid(format!(
+        "seed ids has {} entries but seed weights has {}",
+        ids.len(),
+        weights.len()
+      )));
+    }
+    let n = self.node_count();
+    let mut seeds = Vec::with_capacity(ids.len());
+    for (k, (&i, &w)) in ids.iter().zip(weights).enumerate() {
+      if i as usize >= n {
+        return Err(invalid(format!("seed ids[{k}] = {i} is out of range for {n} nodes")));
+      }
+      if !(w.is_finite() && w >= 0.0) {
+        return Err(invalid(format!("seed weights[{k}] = {w} (must be finite and >= 0)")));
+      }
+      if w > 0.0 {
+        seeds.push((i, w));
+      }
+    }
+    seeds.sort_by_key(|s| s.0);
+    seeds.dedup_by(|b, a| {
+      if a.0 == b.0 {
+        a.1 += b.1;
+        true
+      } else {
+        false
+      }
+    });
+    let total: f64 = seeds.iter().map(|s| s.1).sum();
+    for s in &mut seeds {
+      s.1 /= total;
+    }
+    Ok(seeds)
+  }
+
+  fn take_scratch(&self) -> Scratch {
+    let popped = self.pool.lock().map(|mut p| p.pop()).unwrap_or(None);
+    popped.unwrap_or_else(|| Scratch::new(self.node_count()))
+  }
+
+  fn return_scratch(&self, mut s: Scratch) {
+    s.clear();
+    if let Ok(mut pool) = self.pool.lock() {
+      // Keep at most a few: one per concurrent query is enough.
+      if pool.len() < 8 {
+        pool.push(s);
+      }
+    }
+  }
+
+  /// The walk itself. On return `s.ball` lists the nodes within `steps` hops of a seed
+  /// (marked), and `s.p` holds the scores (only on the ball unless `s.dense`).
+  fn run(&self, seeds: &[(u32, f64)], params: &PropagationParams, s: &mut Scratch) -> (u32, WorkStats) {
+    let mut work = WorkStats::default();
+    s.start_epoch();
+    for &(i, w) in seeds {
+      s.p[i as usize] = w;
+      s.mark[i as usize] = s.epoch;
+      s.ball.push(i);
+    }
+    let any_isolated_seed = seeds.iter().any(|&(i, _)| self.inv_strength[i as usize] == 0.0);
+    s.dense = params.strategy == Strategy::Dense || (any_isolated_seed && self.node_count() > 1);
+    let entries = self.graph.entry_count() as u64;
+    let mut ball_entries: u64 = seeds.iter().map(|&(i, _)| self.graph.degree(i) as u64).sum();
+    let mut level_start = 0usize;
+    let mut steps = 0u32;
+    while steps < params.max_iter {
+      if !s.dense && ball_entries * 3 > entries {
+        s.dense = true;
+      }
+      let diff2 = if s.dense {
+        let d = self.dense_step(seeds, params, s);
+        work.dense_steps += 1;
+        work.entries_read += entries;
+        work.rows_read += self.node_count() as u64;
+        // Grow the ball by one level (BFS over the newest level only).
+        let level_end = s.ball.len();
+        for idx in level_start..level_end {
+          let j = s.ball[idx];
+          for &i in self.graph.neighbours(j) {
+            if s.mark[i as usize] != s.epoch {
+              s.mark[i as usize] = s.epoch;
+              s.ball.push(i);
+              ball_entries += self.graph.degree(i) as u64;
+            }
+          }
+        }
+        level_start = level_end;
+        d
+      } else {
+        let before = s.ball.len();
+        let (d, read) = self.sparse_step(seeds, params, s);
+        work.sparse_steps += 1;
+        work.entries_read += read;
+        work.rows_read += before as u64;
+        for &i in &s.ball[before..] {
+          ball_entries += self.graph.degree(i) as u64;
+        }
+        level_start = before;
+        d
+      };
+      steps += 1;
+      if diff2.sqrt() < params.tolerance {
+        break;
+      }
+    }
+    (steps, work)
+  }
+
+  /// One push step from the ball. Requires: p zero outside the ball, next zero everywhere.
+  /// Returns ‖Δp‖₂² and the number of CSR entries read.
+  fn sparse_step(&self, seeds: &[(u32, f64)], params: &PropagationParams, s: &mut Scratch) -> (f64, u64) {
+    let (offsets, nb, wt) = self.graph.raw();
+    let alpha = params.alpha;
+    let Scratch { p, next, mark, ball, epoch, .. } = s;
+    let epoch = *epoch;
+    let old_len = ball.len();
+    let mut read = 0u64;
+    for idx in 0..old_len {
+      let j = ball[idx] as usize;
+      // Every ball node pushes (even with p = 0) so that the ball stays the exact k-hop ball.
+      let push = alpha * p[j] * self.inv_strength[j];
+      let (a, b) = (offsets[j], offsets[j + 1]);
+      read += (b - a) as u64;
+      for e in a..b {
+        let i = nb[e] as usize;
+        if mark[i] != epoch {
+          mark[i] = epoch;
+          ball.push(i as u32);
+        }
+        next[i] += wt[e] * push;
+      }
+    }
+    match params.mode {
+      PropagationMode::Walk => {
+        for idx in 0..old_len {
+          let j = ball[idx] as usize;
+          next[j] += (1.0 - alpha) * p[j];
+        }
+      }
+      PropagationMode::Restart => {
+        for &(i, w) in seeds {
+          next[i as usize] += (1.0 - alpha) * w;
+        }
+      }
+    }
+    let mut diff2 = 0.0;
+    for &i in ball.iter() {
+      let i = i as usize;
+      let d = next[i] - p[i];
+      diff2 += d * d;
+      p[i] = next[i];
+      next[i] = 0.0;
+    }
+    (diff2, read)
+  }
+
+  /// One full pull step over every node, with the implicit uniform isolated columns.
+  fn dense_step(&self, seeds: &[(u32, f64)], params: &PropagationParams, s: &mut Scratch) -> f64 {
+    let n = self.node_count();
+    let (offsets, nb, wt) = self.graph.raw();
+    let alpha = params.alpha;
+    let lazy = match params.mode {
+      PropagationMode::Walk => 1.0 - alpha,
+      PropagationMode::Restart => 0.0,
+    };
+    let Scratch { p, next, q, .. } = s;
+    let dangling: f64 = self.isolated.iter().map(|&j| p[j as usize]).sum();
+    let share = if n > 1 { 1.0 / (n - 1) as f64 } else { 0.0 };
+    for j in 0..n {
+      q[j] = p[j] * self.inv_strength[j];
+    }
+    let mut diff2 = 0.0;
+    for i in 0..n {
+      let mut acc = 0.0;
+      for e in offsets[i]..offsets[i + 1] {
+        acc += wt[e] * q[nb[e] as usize];
+      }
+      let own_dangling = if self.inv_strength[i] == 0.0 { p[i] } else { 0.0 };
+      let v = alpha * (acc + (dangling - own_dangling) * share) + lazy * p[i];
+      next[i] = v;
+      let d = v - p[i];
+      diff2 += d * d;
+    }
+    if params.mode == PropagationMode::Restart {
+      // Add (1 − α)·p₀ on the seeds and correct their share of the change.
+      for &(i, w) in seeds {
+        let i = i as usize;
+        let before = next[i] - p[i];
+        next[i] += (1.0 - alpha) * w;
+        let after = next[i] - p[i];
+        diff2 += after * after - before * before;
+      }
+      diff2 = diff2.max(0.0);
+    }
+    std::mem::swap(p, next);
+    diff2
+  }
+}
+
+/// Per-query buffers of size N. Invariant between queries: `p` and `next` are all zero.
+/// Ball membership uses an epoch stamp so it never needs clearing.
+struct Scratch {
+  p: Vec<f64>,
+  next: Vec<f64>,
+  q: Vec<f64>,
+  mark: Vec<u32>,
+  epoch: u32,
+  ball: Vec<u32>,
+  dense: bool,
+}
+
+impl Scratch {
+  fn new(n: usize) -> Scratch {
+    // vec![0; n] is calloc: pages are only materialised when a query touches them.
+    Scratch {
+      p: vec![0.0; n],
+      next: vec![0.0; n],
+      q: vec![0.0; n],
+      mark: vec![0; n],
+      epoch: 0,
+      ball: Vec::new(),
+      dense: false,
+    }
+  }
+
+  fn start_epoch(&mut self) {
+    self.epoch = self.epoch.wrapping_add(1);
+    if self.epoch == 0 {
+      self.mark.fill(0);
+      self.epoch = 1;
+    }
+    self.ball.clear();
+  }
+
+  fn clear(&mut self) {
+    if self.dense {
+      self.p.fill(0.0);
+      self.next.fill(0.0);
+    } else {
+      for &i in &self.ball {
+        self.p[i as usize] = 0.0;
+      }
+    }
+    self.ball.clear();
+    self.dense = false;
+  }
+}
+
+#[cfg(test)]
+mod tests;
