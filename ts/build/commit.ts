@@ -1,0 +1,253 @@
+/**
+ * All-or-nothing stage commits (method.md §4.4).
+ *
+ * A stage stages each output in cache/.staging/, then `commit()`:
+ *   1. fsyncs every staged file and the staging folder;
+ *   2. writes cache/.staging/COMMIT.json (temp + fsync + rename) mapping staged → destination;
+ *   3. renames each staged file into place (info/state.json last) and fsyncs the folders;
+ *   4. deletes COMMIT.json.
+ * At start-up `recoverStaging` finishes a commit whose COMMIT.json exists (roll forward) and
+ * deletes staged files without one (roll back). COMMIT.json is the commit point: before it
+ * exists nothing has changed, after it exists the commit will complete.
+ */
+import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { dirname, posix } from 'node:path';
+import { IndexFileError, InternalError } from '../errors.js';
+import { fsyncDir, fsyncFile, writeFileAtomic, writeFileSynced } from './atomic.js';
+import { COMMIT_FILE, INFO_FILES, resolveInProject, STAGING_DIR } from './layout.js';
+
+const MANIFEST_VERSION = 1;
+
+/** Points where a test can observe (or simulate a crash in) a commit. */
+export type CommitStep =
+  | 'files-synced' // staged files durable, no COMMIT.json yet: a crash rolls back
+  | 'manifest-written' // COMMIT.json durable: a crash rolls forward
+  | 'file-renamed' // one file moved into place (detail = its destination)
+  | 'renamed' // all files in place, folders synced, COMMIT.json still present
+  | 'done'; // COMMIT.json deleted
+
+export interface CommitHooks {
+  /** Called after each step; throwing (or killing the process) here simulates a crash. */
+  afterStep?: (step: CommitStep, detail?: string) => void | Promise<void>;
+}
+
+interface ManifestEntry {
+  /** File name inside cache/.staging/. */
+  staged: string;
+  /** Project-relative destination, `/` separated. */
+  destination: string;
+}
+
+interface Manifest {
+  version: number;
+  created_at: string;
+  files: ManifestEntry[];
+}
+
+/** Reject destinations that could escape the project or clobber the staging area. */
+function checkDestination(destination: string): void {
+  const normal = posix.normalize(destination);
+  if (
+    destination === '' ||
+    normal !== destination ||
+    posix.isAbsolute(destination) ||
+    destination.includes('\\') ||
+    normal.startsWith('../') ||
+    normal === '..' ||
+    normal === STAGING_DIR ||
+    normal.startsWith(`${STAGING_DIR}/`)
+  ) {
+    throw new InternalError('internal_error', `invalid commit destination ${JSON.stringify(destination)}`);
+  }
+}
+
+/** info/state.json goes last, so the state advances only once every data file is in place. */
+function commitOrder(entries: ManifestEntry[]): ManifestEntry[] {
+  const rank = (e: ManifestEntry) => (e.destination === INFO_FILES.state ? 1 : 0);
+  return [...entries].sort((a, b) => rank(a) - rank(b));
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
+}
+
+/** One stage's set of outputs, staged and then committed together. */
+export class StageCommit {
+  private readonly entries: ManifestEntry[] = [];
+  private readonly destinations = new Set<string>();
+  private finished = false;
+
+  private constructor(
+    private readonly root: string,
+    private readonly hooks: CommitHooks,
+  ) {}
+
+  /** Start a commit. `recoverStaging` must have run first (run-algorithm step 2). */
+  static async begin(root: string, hooks: CommitHooks = {}): Promise<StageCommit> {
+    const staging = resolveInProject(root, STAGING_DIR);
+    await mkdir(staging, { recursive: true });
+    if (await exists(resolveInProject(root, COMMIT_FILE))) {
+      throw new InternalError(
+        'internal_error',
+        `${COMMIT_FILE} exists: recover the staging area before a new commit`,
+      );
+    }
+    return new StageCommit(root, hooks);
+  }
+
+  /**
+   * The absolute staging path for `destination`, for writers that produce the file
+   * themselves (the native parquet writer). The file must exist when `commit()` runs.
+   */
+  stagedPathFor(destination: string): string {
+    if (this.finished) throw new InternalError('internal_error', 'commit already finished');
+    checkDestination(destination);
+    if (this.destinations.has(destination)) {
+      throw new InternalError('internal_error', `${destination} is staged twice in one commit`);
+    }
+    this.destinations.add(destination);
+    const staged = `${String(this.entries.length).padStart(4, '0')}-${destination.replaceAll('/', '__')}`;
+    this.entries.push({ staged, destination });
+    return resolveInProject(this.root, `${STAGING_DIR}/${staged}`);
+  }
+
+  /** Stage `data` as the new content of `destination`. */
+  async put(destination: string, data: string | Uint8Array): Promise<void> {
+    await writeFileSynced(this.stagedPathFor(destination), data);
+  }
+
+  /** Project-relative destinations staged so far, in staging order. */
+  get staged(): readonly string[] {
+    return this.entries.map((e) => e.destination);
+  }
+
+  /** Make every staged file visible at its destination, atomically as a set. */
+  async commit(): Promise<void> {
+    if (this.finished) throw new InternalError('internal_error', 'commit already finished');
+    this.finished = true;
+    const stagingDir = resolveInProject(this.root, STAGING_DIR);
+    for (const entry of this.entries) {
+      const path = `${stagingDir}/${entry.staged}`;
+      if (!(await exists(path))) {
+        throw new InternalError('internal_error', `staged file for ${entry.destination} was never written`);
+      }
+      await fsyncFile(path);
+    }
+    await fsyncDir(stagingDir);
+    await this.hooks.afterStep?.('files-synced');
+
+    const manifest: Manifest = {
+      version: MANIFEST_VERSION,
+      created_at: new Date().toISOString(),
+      files: commitOrder(this.entries),
+    };
+    await writeFileAtomic(resolveInProject(this.root, COMMIT_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
+    await this.hooks.afterStep?.('manifest-written');
+
+    await applyManifest(this.root, manifest, this.hooks);
+  }
+
+  /** Drop everything staged (a stage that failed before committing). */
+  async discard(): Promise<void> {
+    this.finished = true;
+    for (const entry of this.entries) {
+      await rm(resolveInProject(this.root, `${STAGING_DIR}/${entry.staged}`), { force: true });
+    }
+  }
+}
+
+/** Steps 3 and 4: move files into place, sync folders, delete COMMIT.json. Idempotent. */
+async function applyManifest(root: string, manifest: Manifest, hooks: CommitHooks): Promise<void> {
+  const stagingDir = resolveInProject(root, STAGING_DIR);
+  const touched = new Set<string>();
+  for (const entry of manifest.files) {
+    const from = `${stagingDir}/${entry.staged}`;
+    const to = resolveInProject(root, entry.destination);
+    if (await exists(from)) {
+      await mkdir(dirname(to), { recursive: true });
+      await rename(from, to);
+    } else if (!(await exists(to))) {
+      // Only a rename removes a staged file, so the destination must be there.
+      throw new IndexFileError(
+        'index_damaged',
+        `${COMMIT_FILE} lists ${entry.staged} for ${entry.destination}, but neither file exists; the index is damaged: rebuild from scratch by deleting cache/ and info/`,
+      );
+    }
+    touched.add(dirname(to));
+    await hooks.afterStep?.('file-renamed', entry.destination);
+  }
+  for (const dir of touched) await fsyncDir(dir);
+  await hooks.afterStep?.('renamed');
+  await rm(resolveInProject(root, COMMIT_FILE));
+  await fsyncDir(stagingDir);
+  await hooks.afterStep?.('done');
+}
+
+function parseManifest(text: string): Manifest {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    raw = null;
+  }
+  const m = raw as Partial<Manifest> | null;
+  const valid =
+    m !== null &&
+    typeof m === 'object' &&
+    m.version === MANIFEST_VERSION &&
+    Array.isArray(m.files) &&
+    m.files.every(
+      (f) =>
+        typeof f === 'object' &&
+        f !== null &&
+        typeof f.staged === 'string' &&
+        !f.staged.includes('/') &&
+        !f.staged.startsWith('.') &&
+        typeof f.destination === 'string',
+    );
+  if (!valid) {
+    // Written by temp + rename, so a torn COMMIT.json means something other than a crash.
+    throw new IndexFileError(
+      'index_damaged',
+      `${COMMIT_FILE} is unreadable; the last commit cannot be completed: rebuild from scratch by deleting cache/ and info/`,
+    );
+  }
+  for (const f of m.files!) checkDestination(f.destination);
+  return m as Manifest;
+}
+
+export interface RecoveryResult {
+  outcome: 'clean' | 'rolled-forward' | 'rolled-back';
+  /** Destinations completed (roll forward) or staged names deleted (roll back). */
+  files: string[];
+}
+
+/** Run-algorithm step 2: finish or discard what a previous process left in cache/.staging/. */
+export async function recoverStaging(root: string, hooks: CommitHooks = {}): Promise<RecoveryResult> {
+  const stagingDir = resolveInProject(root, STAGING_DIR);
+  let names: string[];
+  try {
+    names = await readdir(stagingDir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { outcome: 'clean', files: [] };
+    throw error;
+  }
+  const manifestPath = resolveInProject(root, COMMIT_FILE);
+  if (names.includes('COMMIT.json')) {
+    const manifest = parseManifest(await readFile(manifestPath, 'utf8'));
+    await applyManifest(root, manifest, hooks);
+    // Anything else still there was never part of the commit (e.g. a temp file).
+    for (const name of await readdir(stagingDir))
+      await rm(`${stagingDir}/${name}`, { recursive: true, force: true });
+    return { outcome: 'rolled-forward', files: manifest.files.map((f) => f.destination) };
+  }
+  for (const name of names) await rm(`${stagingDir}/${name}`, { recursive: true, force: true });
+  if (names.length > 0) await fsyncDir(stagingDir);
+  return { outcome: names.length > 0 ? 'rolled-back' : 'clean', files: names.sort() };
+}

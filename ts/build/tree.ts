@@ -1,0 +1,238 @@
+/**
+ * The state tree printed before any work, and the confirmation that follows
+ * (method.md §4.3). Rendering is a pure function of the state and the discovery plan.
+ */
+import { createInterface } from 'node:readline';
+import type { DiscoveryPlan } from './discover.js';
+import {
+  BUILD_STATES,
+  type BuildState,
+  isCycleDocumentSetFixed,
+  isCycleUnfinished,
+  startCycle,
+  stateIndex,
+} from './state.js';
+
+/** Exit codes of `build` (method.md §4.6); mirrors EXIT in ts/cli/exit.ts. */
+export const BUILD_EXIT = {
+  OK: 0,
+  STAGE_FAILED: 1,
+  USAGE: 2,
+  CONFIG_CREATED: 3,
+  DECLINED: 4,
+  INTERRUPTED: 130,
+} as const;
+
+export const MESSAGES = {
+  upToDate: 'Index is up to date.',
+  cancelled: 'Build cancelled; nothing changed.',
+  refuseNoTty: 'Refusing to prompt: not a terminal. Re-run with --yes to build non-interactively.',
+  question: 'Start the build? [y/N] ',
+  noDocuments: 'no supported documents in input/',
+} as const;
+
+export const NAME_LIST_CAP = 20;
+
+/** The warning of §3.1 for changed and deleted indexed documents, or null when there are none. */
+export function changedDeletedWarning(changed: number, deleted: number): string | null {
+  if (changed === 0 && deleted === 0) return null;
+  return (
+    `${changed} indexed documents changed and ${deleted} were deleted since they were indexed. ` +
+    'This version does not update or remove indexed content; their old content stays searchable. ' +
+    'Restore the files, or rebuild from scratch by deleting `cache/` and `info/`.'
+  );
+}
+
+/** "a, b, c" with at most `cap` names, then "… and N more". */
+export function formatNameList(names: readonly string[], cap = NAME_LIST_CAP): string {
+  if (names.length <= cap) return names.join(', ');
+  return `${names.slice(0, cap).join(', ')} … and ${names.length - cap} more`;
+}
+
+/** What this run will do, decided from the persisted state and the plan. */
+export interface BuildOutlook {
+  /** Whether anything will run (resume an unfinished cycle or start a new one). */
+  hasWork: boolean;
+  /** A new cycle (generation + 1) starts at the Document pipeline. */
+  startsCycle: boolean;
+  /** The state as it will be when work begins (after step 5 when a cycle starts). */
+  view: BuildState;
+  /** Documents found but left for a follow-up cycle because the running cycle's set is fixed. */
+  queued: string[];
+}
+
+/**
+ * Decide the outlook (run algorithm, steps 4–5). A project never built and with nothing to
+ * index has no work; the caller turns that into the "no supported documents" error.
+ */
+export function buildOutlook(state: BuildState, plan: Pick<DiscoveryPlan, 'cycle'>): BuildOutlook {
+  if (isCycleUnfinished(state)) {
+    const queued = isCycleDocumentSetFixed(state) ? [...plan.cycle] : [];
+    return { hasWork: true, startsCycle: false, view: state, queued };
+  }
+  if (plan.cycle.length === 0) return { hasWork: false, startsCycle: false, view: state, queued: [] };
+  return { hasWork: true, startsCycle: true, view: startCycle(state), queued: [] };
+}
+
+type Mark = 'done' | 'failed' | 'pending';
+
+function stateMark(view: BuildState, name: (typeof BUILD_STATES)[number]): Mark {
+  const current = stateIndex(view.current_state);
+  const i = stateIndex(name);
+  if (i < current) return 'done';
+  if (i > current) return 'pending';
+  if (view.current_state === 'FINISHED') return 'done';
+  return view.error_type === 'NO_ERROR' ? 'pending' : 'failed';
+}
+
+export interface TreeInput {
+  /** Project folder as shown in the header. */
+  root: string;
+  /** The persisted state (or `initialState()` for a project never built). */
+  state: BuildState;
+  plan: DiscoveryPlan;
+  /** Response cache sizes, when known. */
+  cache?: { replies: number; embeddings: number } | null;
+}
+
+const fmt = (n: number) => n.toLocaleString('en-US');
+
+/** The state tree, documents summary and cache line, one string ending in a newline. */
+export function renderStateTree(input: TreeInput): string {
+  const { plan } = input;
+  const outlook = buildOutlook(input.state, plan);
+  const view = outlook.view;
+  const lines: string[] = [];
+  const mode = view.generation <= 1 ? 'first build' : 'incremental';
+  lines.push(`State tree: ${input.root} (generation ${Math.max(view.generation, 1)}, ${mode})`);
+
+  for (const name of BUILD_STATES) {
+    const mark = stateMark(view, name);
+    let line = `  ${`[${mark}]`.padEnd(11)}${name}`;
+    if (name === view.current_state && outlook.hasWork) {
+      if (mark === 'failed') {
+        const why = view.error_message ?? (view.error_type === 'INTERRUPTED' ? 'interrupted' : 'failed');
+        line += `   <- resumes here: ${why}`;
+      } else {
+        line += outlook.startsCycle ? '   <- starts here' : '   <- resumes here';
+      }
+    }
+    lines.push(line);
+  }
+
+  const skipped = plan.unreadable;
+  const reasons = [...new Set(skipped.map((s) => s.reason))];
+  const skippedText =
+    skipped.length === 0
+      ? ''
+      : `, ${skipped.length} skipped${reasons.length === 1 ? ` (${reasons[0]})` : ''}`;
+  lines.push(
+    `Documents: ${fmt(plan.found)} found: ${fmt(plan.indexed.length)} indexed, ${fmt(plan.new.length)} new, ` +
+      `${fmt(plan.duplicate.length)} duplicate, ${fmt(plan.renamed.length)} renamed, ` +
+      `${fmt(plan.changed.length)} changed, ${fmt(plan.deleted.length)} deleted${skippedText}`,
+  );
+  const list = (label: string, names: readonly string[]) => {
+    if (names.length > 0) lines.push(`  ${label}: ${formatNameList(names)}`);
+  };
+  if (outlook.queued.length > 0) {
+    list(`queued (indexed by a follow-up cycle after generation ${view.generation})`, outlook.queued);
+  } else {
+    list('new', plan.new);
+    list(
+      'duplicate',
+      plan.duplicate.map((d) => `${d.path} (copy of ${d.of})`),
+    );
+    list(
+      'renamed',
+      plan.renamed.map((r) => `${r.from} → ${r.path}`),
+    );
+  }
+  list('changed', plan.changed);
+  list('deleted', plan.deleted);
+  list(
+    'skipped',
+    skipped.map((s) => `${s.path} (${s.reason})`),
+  );
+  const warning = changedDeletedWarning(plan.changed.length, plan.deleted.length);
+  if (warning) lines.push(`Warning: ${warning}`);
+  if (input.cache) {
+    lines.push(
+      `Response cache: ${fmt(input.cache.replies)} replies, ${fmt(input.cache.embeddings)} embeddings`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+// ----------------------------------------------------------------------------- confirmation
+
+export type ConfirmationDecision = 'up-to-date' | 'proceed' | 'refuse' | 'ask';
+
+/**
+ * Step 4's decision: nothing to do → up to date (no question); `--yes` → proceed; no
+ * terminal on stdin or stdout → refuse (exit 2); otherwise ask.
+ */
+export function decideConfirmation(options: {
+  hasWork: boolean;
+  yes: boolean;
+  interactive: boolean;
+}): ConfirmationDecision {
+  if (!options.hasWork) return 'up-to-date';
+  if (options.yes) return 'proceed';
+  if (!options.interactive) return 'refuse';
+  return 'ask';
+}
+
+/** Only `y` or `yes`, in any case, proceeds (surrounding spaces ignored). */
+export function isAffirmative(answer: string | null | undefined): boolean {
+  return typeof answer === 'string' && /^(y|yes)$/i.test(answer.trim());
+}
+
+export type ConfirmationOutcome = { proceed: true } | { proceed: false; exitCode: number; message: string };
+
+/** Ask once on `input`/`output`; end of input counts as "no". */
+export function askQuestion(
+  input: NodeJS.ReadableStream,
+  output: NodeJS.WritableStream,
+  question: string = MESSAGES.question,
+): Promise<string | null> {
+  return new Promise((resolve) => {
+    const rl = createInterface({ input, output, terminal: false });
+    let answered = false;
+    rl.once('line', (line) => {
+      answered = true;
+      rl.close();
+      resolve(line);
+    });
+    rl.once('close', () => {
+      if (!answered) resolve(null);
+    });
+    output.write(question);
+  });
+}
+
+/** Decide, ask when needed, and say how the command continues. */
+export async function confirmBuild(options: {
+  hasWork: boolean;
+  yes: boolean;
+  input: NodeJS.ReadableStream & { isTTY?: boolean };
+  output: NodeJS.WritableStream & { isTTY?: boolean };
+}): Promise<ConfirmationOutcome> {
+  const decision = decideConfirmation({
+    hasWork: options.hasWork,
+    yes: options.yes,
+    interactive: options.input.isTTY === true && options.output.isTTY === true,
+  });
+  switch (decision) {
+    case 'up-to-date':
+      return { proceed: false, exitCode: BUILD_EXIT.OK, message: MESSAGES.upToDate };
+    case 'proceed':
+      return { proceed: true };
+    case 'refuse':
+      return { proceed: false, exitCode: BUILD_EXIT.USAGE, message: MESSAGES.refuseNoTty };
+    case 'ask': {
+      const answer = await askQuestion(options.input, options.output);
+      if (isAffirmative(answer)) return { proceed: true };
+      return { proceed: false, exitCode: BUILD_EXIT.DECLINED, message: MESSAGES.cancelled };
+    }
+  }
+}
