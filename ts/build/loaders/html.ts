@@ -50,7 +50,6 @@ class TextWriter {
     }
     if (this.tabs > 0) this.parts.push('\t'.repeat(this.tabs));
     else if (this.pending === 1 && !this.atLineStart) this.parts.push(' ');
-    if (this.pending >= 2) this.atLineStart = true;
     this.parts.push(text);
     this.pending = 0;
     this.tabs = 0;
