@@ -1,1 +1,321 @@
-//! todo
+//! k-means on flat f32 vectors (method.md §3.7 linking): seeded k-means++ initialisation,
+//! at most 25 Lloyd iterations, stopping early when no assignment changes.
+//!
+//! Determinism: distances are summed in a fixed order (8 lanes, then the lanes left to
+//! right), centroids are averaged in f64 in point order, ties go to the lower centroid.
+//! The assignment step runs on several threads, but each point's result does not depend
+//! on the split, so the output is identical on any machine.
+
+use crate::error::{invalid, Result};
+use crate::rng::SplitMix64;
+
+pub const MAX_ITER: u32 = 25;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct KMeans {
+  /// Cluster of each point.
+  pub labels: Vec<u32>,
+  /// k × dim, row-major.
+  pub centroids: Vec<f32>,
+  pub iterations: u32,
+  /// Σ squared distance of each point to its centroid.
+  pub inertia: f64,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct KMeansOptions {
+  pub seed: u64,
+  pub max_iter: u32,
+  /// L2-normalise the vectors first (for the `cosine` space).
+  pub normalize: bool,
+}
+
+impl Default for KMeansOptions {
+  fn default() -> Self {
+    KMeansOptions { seed: crate::SEED, max_iter: MAX_ITER, normalize: false }
+  }
+}
+
+/// Squared L2 distance with a fixed summation order.
+#[inline]
+pub fn squared_distance(a: &[f32], b: &[f32]) -> f32 {
+  let mut lanes = [0f32; 8];
+  let mut ca = a.chunks_exact(8);
+  let mut cb = b.chunks_exact(8);
+  for (x, y) in (&mut ca).zip(&mut cb) {
+    for l in 0..8 {
+      let d = x[l] - y[l];
+      lanes[l] += d * d;
+    }
+  }
+  let mut tail = 0f32;
+  for (x, y) in ca.remainder().iter().zip(cb.remainder()) {
+    let d = x - y;
+    tail += d * d;
+  }
+  ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7])) + tail
+}
+
+pub fn kmeans(data: &[f32], dim: usize, k: usize, opts: &KMeansOptions) -> Result<KMeans> {
+  if dim == 0 {
+    return Err(invalid("dim must be >= 1"));
+  }
+  if data.len() % dim != 0 {
+    return Err(invalid(format!("vectors has {} values, not a multiple of dim {dim}", data.len())));
+  }
+  let n = data.len() / dim;
+  if k == 0 || k > n {
+    return Err(invalid(format!("k must be within [1, {n}] (the number of vectors), got {k}")));
+  }
+  if let Some(i) = data.iter().position(|x| !x.is_finite()) {
+    return Err(invalid(format!("vectors[{i}] is not finite (vector {}, component {})", i / dim, i % dim)));
+  }
+  let normalized;
+  let data = if opts.normalize {
+    normalized = normalize_rows(data, dim);
+    &normalized[..]
+  } else {
+    data
+  };
+  let mut rng = SplitMix64::new(opts.seed);
+  let mut centroids = init_plus_plus(data, dim, n, k, &mut rng);
+  let mut labels = vec![u32::MAX; n];
+  let mut dists = vec![0f32; n];
+  let mut iterations = 0;
+  loop {
+    let changed = assign(data, dim, &centroids, k, &mut labels, &mut dists);
+    if changed == 0 || iterations == opts.max_iter {
+      break;
+    }
+    iterations += 1;
+    update_centroids(data, dim, k, &labels, &mut centroids);
+  }
+  let inertia = dists.iter().map(|&d| d as f64).sum();
+  Ok(KMeans { labels, centroids, iterations, inertia })
+}
+
+fn normalize_rows(data: &[f32], dim: usize) -> Vec<f32> {
+  let mut out = data.to_vec();
+  for row in out.chunks_exact_mut(dim) {
+    let norm = row.iter().map(|&x| (x as f64) * (x as f64)).sum::<f64>().sqrt();
+    if norm > 0.0 {
+      for x in row {
+        *x = (*x as f64 / norm) as f32;
+      }
+    }
+  }
+  out
+}
+
+/// k-means++: the first centre uniformly at random, each next one with probability
+/// proportional to the squared distance to the nearest centre chosen so far.
+fn init_plus_plus(data: &[f32], dim: usize, n: usize, k: usize, rng: &mut SplitMix64) -> Vec<f32> {
+  let row = |i: usize| &data[i * dim..(i + 1) * dim];
+  let mut centroids = Vec::with_capacity(k * dim);
+  let first = rng.below(n as u64) as usize;
+  centroids.extend_from_slice(row(first));
+  let mut nearest: Vec<f64> = (0..n).map(|i| squared_distance(row(i), row(first)) as f64).collect();
+  for _ in 1..k {
+    let total: f64 = nearest.iter().sum();
+    let pick = if total > 0.0 {
+      let mut x = rng.next_f64() * total;
+      let mut chosen = n - 1;
+      for (i, &d) in nearest.iter().enumerate() {
+        if x < d {
+          chosen = i;
+          break;
+        }
+        x -= d;
+      }
+      chosen
+    } else {
+      rng.below(n as u64) as usize // every point coincides with a centre
+    };
+    let c = row(pick);
+    centroids.extend_from_slice(c);
+    for (i, d) in nearest.iter_mut().enumerate() {
+      *d = d.min(squared_distance(row(i), c) as f64);
+    }
+  }
+  centroids
+}
+
+/// Assigns each point to its nearest centroid (ties: lower index). Returns how many
+/// labels changed.
+fn assign(data: &[f32], dim: usize, centroids: &[f32], k: usize, labels: &mut [u32], dists: &mut [f32]) -> usize {
+  let n = labels.len();
+  let work = n * k * dim;
+  let threads = if work < 2_000_000 { 1 } else { std::thread::available_parallelism().map_or(1, |p| p.get()) };
+  let chunk = n.div_ceil(threads).max(1);
+  let one = |labels: &mut [u32], dists: &mut [f32], start: usize| -> usize {
+    let mut changed = 0;
+    for (off, (label, dist)) in labels.iter_mut().zip(dists.iter_mut()).enumerate() {
+      let p = &data[(start + off) * dim..(start + off + 1) * dim];
+      let mut best = 0u32;
+      let mut best_d = f32::INFINITY;
+      for c in 0..k {
+        let d = squared_distance(p, &centroids[c * dim..(c + 1) * dim]);
+        if d < best_d {
+          best_d = d;
+          best = c as u32;
+        }
+      }
+      if *label != best {
+        *label = best;
+        changed += 1;
+      }
+      *dist = best_d;
+    }
+    changed
+  };
+  if threads == 1 {
+    return one(labels, dists, 0);
+  }
+  std::thread::scope(|scope| {
+    let handles: Vec<_> = labels
+      .chunks_mut(chunk)
+      .zip(dists.chunks_mut(chunk))
+      .enumerate()
+      .map(|(t, (l, d))| scope.spawn(move || one(l, d, t * chunk)))
+      .collect();
+    handles.into_iter().map(|h| h.join().expect("k-means worker panicked")).sum()
+  })
+}
+
+/// Mean of each cluster (f64 sums in point order); an empty cluster keeps its centroid.
+fn update_centroids(data: &[f32], dim: usize, k: usize, labels: &[u32], centroids: &mut [f32]) {
+  let mut sums = vec![0f64; k * dim];
+  let mut counts = vec![0usize; k];
+  for (i, &l) in labels.iter().enumerate() {
+    let l = l as usize;
+    counts[l] += 1;
+    for (s, &x) in sums[l * dim..(l + 1) * dim].iter_mut().zip(&data[i * dim..(i + 1) * dim]) {
+      *s += x as f64;
+    }
+  }
+  for c in 0..k {
+    if counts[c] > 0 {
+      for j in 0..dim {
+        centroids[c * dim + j] = (sums[c * dim + j] / counts[c] as f64) as f32;
+      }
+    }
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  /// Well separated blobs: centres far apart on a few axes, small noise.
+  fn blobs(rng: &mut SplitMix64, k: usize, per: usize, dim: usize) -> (Vec<f32>, Vec<u32>) {
+    let mut data = Vec::new();
+    let mut truth = Vec::new();
+    for i in 0..k * per {
+      let c = (i * 7919) % k; // interleaved, so clusters are not contiguous runs
+      for j in 0..dim {
+        let centre = if j % k == c { 100.0 } else { 0.0 };
+        data.push(centre + (rng.next_f64() as f32 - 0.5));
+      }
+      truth.push(c as u32);
+    }
+    (data, truth)
+  }
+
+  /// The naive reference: Lloyd from the given initial centres, plain loops in f64.
+  fn reference_lloyd(data: &[f32], dim: usize, init: &[f32], k: usize, iters: u32) -> Vec<u32> {
+    let n = data.len() / dim;
+    let mut cent: Vec<f64> = init.iter().map(|&x| x as f64).collect();
+    let mut labels = vec![0u32; n];
+    for _ in 0..=iters {
+      for i in 0..n {
+        let mut best = (f64::INFINITY, 0);
+        for c in 0..k {
+          let d: f64 = (0..dim).map(|j| (data[i * dim + j] as f64 - cent[c * dim + j]).powi(2)).sum();
+          if d < best.0 {
+            best = (d, c);
+          }
+        }
+        labels[i] = best.1 as u32;
+      }
+      let mut sums = vec![0f64; k * dim];
+      let mut counts = vec![0f64; k];
+      for i in 0..n {
+        let c = labels[i] as usize;
+        counts[c] += 1.0;
+        for j in 0..dim {
+          sums[c * dim + j] += data[i * dim + j] as f64;
+        }
+      }
+      for c in 0..k {
+        if counts[c] > 0.0 {
+          for j in 0..dim {
+            cent[c * dim + j] = sums[c * dim + j] / counts[c];
+          }
+        }
+      }
+    }
+    labels
+  }
+
+  fn same_partition(a: &[u32], b: &[u32]) -> bool {
+    let mut map = std::collections::HashMap::new();
+    let mut back = std::collections::HashMap::new();
+    a.iter().zip(b).all(|(x, y)| *map.entry(x).or_insert(y) == y && *back.entry(y).or_insert(x) == x)
+  }
+
+  #[test]
+  fn separable_blobs_are_recovered_deterministically() {
+    let mut rng = SplitMix64::new(10);
+    let (k, dim) = (5, 13);
+    let (data, truth) = blobs(&mut rng, k, 40, dim);
+    let a = kmeans(&data, dim, k, &KMeansOptions::default()).unwrap();
+    assert!(same_partition(&a.labels, &truth));
+    assert_eq!(a, kmeans(&data, dim, k, &KMeansOptions::default()).unwrap());
+    assert!(a.iterations <= MAX_ITER);
+    // The centroid of each cluster is its mean.
+    let c0 = a.labels[0] as usize;
+    assert!((a.centroids[c0 * dim + truth[0] as usize] - 100.0).abs() < 0.2);
+  }
+
+  #[test]
+  fn matches_a_naive_lloyd_from_the_same_start() {
+    let mut rng = SplitMix64::new(12);
+    let (n, dim, k) = (300, 9, 6);
+    let data: Vec<f32> = (0..n * dim).map(|_| rng.next_f64() as f32 * 10.0).collect();
+    let mut r = SplitMix64::new(crate::SEED);
+    let init = init_plus_plus(&data, dim, n, k, &mut r);
+    let got = kmeans(&data, dim, k, &KMeansOptions::default()).unwrap();
+    let want = reference_lloyd(&data, dim, &init, k, got.iterations);
+    assert_eq!(got.labels, want);
+  }
+
+  #[test]
+  fn threaded_assignment_equals_single_threaded() {
+    let mut rng = SplitMix64::new(13);
+    let (n, dim, k) = (3000, 64, 12); // n·k·dim above the threading threshold
+    let data: Vec<f32> = (0..n * dim).map(|_| rng.next_f64() as f32).collect();
+    let cent: Vec<f32> = data[..k * dim].to_vec();
+    let (mut l1, mut d1) = (vec![u32::MAX; n], vec![0f32; n]);
+    assign(&data, dim, &cent, k, &mut l1, &mut d1);
+    for i in 0..n {
+      let p = &data[i * dim..(i + 1) * dim];
+      let best = (0..k)
+        .map(|c| (squared_distance(p, &cent[c * dim..(c + 1) * dim]), c as u32))
+        .fold((f32::INFINITY, 0), |a, b| if b.0 < a.0 { b } else { a });
+      assert_eq!(l1[i], best.1);
+    }
+  }
+
+  #[test]
+  fn normalize_and_errors() {
+    let data = [3.0f32, 4.0, 6.0, 8.0, -1.0, 0.0];
+    let r = kmeans(&data, 2, 2, &KMeansOptions { normalize: true, ..Default::default() }).unwrap();
+    assert_eq!(r.labels[0], r.labels[1]); // same direction
+    assert_ne!(r.labels[0], r.labels[2]);
+    assert!(kmeans(&data, 4, 1, &KMeansOptions::default()).unwrap_err().to_string().contains("multiple of dim"));
+    assert!(kmeans(&data, 2, 4, &KMeansOptions::default()).unwrap_err().to_string().contains("k must be"));
+    assert!(kmeans(&[f32::NAN, 0.0], 2, 1, &KMeansOptions::default()).is_err());
+    let one = kmeans(&[1.0, 1.0, 1.0, 1.0], 2, 2, &KMeansOptions::default()).unwrap();
+    assert_eq!(one.labels, vec![0, 0]); // identical points: tie goes to the lower centroid
+  }
+}
