@@ -44,15 +44,18 @@ export class ProviderError extends NodeRagError {
   readonly status: number | undefined;
   /** True for 408/409/429/5xx, timeouts and connection resets. Retry logic reads only this. */
   readonly retryable: boolean;
+  /** Delay the provider asked for (Retry-After), in milliseconds; it wins over backoff. */
+  readonly retryAfterMs: number | undefined;
   constructor(
     message: string,
-    details: { provider: string; status?: number; retryable: boolean; code?: string },
+    details: { provider: string; status?: number; retryable: boolean; code?: string; retryAfterMs?: number },
     options?: { cause?: unknown },
   ) {
     super(details.code ?? 'upstream_error', message, options);
     this.provider = details.provider;
     this.status = details.status;
     this.retryable = details.retryable;
+    this.retryAfterMs = details.retryAfterMs;
   }
 }
 

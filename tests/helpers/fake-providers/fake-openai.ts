@@ -1,0 +1,127 @@
+/**
+ * A fake OpenAI-compatible server: POST /v1/chat/completions (honouring response_format
+ * json_schema / json_object) and POST /v1/embeddings (float or base64 encoding), answering
+ * with the local provider's output. Used through the real `openai` SDK.
+ *
+ *   const server = await startFakeOpenAI({ latencyMs: 200 });
+ *   new OpenAI({ baseURL: server.baseUrl, apiKey: 'x' });
+ *   server.inject({ route: 'chat', fault: { kind: 'status', status: 429, retryAfter: '1' } });
+ *   server.count('chat');
+ */
+import { featureHashBatch } from '../../../ts/llm/local/feature-hash.js';
+import type { ChatMessage } from '../../../ts/llm/types.js';
+import {
+  FakeProviderServer,
+  type FakeServerOptions,
+  fakeReply,
+  type RouteContext,
+  type RouteResult,
+} from './fake-server.js';
+
+export interface FakeOpenAIOptions extends FakeServerOptions {
+  /** Answer 400 naming response_format to json_schema requests, like servers without it. */
+  rejectJsonSchema?: boolean;
+}
+
+export class FakeOpenAIServer extends FakeProviderServer {
+  /** Base URL for the SDK / config `base_url`: `http://127.0.0.1:<port>/v1`. */
+  get baseUrl(): string {
+    return `${this.origin}/v1`;
+  }
+}
+
+function errorBody(status: number, message: string): unknown {
+  return {
+    error: {
+      message,
+      type: status === 429 ? 'rate_limit_error' : 'invalid_request_error',
+      param: null,
+      code: null,
+    },
+  };
+}
+
+interface ChatBody {
+  model?: string;
+  messages?: ChatMessage[];
+  response_format?: { type?: string };
+}
+
+function chat(options: FakeOpenAIOptions) {
+  return ({ body, fault }: RouteContext): RouteResult => {
+    const b = (body ?? {}) as ChatBody;
+    const format = b.response_format?.type;
+    if (options.rejectJsonSchema && format === 'json_schema') {
+      return {
+        status: 400,
+        body: {
+          error: {
+            message:
+              "Invalid parameter: 'response_format' of type 'json_schema' is not supported by this server.",
+            type: 'invalid_request_error',
+            param: 'response_format',
+            code: null,
+          },
+        },
+      };
+    }
+    const content = fakeReply(b.messages ?? [], format === 'json_schema' || format === 'json_object', fault);
+    return {
+      status: 200,
+      body: {
+        id: `chatcmpl-fake-${Date.now()}`,
+        object: 'chat.completion',
+        created: Math.floor(Date.now() / 1000),
+        model: b.model ?? 'fake',
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content, refusal: null },
+            finish_reason: 'stop',
+            logprobs: null,
+          },
+        ],
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      },
+    };
+  };
+}
+
+interface EmbeddingsBody {
+  model?: string;
+  input?: string | string[];
+  dimensions?: number;
+  encoding_format?: 'float' | 'base64';
+}
+
+function embeddings({ body, fault, options }: RouteContext): RouteResult {
+  const b = (body ?? {}) as EmbeddingsBody;
+  const inputs = typeof b.input === 'string' ? [b.input] : (b.input ?? []);
+  const dim = fault?.kind === 'wrong-dim' ? fault.dim : (b.dimensions ?? options.dim ?? 1536);
+  const flat = featureHashBatch(inputs, dim);
+  const data = inputs.map((_, i) => {
+    const v = flat.subarray(i * dim, (i + 1) * dim);
+    const embedding =
+      b.encoding_format === 'base64'
+        ? Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64')
+        : Array.from(v);
+    return { object: 'embedding', index: i, embedding };
+  });
+  return {
+    status: 200,
+    body: { object: 'list', data, model: b.model ?? 'fake', usage: { prompt_tokens: 1, total_tokens: 1 } },
+  };
+}
+
+export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<FakeOpenAIServer> {
+  const server = new FakeOpenAIServer(
+    [
+      { name: 'chat', match: (m, p) => m === 'POST' && p === '/v1/chat/completions', handle: chat(options) },
+      { name: 'embeddings', match: (m, p) => m === 'POST' && p === '/v1/embeddings', handle: embeddings },
+    ],
+    (req, key) => req.headers.authorization === `Bearer ${key}`,
+    errorBody,
+    options,
+  );
+  return server.start();
+}

@@ -1,0 +1,182 @@
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CACHE_VERSION, cacheKey, canonicalJson } from '../../ts/llm/cache-key.js';
+import { CachedProvider } from '../../ts/llm/cached-provider.js';
+import { LocalProvider } from '../../ts/llm/local/provider.js';
+import { buildRequest } from '../../ts/llm/prompts/index.js';
+import { EMBEDDINGS_FILE, REPLIES_FILE, ResponseCache } from '../../ts/llm/response-cache.js';
+import { BUILD_RETRY_POLICY } from '../../ts/llm/retry.js';
+import { TASK_SCHEMAS, TASK_VALIDATORS } from '../../ts/llm/task-schemas.js';
+import { capTokens } from '../../ts/llm/token-cap.js';
+import type { ProviderIdentity } from '../../ts/llm/types.js';
+
+const identity: ProviderIdentity = {
+  provider: 'openai',
+  baseUrl: null,
+  model: 'gpt-4o-mini',
+  params: { temperature: 0, max_tokens: 100 },
+};
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'noderag-cache-'));
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('cache keys', () => {
+  it('canonical JSON sorts keys at every level and has no whitespace', () => {
+    expect(canonicalJson({ b: 1, a: { d: [1, { z: 1, y: 2 }], c: 'x' } })).toBe(
+      '{"a":{"c":"x","d":[1,{"y":2,"z":1}]},"b":1}',
+    );
+    expect(canonicalJson({ a: undefined, b: null })).toBe('{"b":null}');
+  });
+
+  it('key = sha256 of the canonical document, and any field change changes it', () => {
+    const k = cacheKey(identity, 'chat', { messages: [{ role: 'user', content: 'hi' }] });
+    expect(k).toHaveLength(32);
+    expect(CACHE_VERSION).toBe(1);
+    const same = cacheKey({ ...identity, params: { max_tokens: 100, temperature: 0 } }, 'chat', {
+      messages: [{ content: 'hi', role: 'user' }],
+    });
+    expect(same.equals(k)).toBe(true);
+    const variants = [
+      cacheKey({ ...identity, model: 'gpt-4o' }, 'chat', { messages: [{ role: 'user', content: 'hi' }] }),
+      cacheKey({ ...identity, baseUrl: 'http://x/v1' }, 'chat', {
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+      cacheKey({ ...identity, params: { temperature: 1, max_tokens: 100 } }, 'chat', {
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+      cacheKey(identity, 'structured', { messages: [{ role: 'user', content: 'hi' }] }),
+      cacheKey(identity, 'chat', { messages: [{ role: 'user', content: 'hi!' }] }),
+    ];
+    for (const v of variants) expect(v.equals(k)).toBe(false);
+  });
+});
+
+describe('ResponseCache', () => {
+  it('stores replies and embeddings and finds them after reopening', () => {
+    const c = ResponseCache.open(dir);
+    const k1 = cacheKey(identity, 'structured', 'a');
+    const k2 = cacheKey(identity, 'embedding', 'b');
+    c.putReply(k1, { provider: 'openai', model: 'm', kind: 'structured' }, { elements: ['x', 'ü'] });
+    c.putEmbeddings([{ key: k2, vector: new Float32Array([0.5, -1.25, 3]) }]);
+    c.close();
+    const line = JSON.parse(readFileSync(join(dir, REPLIES_FILE), 'utf8').trim());
+    expect(Object.keys(line)).toEqual(['key', 'provider', 'model', 'kind', 'created_at', 'response']);
+    expect(line.key).toBe(k1.toString('hex'));
+    // embeddings.bin: 32-byte key, u32 LE length, float32 LE values.
+    const bin = readFileSync(join(dir, EMBEDDINGS_FILE));
+    expect(bin.length).toBe(32 + 4 + 12);
+    expect(bin.subarray(0, 32).equals(k2)).toBe(true);
+    expect(bin.readUInt32LE(32)).toBe(3);
+    expect(bin.readFloatLE(36 + 4)).toBe(-1.25);
+
+    const again = ResponseCache.open(dir);
+    expect(again.getReply(k1)).toEqual({ elements: ['x', 'ü'] });
+    expect(Array.from(again.getEmbedding(k2) as Float32Array)).toEqual([0.5, -1.25, 3]);
+    expect(again.getEmbedding(k1)).toBeUndefined();
+    expect(again.loadReport).toMatchObject({
+      replies: 1,
+      embeddings: 1,
+      truncatedBytes: { replies: 0, embeddings: 0 },
+    });
+    again.close();
+  });
+
+  it('ignores a torn last reply line, cuts it off, and appends cleanly after it', () => {
+    const c = ResponseCache.open(dir);
+    const good = cacheKey(identity, 'chat', 'good');
+    c.putReply(good, { provider: 'openai', model: 'm', kind: 'chat' }, 'kept');
+    c.close();
+    const size = statSync(join(dir, REPLIES_FILE)).size;
+    // A kill in the middle of the next write leaves half a line.
+    appendFileSync(join(dir, REPLIES_FILE), '{"key":"abcdef","provider":"openai","resp');
+    const reopened = ResponseCache.open(dir);
+    expect(reopened.loadReport.truncatedBytes.replies).toBeGreaterThan(0);
+    expect(reopened.replyCount).toBe(1);
+    expect(statSync(join(dir, REPLIES_FILE)).size).toBe(size);
+    const next = cacheKey(identity, 'chat', 'next');
+    reopened.putReply(next, { provider: 'openai', model: 'm', kind: 'chat' }, 'after');
+    reopened.close();
+    const third = ResponseCache.open(dir);
+    expect(third.getReply(good)).toBe('kept');
+    expect(third.getReply(next)).toBe('after');
+    expect(third.loadReport.skippedLines).toBe(0);
+    third.close();
+  });
+
+  it('ignores a torn last embedding record (short values, or a short header)', () => {
+    const c = ResponseCache.open(dir);
+    const k = cacheKey(identity, 'embedding', 'x');
+    c.putEmbeddings([{ key: k, vector: new Float32Array([1, 2, 3, 4]) }]);
+    c.close();
+    const path = join(dir, EMBEDDINGS_FILE);
+    const whole = statSync(path).size;
+    const torn = Buffer.alloc(36 + 8);
+    cacheKey(identity, 'embedding', 'y').copy(torn);
+    torn.writeUInt32LE(4, 32); // claims 4 values, holds 2
+    appendFileSync(path, torn);
+    const r = ResponseCache.open(dir);
+    expect(r.embeddingCount).toBe(1);
+    expect(r.loadReport.truncatedBytes.embeddings).toBe(44);
+    expect(statSync(path).size).toBe(whole);
+    r.close();
+    appendFileSync(path, Buffer.alloc(20, 7)); // a torn header
+    const r2 = ResponseCache.open(dir);
+    expect(Array.from(r2.getEmbedding(k) as Float32Array)).toEqual([1, 2, 3, 4]);
+    expect(r2.loadReport.truncatedBytes.embeddings).toBe(20);
+    r2.close();
+  });
+
+  it('skips a damaged complete line without losing the others', () => {
+    writeFileSync(join(dir, REPLIES_FILE), 'not json\n');
+    const c = ResponseCache.open(dir);
+    expect(c.loadReport.skippedLines).toBe(1);
+    c.close();
+  });
+});
+
+describe('CachedProvider with a cache', () => {
+  it('never caches the local provider', async () => {
+    const cache = ResponseCache.open(dir);
+    const p = new CachedProvider({
+      adapter: new LocalProvider({ dim: 8 }),
+      section: 'model_config',
+      retry: BUILD_RETRY_POLICY,
+      cache,
+      timeouts: { chatMs: 1000, embedMs: 1000 },
+      tokenCounter: { countTokens: (s) => s.length },
+    });
+    const req = buildRequest({
+      task: 'query',
+      language: 'English',
+      input: { question: 'Who is Marie Curie?' },
+    });
+    const r = await p.structured(req, TASK_SCHEMAS.query, TASK_VALIDATORS.query);
+    expect(r.elements).toEqual(['Marie Curie']);
+    await p.embed(['a b c']);
+    expect(cache.replyCount).toBe(0);
+    expect(cache.embeddingCount).toBe(0);
+    cache.close();
+  });
+});
+
+describe('capTokens', () => {
+  // A stand-in counter: one token per character (the real one is o200k_base from ts/text).
+  const perChar = { countTokens: (s: string) => [...s].length };
+  it('keeps short texts whole and cuts long ones to the largest prefix that fits', () => {
+    expect(capTokens('short', 8000, perChar)).toBe('short');
+    const long = 'x'.repeat(9000);
+    expect(capTokens(long, 8000, perChar)).toHaveLength(8000);
+  });
+  it('never splits a surrogate pair', () => {
+    const s = '😀'.repeat(10); // 2 UTF-16 units each
+    const cut = capTokens(s, 5, { countTokens: (t) => t.length });
+    expect(cut).toBe('😀'.repeat(2));
+  });
+});

@@ -1,0 +1,304 @@
+/**
+ * The provider the pipeline and the search engine use. It composes, outermost first:
+ *
+ *   response cache → retry (backoff, Retry-After) → rate limiter → per-request timeout → adapter
+ *
+ * Retries sit outside the limiter on purpose: every attempt takes its own permit, so retried
+ * requests count against `rate_limit` like any other, and a request waiting out its backoff
+ * holds no in-flight slot that others could use.
+ *
+ * Only validated replies are cached; an invalid or failed reply is never stored. Embeddings
+ * are cached per input text, so a changed batch size still hits. Counters feed the build's
+ * progress lines and info.log.
+ */
+import { ProviderError } from '../errors.js';
+import { cacheKey } from './cache-key.js';
+import { type Clock, systemClock } from './clock.js';
+import { type ErrorContext, invalidReplyError, throwIfAborted, timeoutError } from './provider-errors.js';
+import type { RateLimiter } from './rate-limiter.js';
+import type { ResponseCache } from './response-cache.js';
+import { type RetryEvent, type RetryPolicy, withRetry } from './retry.js';
+import { validateText } from './task-schemas.js';
+import { capTokens, EMBEDDING_INPUT_TOKEN_CAP, type TokenCounter } from './token-cap.js';
+import type {
+  CallOptions,
+  ChatRequest,
+  EmbeddingBatch,
+  JsonSchemaSpec,
+  Provider,
+  ProviderIdentity,
+  Validator,
+} from './types.js';
+
+export interface ProviderStats {
+  /** Requests sent to the provider, retries and repairs excluded. */
+  calls: number;
+  /** Requests sent, retries included. */
+  requests: number;
+  retries: number;
+  /** Chat and structured replies served from the cache. */
+  cacheHits: number;
+  /** Embedding inputs served from the cache. */
+  embeddingCacheHits: number;
+  /** Embedding inputs sent to the provider. */
+  embeddedTexts: number;
+}
+
+export interface CachedProviderOptions {
+  adapter: Provider;
+  /** For messages: `model_config` or `embedding_config`. */
+  section: 'model_config' | 'embedding_config';
+  retry: RetryPolicy;
+  /** Shared by every caller of this config section; none = unlimited (the local provider). */
+  limiter?: RateLimiter;
+  /** None = not cached (search time, the local provider). */
+  cache?: ResponseCache;
+  timeouts: { chatMs: number; embedMs: number };
+  /** Counts embedding inputs for the 8,000-token cap. */
+  tokenCounter: TokenCounter;
+  /** Every vector must have this length (config.dim). */
+  expectedDim?: number;
+  clock?: Clock;
+  random?: () => number;
+  onRetry?: (event: RetryEvent & { section: string }) => void;
+  /** Keys to keep out of messages. */
+  secrets?: readonly string[];
+}
+
+/** Marks our own timeout, to tell it apart from the caller's abort. */
+class AttemptTimeout extends Error {}
+
+export class CachedProvider implements Provider {
+  readonly identity: ProviderIdentity;
+  readonly section: 'model_config' | 'embedding_config';
+  readonly #o: CachedProviderOptions;
+  readonly #clock: Clock;
+  readonly #ctx: ErrorContext;
+  readonly #stats: ProviderStats = {
+    calls: 0,
+    requests: 0,
+    retries: 0,
+    cacheHits: 0,
+    embeddingCacheHits: 0,
+    embeddedTexts: 0,
+  };
+
+  constructor(options: CachedProviderOptions) {
+    this.#o = options;
+    this.identity = options.adapter.identity;
+    this.section = options.section;
+    this.#clock = options.clock ?? systemClock;
+    this.#ctx = {
+      provider: this.identity.provider,
+      section: options.section,
+      model: this.identity.model,
+      secrets: options.secrets ?? [],
+    };
+  }
+
+  /** A snapshot of the counters. */
+  stats(): ProviderStats {
+    return { ...this.#stats };
+  }
+
+  get cached(): boolean {
+    return this.#o.cache !== undefined && this.identity.provider !== 'local';
+  }
+
+  async chat(request: ChatRequest, options: CallOptions = {}): Promise<string> {
+    return this.#cachedCall(
+      'chat',
+      { messages: request.messages },
+      (cached) => (typeof cached === 'string' && cached.trim() !== '' ? cached : undefined),
+      options.signal,
+      async (signal) => {
+        const v = validateText(await this.#o.adapter.chat(request, { signal }));
+        if (!v.ok) throw invalidReplyError(this.#ctx, `${request.task} reply`, v.error);
+        return v.value;
+      },
+    );
+  }
+
+  async structured<T>(
+    request: ChatRequest,
+    schema: JsonSchemaSpec,
+    validate: Validator<T>,
+    options: CallOptions = {},
+  ): Promise<T> {
+    return this.#cachedCall(
+      'structured',
+      { messages: request.messages, schema },
+      (cached) => {
+        // Validated when stored; validating again returns the normalised shape.
+        const v = validate(cached);
+        return v.ok ? v.value : undefined;
+      },
+      options.signal,
+      (signal) => this.#o.adapter.structured(request, schema, validate, { signal }),
+    );
+  }
+
+  async embed(texts: readonly string[], options: CallOptions = {}): Promise<EmbeddingBatch> {
+    throwIfAborted(options.signal);
+    const inputs = texts.map((t) => capTokens(t, EMBEDDING_INPUT_TOKEN_CAP, this.#o.tokenCounter));
+    const cache = this.cached ? this.#o.cache : undefined;
+    const found: Array<Float32Array | undefined> = new Array(inputs.length);
+    const keys = cache ? inputs.map((t) => cacheKey(this.identity, 'embedding', t)) : [];
+    // Distinct inputs not in the cache, each sent once.
+    const missing = new Map<string, number[]>();
+    for (let i = 0; i < inputs.length; i++) {
+      const hit = cache ? cache.getEmbedding(keys[i] as Buffer) : undefined;
+      if (hit) {
+        found[i] = hit;
+        this.#stats.embeddingCacheHits++;
+        continue;
+      }
+      const t = inputs[i] as string;
+      const list = missing.get(t);
+      if (list) list.push(i);
+      else missing.set(t, [i]);
+    }
+    if (missing.size > 0) {
+      const sendTexts = [...missing.keys()];
+      this.#stats.calls++;
+      const batch = await this.#withPolicy('embed', options.signal, (signal) =>
+        this.#o.adapter.embed(sendTexts, { signal }),
+      );
+      this.#checkVectors(batch, sendTexts.length);
+      this.#stats.embeddedTexts += sendTexts.length;
+      const toStore: Array<{ key: Buffer; vector: Float32Array }> = [];
+      sendTexts.forEach((t, j) => {
+        const vector = batch.vectors.slice(j * batch.dim, (j + 1) * batch.dim);
+        for (const i of missing.get(t) as number[]) {
+          found[i] = vector;
+          if (cache) toStore.push({ key: keys[i] as Buffer, vector });
+        }
+      });
+      if (cache) {
+        // One record per distinct key.
+        const seen = new Set<string>();
+        cache.putEmbeddings(
+          toStore.filter((e) => {
+            const k = e.key.toString('hex');
+            if (seen.has(k)) return false;
+            seen.add(k);
+            return true;
+          }),
+        );
+      }
+    }
+    const dim = found[0]?.length ?? this.#o.expectedDim ?? 0;
+    const out = new Float32Array(inputs.length * dim);
+    found.forEach((v, i) => {
+      out.set(v as Float32Array, i * dim);
+    });
+    return { vectors: out, dim };
+  }
+
+  #checkVectors(batch: EmbeddingBatch, count: number): void {
+    const { provider, model } = this.identity;
+    const expected = this.#o.expectedDim;
+    if (expected !== undefined && batch.dim !== expected) {
+      throw new ProviderError(
+        `embedding model ${provider}/${model} returned vectors of length ${batch.dim}, but config.dim is ${expected}; set config.dim to ${batch.dim} or choose another model`,
+        { provider, retryable: false },
+      );
+    }
+    if (batch.vectors.length !== count * batch.dim) {
+      throw invalidReplyError(
+        this.#ctx,
+        'embedding reply',
+        `expected ${count} vectors of length ${batch.dim}, got ${batch.vectors.length} values`,
+      );
+    }
+    for (let i = 0; i < batch.vectors.length; i++) {
+      if (!Number.isFinite(batch.vectors[i])) {
+        throw invalidReplyError(
+          this.#ctx,
+          'embedding reply',
+          `vector ${Math.floor(i / batch.dim)} has a non-finite value`,
+        );
+      }
+    }
+  }
+
+  async #cachedCall<T>(
+    kind: 'chat' | 'structured',
+    cacheRequest: unknown,
+    fromCache: (cached: unknown) => T | undefined,
+    signal: AbortSignal | undefined,
+    call: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    const cache = this.cached ? this.#o.cache : undefined;
+    const key = cache ? cacheKey(this.identity, kind, cacheRequest) : undefined;
+    if (cache && key && cache.hasReply(key)) {
+      const hit = fromCache(cache.getReply(key));
+      if (hit !== undefined) {
+        this.#stats.cacheHits++;
+        return hit;
+      }
+    }
+    throwIfAborted(signal);
+    this.#stats.calls++;
+    const value = await this.#withPolicy('chat', signal, call);
+    if (cache && key) {
+      cache.putReply(key, { provider: this.identity.provider, model: this.identity.model, kind }, value);
+    }
+    return value;
+  }
+
+  /** Retry around (limiter → timeout → call). */
+  #withPolicy<T>(
+    kind: 'chat' | 'embed',
+    signal: AbortSignal | undefined,
+    call: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    const timeoutMs = kind === 'embed' ? this.#o.timeouts.embedMs : this.#o.timeouts.chatMs;
+    return withRetry(
+      async ({ remainingMs }) => {
+        const run = () =>
+          this.#attempt(call, Math.min(timeoutMs, remainingMs ?? Number.POSITIVE_INFINITY), signal);
+        return this.#o.limiter ? this.#o.limiter.run(run, signal) : run();
+      },
+      this.#o.retry,
+      {
+        clock: this.#clock,
+        random: this.#o.random,
+        signal,
+        onRetry: (e) => {
+          this.#stats.retries++;
+          this.#o.onRetry?.({ ...e, section: this.section });
+        },
+      },
+    );
+  }
+
+  /** One request with its own timeout; the caller's abort wins over our timeout. */
+  async #attempt<T>(
+    call: (signal: AbortSignal) => Promise<T>,
+    timeoutMs: number,
+    outer: AbortSignal | undefined,
+  ) {
+    throwIfAborted(outer);
+    this.#stats.requests++;
+    const ctl = new AbortController();
+    const onOuter = () => ctl.abort(outer?.reason);
+    outer?.addEventListener('abort', onOuter, { once: true });
+    const timer = new AbortController();
+    this.#clock.sleep(timeoutMs, timer.signal).then(
+      () => ctl.abort(new AttemptTimeout()),
+      () => {},
+    );
+    try {
+      return await call(ctl.signal);
+    } catch (e) {
+      throwIfAborted(outer);
+      if (ctl.signal.aborted && ctl.signal.reason instanceof AttemptTimeout)
+        throw timeoutError(this.#ctx, timeoutMs);
+      throw e;
+    } finally {
+      timer.abort();
+      outer?.removeEventListener('abort', onOuter);
+    }
+  }
+}

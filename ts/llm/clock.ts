@@ -1,0 +1,19 @@
+/**
+ * Time as the limiter, retries and timeouts see it. Injectable so tests can drive time
+ * by hand instead of waiting for it.
+ */
+import { setTimeout as delay } from 'node:timers/promises';
+
+export interface Clock {
+  /** Milliseconds on a monotonic clock. */
+  now(): number;
+  /** Resolves after `ms`; rejects with the signal's reason when it aborts first. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+export const systemClock: Clock = {
+  now: () => performance.now(),
+  sleep: async (ms, signal) => {
+    await delay(Math.max(0, ms), undefined, signal ? { signal } : undefined);
+  },
+};

@@ -1,0 +1,143 @@
+/**
+ * Building the providers of a NodeConfig: one adapter per config section, each wrapped in a
+ * CachedProvider with its section's rate limiter, the build or search retry policy and, at
+ * build time, the response cache in `cache/response_cache/`. Search-time calls and the local
+ * provider are never cached (method.md §3.10); the local provider is not rate limited either.
+ */
+import type { NodeConfig, ProviderSection } from '../config/node-config.js';
+import { CachedProvider, type ProviderStats } from './cached-provider.js';
+import type { Clock } from './clock.js';
+import { GeminiProvider } from './gemini.js';
+import { LocalProvider } from './local/provider.js';
+import { OpenAIProvider } from './openai.js';
+import { RateLimiter } from './rate-limiter.js';
+import { ResponseCache } from './response-cache.js';
+import { BUILD_RETRY_POLICY, type RetryEvent, type RetryPolicy, SEARCH_RETRY_POLICY } from './retry.js';
+import { runTask } from './run-task.js';
+import type { TokenCounter } from './token-cap.js';
+import type {
+  CallOptions,
+  EmbeddingBatch,
+  Language,
+  Provider,
+  Task,
+  TaskInputs,
+  TaskOutputs,
+} from './types.js';
+
+/** Per-request timeouts of method.md §0. */
+export const DEFAULT_TIMEOUTS = { chatMs: 120_000, embedMs: 60_000 } as const;
+
+export interface CreateProvidersOptions {
+  /** `build`: 6 attempts, response cache; `search`: 3 attempts within 60 s, no cache. */
+  mode: 'build' | 'search';
+  /** o200k_base token counter (ts/text), for the embedding input cap. */
+  tokenCounter: TokenCounter;
+  /** Response cache folder at build time; default `<folder>/cache/response_cache`, null = none. */
+  cacheDir?: string | null;
+  timeouts?: Partial<{ chatMs: number; embedMs: number }>;
+  /** Overrides the mode's retry policy (tests). */
+  retry?: RetryPolicy;
+  clock?: Clock;
+  random?: () => number;
+  onRetry?: (event: RetryEvent & { section: string }) => void;
+}
+
+/** The adapter of one section, without cache, limiter or retry. */
+export function createAdapter(config: NodeConfig, section: ProviderSection): Provider {
+  const dim = config.config.dim;
+  const apiKey = config.apiKey(section);
+  if (section === 'model_config') {
+    const m = config.model_config;
+    const common = {
+      section,
+      model: m.model_name,
+      apiKey,
+      baseUrl: m.base_url,
+      temperature: m.temperature,
+      maxTokens: m.max_tokens,
+    };
+    switch (m.service_provider) {
+      case 'openai':
+        return new OpenAIProvider(common);
+      case 'gemini':
+        return new GeminiProvider(common);
+      case 'local':
+        return new LocalProvider({ model: m.model_name, dim });
+    }
+  }
+  const e = config.embedding_config;
+  const common = { section, model: e.embedding_model_name, apiKey, baseUrl: e.base_url, dim };
+  switch (e.service_provider) {
+    case 'openai':
+      return new OpenAIProvider(common);
+    case 'gemini':
+      return new GeminiProvider(common);
+    case 'local':
+      return new LocalProvider({ model: e.embedding_model_name, dim });
+  }
+}
+
+export class ModelProviders {
+  readonly language: Language;
+  /** model_config: chat and structured calls. */
+  readonly chat: CachedProvider;
+  /** embedding_config: embeddings. */
+  readonly embedding: CachedProvider;
+  readonly cache: ResponseCache | undefined;
+
+  constructor(config: NodeConfig, options: CreateProvidersOptions) {
+    this.language = config.config.language;
+    const chatAdapter = createAdapter(config, 'model_config');
+    const embedAdapter = createAdapter(config, 'embedding_config');
+    const needsCache =
+      options.mode === 'build' &&
+      options.cacheDir !== null &&
+      (chatAdapter.identity.provider !== 'local' || embedAdapter.identity.provider !== 'local');
+    this.cache = needsCache ? ResponseCache.open(options.cacheDir ?? config.responseCacheFolder) : undefined;
+    const retry = options.retry ?? (options.mode === 'build' ? BUILD_RETRY_POLICY : SEARCH_RETRY_POLICY);
+    const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+    const make = (section: ProviderSection, adapter: Provider, rate: number) => {
+      const local = adapter.identity.provider === 'local';
+      return new CachedProvider({
+        adapter,
+        section,
+        retry,
+        limiter: local ? undefined : new RateLimiter(rate, options.clock),
+        cache: local ? undefined : this.cache,
+        timeouts,
+        tokenCounter: options.tokenCounter,
+        expectedDim: section === 'embedding_config' ? config.config.dim : undefined,
+        clock: options.clock,
+        random: options.random,
+        onRetry: options.onRetry,
+        secrets: config.secrets(),
+      });
+    };
+    this.chat = make('model_config', chatAdapter, config.model_config.rate_limit);
+    this.embedding = make('embedding_config', embedAdapter, config.embedding_config.rate_limit);
+  }
+
+  /** Runs one task (prompt D, R, A, C, Q or ANS) on the chat provider. */
+  run<K extends Task>(task: K, input: TaskInputs[K], options: CallOptions = {}): Promise<TaskOutputs[K]> {
+    return runTask(this.chat, this.language, task, input, options);
+  }
+
+  /** Embeds a batch on the embedding provider. */
+  embed(texts: readonly string[], options: CallOptions = {}): Promise<EmbeddingBatch> {
+    return this.embedding.embed(texts, options);
+  }
+
+  stats(): { chat: ProviderStats; embedding: ProviderStats } {
+    return { chat: this.chat.stats(), embedding: this.embedding.stats() };
+  }
+
+  /** Flushes and closes the response cache. */
+  close(): void {
+    this.cache?.close();
+  }
+}
+
+export function createProviders(config: NodeConfig, options: CreateProvidersOptions): ModelProviders {
+  return new ModelProviders(config, options);
+}

@@ -1,0 +1,235 @@
+/**
+ * Gemini adapter (the only importer of `@google/genai`, v2): generateContent with
+ * `responseMimeType: application/json` + `responseSchema` for structured output, and
+ * embedContent (which the SDK sends as one batchEmbedContents request for the Gemini API).
+ *
+ * `baseUrl` (httpOptions.baseUrl) points the SDK at another endpoint: a gateway, or the fake
+ * server of the tests. The SDK's error type carries no headers, so each request gets a fetch
+ * wrapper that remembers the Retry-After of a failed response.
+ */
+import { ApiError, type Content, GoogleGenAI, type Schema, Type } from '@google/genai';
+import { requestedEmbeddingDim } from '../config/embedding-models.js';
+import {
+  abortReason,
+  type ErrorContext,
+  httpError,
+  invalidReplyError,
+  networkCode,
+  networkError,
+  parseRetryAfter,
+} from './provider-errors.js';
+import { structuredWithRepair } from './structured.js';
+import type {
+  CallOptions,
+  ChatMessage,
+  ChatRequest,
+  EmbeddingBatch,
+  JsonSchemaSpec,
+  Provider,
+  ProviderIdentity,
+  Validator,
+} from './types.js';
+
+export interface GeminiProviderOptions {
+  section: 'model_config' | 'embedding_config';
+  model: string;
+  apiKey: string | undefined;
+  baseUrl: string | null;
+  temperature?: number;
+  maxTokens?: number;
+  /** config.dim, sent as outputDimensionality for models that support it. */
+  dim?: number;
+}
+
+const TYPES: Readonly<Record<string, Type>> = {
+  object: Type.OBJECT,
+  array: Type.ARRAY,
+  string: Type.STRING,
+  number: Type.NUMBER,
+  integer: Type.INTEGER,
+  boolean: Type.BOOLEAN,
+};
+
+/** Our JSON Schema subset → Gemini's OpenAPI-style Schema (property order kept). */
+export function toGeminiSchema(json: Record<string, unknown>): Schema {
+  const out: Schema = {};
+  const type = TYPES[String(json.type)];
+  if (type) out.type = type;
+  if (json.properties && typeof json.properties === 'object') {
+    const props = json.properties as Record<string, Record<string, unknown>>;
+    out.properties = Object.fromEntries(Object.entries(props).map(([k, v]) => [k, toGeminiSchema(v)]));
+    out.propertyOrdering = Object.keys(props);
+  }
+  if (Array.isArray(json.required)) out.required = json.required as string[];
+  if (json.items && typeof json.items === 'object')
+    out.items = toGeminiSchema(json.items as Record<string, unknown>);
+  return out;
+}
+
+/** System messages become the system instruction; assistant turns are the `model` role. */
+function toContents(messages: readonly ChatMessage[]): { system: string | undefined; contents: Content[] } {
+  const system = messages
+    .filter((m) => m.role === 'system')
+    .map((m) => m.content)
+    .join('\n\n');
+  const contents: Content[] = messages
+    .filter((m) => m.role !== 'system')
+    .map((m) => ({ role: m.role === 'assistant' ? 'model' : 'user', parts: [{ text: m.content }] }));
+  return { system: system || undefined, contents };
+}
+
+/** A fetch that remembers the headers of the last non-OK response it saw. */
+function headerCapturingFetch(): { fetch: typeof fetch; failed: () => Headers | undefined } {
+  let headers: Headers | undefined;
+  const wrapped: typeof fetch = async (input, init) => {
+    const res = await fetch(input, init);
+    if (!res.ok) headers = res.headers;
+    return res;
+  };
+  return { fetch: wrapped, failed: () => headers };
+}
+
+/** The SDK puts the whole JSON error body in the message; keep its `error.message`. */
+function apiErrorMessage(message: string): string {
+  try {
+    const body = JSON.parse(message) as { error?: { message?: unknown } };
+    if (typeof body.error?.message === 'string') return body.error.message;
+  } catch {
+    // not JSON: use as is
+  }
+  return message;
+}
+
+export class GeminiProvider implements Provider {
+  readonly identity: ProviderIdentity;
+  readonly #ai: GoogleGenAI;
+  readonly #o: GeminiProviderOptions;
+  readonly #ctx: ErrorContext;
+  readonly #requestDim: number | undefined;
+
+  constructor(options: GeminiProviderOptions) {
+    this.#o = options;
+    this.#ai = new GoogleGenAI({
+      vertexai: false,
+      apiKey: options.apiKey ?? 'not-set',
+      httpOptions: options.baseUrl ? { baseUrl: options.baseUrl } : undefined,
+    });
+    this.#requestDim =
+      options.dim === undefined ? undefined : requestedEmbeddingDim(options.model, options.dim);
+    this.identity = {
+      provider: 'gemini',
+      baseUrl: options.baseUrl,
+      model: options.model,
+      params:
+        options.section === 'embedding_config'
+          ? { outputDimensionality: this.#requestDim ?? null }
+          : { temperature: options.temperature ?? 0, max_tokens: options.maxTokens ?? null },
+    };
+    this.#ctx = {
+      provider: 'gemini',
+      section: options.section,
+      model: options.model,
+      secrets: options.apiKey ? [options.apiKey] : [],
+    };
+  }
+
+  async chat(request: ChatRequest, options: CallOptions = {}): Promise<string> {
+    return this.#generate(request.messages, undefined, options.signal);
+  }
+
+  async structured<T>(
+    request: ChatRequest,
+    schema: JsonSchemaSpec,
+    validate: Validator<T>,
+    options: CallOptions = {},
+  ): Promise<T> {
+    const responseSchema = toGeminiSchema(schema.schema);
+    return structuredWithRepair(this.#ctx, request, validate, (messages) =>
+      this.#generate(messages, responseSchema, options.signal),
+    );
+  }
+
+  async embed(texts: readonly string[], options: CallOptions = {}): Promise<EmbeddingBatch> {
+    if (texts.length === 0) return { vectors: new Float32Array(0), dim: this.#o.dim ?? 0 };
+    const capture = headerCapturingFetch();
+    try {
+      const res = await this.#ai.models.embedContent({
+        model: this.#o.model,
+        contents: [...texts],
+        config: {
+          ...(this.#requestDim !== undefined ? { outputDimensionality: this.#requestDim } : {}),
+          abortSignal: options.signal,
+          httpOptions: { fetch: capture.fetch },
+        },
+      });
+      const rows = res.embeddings ?? [];
+      if (rows.length !== texts.length) {
+        throw invalidReplyError(
+          this.#ctx,
+          'embedding reply',
+          `expected ${texts.length} vectors, got ${rows.length}`,
+        );
+      }
+      const dim = rows[0]?.values?.length ?? 0;
+      const out = new Float32Array(rows.length * dim);
+      rows.forEach((r, i) => {
+        const v = r.values ?? [];
+        if (v.length !== dim) {
+          throw invalidReplyError(this.#ctx, 'embedding reply', 'vectors of different lengths in one reply');
+        }
+        out.set(v, i * dim);
+      });
+      return { vectors: out, dim };
+    } catch (e) {
+      throw this.#mapError(e, options.signal, capture.failed());
+    }
+  }
+
+  async #generate(
+    messages: readonly ChatMessage[],
+    responseSchema: Schema | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<string> {
+    const { system, contents } = toContents(messages);
+    const capture = headerCapturingFetch();
+    try {
+      const res = await this.#ai.models.generateContent({
+        model: this.#o.model,
+        contents,
+        config: {
+          ...(system ? { systemInstruction: system } : {}),
+          temperature: this.#o.temperature ?? 0,
+          ...(this.#o.maxTokens !== undefined ? { maxOutputTokens: this.#o.maxTokens } : {}),
+          ...(responseSchema ? { responseMimeType: 'application/json', responseSchema } : {}),
+          abortSignal: signal,
+          httpOptions: { fetch: capture.fetch },
+        },
+      });
+      const text = res.text;
+      if (typeof text !== 'string') {
+        const reason = res.candidates?.[0]?.finishReason ?? res.promptFeedback?.blockReason ?? 'no text';
+        throw invalidReplyError(this.#ctx, 'reply', `no text in the reply (${reason})`);
+      }
+      return text;
+    } catch (e) {
+      throw this.#mapError(e, signal, capture.failed());
+    }
+  }
+
+  #mapError(e: unknown, signal: AbortSignal | undefined, failedHeaders: Headers | undefined): unknown {
+    if (signal?.aborted) return abortReason(signal);
+    if (e instanceof ApiError) {
+      return httpError(this.#ctx, e.status, apiErrorMessage(e.message), parseRetryAfter(failedHeaders), e);
+    }
+    if (networkCode(e) || (e instanceof TypeError && /fetch failed/i.test(e.message))) {
+      const cause = (e as { cause?: unknown }).cause;
+      return networkError(
+        this.#ctx,
+        cause instanceof Error ? `${(e as Error).message} (${cause.message})` : String(e),
+        e,
+      );
+    }
+    if (e instanceof SyntaxError) return invalidReplyError(this.#ctx, 'HTTP body', e.message);
+    return e;
+  }
+}

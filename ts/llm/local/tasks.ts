@@ -1,0 +1,293 @@
+/**
+ * The local provider's answers to the six prompts (method.md §7.7), computed from the task
+ * inputs. Honest extractive heuristics: every output is text taken from the input.
+ *
+ * Refinements over §7.7, all deterministic:
+ * - Names: lowercase connectors inside a name ("University of Paris"), leading function
+ *   words dropped ("In Paris" → "Paris"), and a one-word name at the start of a sentence
+ *   kept when the same word appears capitalised mid-sentence elsewhere in the chunk.
+ * - Chinese: entities are runs of ICU-segmented Han words without stop words ("居里夫人"),
+ *   years with 年, and Latin-script names; the fallback relation is "相关".
+ * - A (attribute): semantic units are preferred over relationship phrases (they read as
+ *   sentences); relationships fill up when there are fewer than three units.
+ * - Q (query): years count as elements, like names.
+ * - ANS (answer): from each non-empty section, the sentence of its first three items that
+ *   shares the most words with the question (ties: the earliest), not blindly the first item.
+ */
+import type { Language, TaskOutputs } from '../types.js';
+import { firstSentence, splitSentences } from './sentences.js';
+import {
+  capitalisedRuns,
+  chineseTerms,
+  hasHan,
+  isCapitalised,
+  isChineseStopWord,
+  isStopWord,
+  isYear,
+  type Run,
+  segmentChinese,
+  words,
+} from './words.js';
+
+const RELATED_TO: Readonly<Record<Language, string>> = { English: 'RELATED TO', Chinese: '相关' };
+
+/** Words that appear capitalised somewhere other than at the start of a sentence. */
+function namesInText(sentences: readonly string[]): Set<string> {
+  const names = new Set<string>();
+  for (const s of sentences) {
+    const ws = words(s);
+    for (let i = 1; i < ws.length; i++) {
+      const w = (ws[i] as { text: string }).text;
+      if (isCapitalised(w) && !isStopWord(w)) names.add(w);
+    }
+  }
+  return names;
+}
+
+/** Entity occurrences of one sentence, in position order (duplicates kept). */
+function entityRuns(sentence: string, language: Language, names: ReadonlySet<string>): Run[] {
+  if (language === 'Chinese') return chineseTerms(sentence);
+  const runs = capitalisedRuns(sentence, (w) => names.has(w));
+  for (const w of words(sentence)) {
+    if (isYear(w.text) && !runs.some((r) => r.start <= w.start && w.end <= r.end)) {
+      runs.push({ text: w.text, start: w.start, end: w.end, size: 1 });
+    }
+  }
+  return runs.sort((a, b) => a.start - b.start);
+}
+
+function entityName(run: Run, language: Language): string {
+  return language === 'English' ? run.text.toUpperCase() : run.text;
+}
+
+/** The 1–4 words between two entities, or the fallback relation. */
+function relationBetween(sentence: string, a: Run, b: Run, language: Language): string {
+  const between = sentence.slice(a.end, b.start);
+  if (language === 'Chinese') {
+    const segs = segmentChinese(between).filter((s) => s.wordLike);
+    if (segs.length >= 1 && segs.length <= 4) return segs.map((s) => s.text).join('');
+    return RELATED_TO.Chinese;
+  }
+  const ws = words(between);
+  if (ws.length >= 1 && ws.length <= 4) return ws.map((w) => w.text).join(' ');
+  return RELATED_TO.English;
+}
+
+export function localDecompose(text: string, language: Language): TaskOutputs['decompose'] {
+  const sentences = splitSentences(text);
+  const names = namesInText(sentences);
+  const Output = sentences.map((sentence) => {
+    const runs = entityRuns(sentence, language, names);
+    const entities: string[] = [];
+    for (const r of runs) {
+      const name = entityName(r, language);
+      if (!entities.includes(name)) entities.push(name);
+    }
+    const relationships: string[] = [];
+    for (let i = 0; i + 1 < runs.length; i++) {
+      const a = runs[i] as Run;
+      const b = runs[i + 1] as Run;
+      const an = entityName(a, language);
+      const bn = entityName(b, language);
+      if (an === bn) continue;
+      const rel = `${an}, ${relationBetween(sentence, a, b, language)}, ${bn}`;
+      if (!relationships.includes(rel)) relationships.push(rel);
+    }
+    return { semantic_unit: sentence, entities, relationships };
+  });
+  return { Output };
+}
+
+/** R: split at the first and the last comma (ASCII or full-width). */
+export function localRepair(relationship: string): TaskOutputs['repair'] {
+  const s = relationship.trim();
+  const first = s.search(/[,，]/u);
+  let last = -1;
+  for (let i = s.length - 1; i >= 0; i--) {
+    if (s[i] === ',' || s[i] === '，') {
+      last = i;
+      break;
+    }
+  }
+  if (first < 0 || first === last) return { source: '', relationship: '', target: '' };
+  return {
+    source: s.slice(0, first).trim(),
+    relationship: s.slice(first + 1, last).trim(),
+    target: s.slice(last + 1).trim(),
+  };
+}
+
+function joinSentences(parts: readonly string[], language: Language): string {
+  return parts.join(language === 'Chinese' ? '' : ' ');
+}
+
+/** A: the first sentence of each of the three best items (units first, see above). */
+export function localAttribute(
+  entity: string,
+  units: readonly string[],
+  relationships: readonly string[],
+  language: Language,
+): string {
+  const picked: string[] = [];
+  for (const item of [...units, ...relationships]) {
+    if (picked.length >= 3) break;
+    const s = firstSentence(item);
+    if (s && !picked.includes(s)) picked.push(s);
+  }
+  if (picked.length === 0) return entity.trim();
+  return joinSentences(picked, language);
+}
+
+/** C: one element; title = the most frequent name in the member texts (ties: first seen). */
+export function localCommunity(texts: readonly string[], language: Language): TaskOutputs['community'] {
+  const counts = new Map<string, { count: number; order: number; display: string }>();
+  let order = 0;
+  for (const t of texts) {
+    const sentences = splitSentences(t);
+    const names = namesInText(sentences);
+    for (const s of sentences) {
+      const runs =
+        language === 'Chinese'
+          ? chineseTerms(s)
+          : capitalisedRuns(s, (w) => names.has(w)).filter((r) => !isYear(r.text));
+      for (const r of runs) {
+        const key = language === 'English' ? r.text.toUpperCase() : r.text;
+        const c = counts.get(key);
+        if (c) c.count++;
+        else counts.set(key, { count: 1, order: order++, display: r.text });
+      }
+    }
+  }
+  let best: { count: number; order: number; display: string } | undefined;
+  for (const c of counts.values()) {
+    if (!best || c.count > best.count || (c.count === best.count && c.order < best.order)) best = c;
+  }
+  const firstText = texts.find((t) => t.trim() !== '') ?? '';
+  let title = best?.display;
+  if (!title) {
+    const lead = firstSentence(firstText);
+    title =
+      language === 'Chinese'
+        ? lead.slice(0, 12)
+        : words(lead)
+            .slice(0, 8)
+            .map((w) => w.text)
+            .join(' ');
+  }
+  const description = joinSentences(
+    texts
+      .filter((t) => t.trim() !== '')
+      .slice(0, 2)
+      .map(firstSentence),
+    language,
+  );
+  if (!title || !description) return { high_level_elements: [] };
+  return { high_level_elements: [{ title, description }] };
+}
+
+/** Q: names (and years), then other content words of at least 4 letters, in question order. */
+export function localQuery(question: string, language: Language): TaskOutputs['query'] {
+  const elements: string[] = [];
+  const seen = new Set<string>();
+  const add = (s: string) => {
+    const k = s.toLowerCase();
+    if (s && !seen.has(k)) {
+      seen.add(k);
+      elements.push(s);
+    }
+  };
+  const sentences = splitSentences(question);
+  if (language === 'Chinese') {
+    for (const s of sentences) for (const r of chineseTerms(s)) add(r.text);
+    return { elements };
+  }
+  const names = namesInText(sentences);
+  const covered: Array<[number, number]> = [];
+  let offset = 0;
+  for (const s of sentences) {
+    const base = question.indexOf(s, offset);
+    offset = base + s.length;
+    for (const r of entityRuns(s, 'English', names)) {
+      add(r.text);
+      covered.push([base + r.start, base + r.end]);
+    }
+  }
+  for (const w of words(question)) {
+    if (covered.some(([a, b]) => a <= w.start && w.end <= b)) continue;
+    const letters = w.text.replace(/[^\p{L}]/gu, '');
+    if (letters.length >= 4 && !isStopWord(w.text) && !hasHan(w.text)) add(w.text);
+  }
+  return { elements };
+}
+
+const ANSWER_LEAD: Readonly<Record<Language, string>> = {
+  English: 'Based on the retrieved context:',
+  Chinese: '根据检索到的上下文：',
+};
+const ANSWER_EMPTY: Readonly<Record<Language, string>> = {
+  English: 'The retrieved context does not contain information to answer this question.',
+  Chinese: '检索到的上下文中没有可以回答这个问题的信息。',
+};
+
+/** Sections of the §6.6 context string: `------------<type>-------------` then `n. item` lines. */
+export function parseContext(context: string): Array<{ type: string; items: string[] }> {
+  const sections: Array<{ type: string; items: string[] }> = [];
+  let current: { type: string; items: string[] } | undefined;
+  for (const line of context.split('\n')) {
+    const header = /^-{12}(\w+)-{13}$/.exec(line);
+    if (header) {
+      current = { type: header[1] as string, items: [] };
+      sections.push(current);
+      continue;
+    }
+    if (!current) continue;
+    const item = /^(\d+)\. (.*)$/.exec(line);
+    if (item && Number(item[1]) === current.items.length + 1) current.items.push(item[2] as string);
+    else if (current.items.length > 0 && line !== '') {
+      current.items[current.items.length - 1] += `\n${line}`;
+    }
+  }
+  return sections.filter((s) => s.items.length > 0);
+}
+
+function keywordsOf(question: string, language: Language): string[] {
+  const { elements } = localQuery(question, language);
+  if (language === 'Chinese') {
+    const keys = new Set<string>(elements);
+    for (const s of segmentChinese(question)) {
+      if (s.wordLike && s.text.length >= 2 && !isChineseStopWord(s.text)) keys.add(s.text);
+    }
+    return [...keys];
+  }
+  const keys = new Set<string>();
+  for (const e of elements) for (const w of words(e)) if (!isStopWord(w.text)) keys.add(w.text.toLowerCase());
+  return [...keys];
+}
+
+function relevance(sentence: string, keys: readonly string[], language: Language): number {
+  if (language === 'Chinese') return keys.filter((k) => sentence.includes(k)).length;
+  const present = new Set(words(sentence).map((w) => w.text.toLowerCase()));
+  return keys.filter((k) => present.has(k)).length;
+}
+
+/** ANS: "Based on the retrieved context:" and the most relevant sentence of each section. */
+export function localAnswer(context: string, question: string, language: Language): string {
+  const sections = parseContext(context);
+  if (sections.length === 0) return ANSWER_EMPTY[language];
+  const keys = keywordsOf(question, language);
+  const picked: string[] = [];
+  for (const section of sections) {
+    let best: { sentence: string; score: number } | undefined;
+    for (const item of section.items.slice(0, 3)) {
+      for (const sentence of splitSentences(item)) {
+        const score = relevance(sentence, keys, language);
+        if (!best || score > best.score) best = { sentence, score };
+      }
+    }
+    if (!best) continue;
+    const flat = best.sentence.replace(/\s*\n\s*/g, ' ');
+    const clipped = flat.length > 400 ? `${flat.slice(0, 397)}...` : flat;
+    if (!picked.includes(clipped)) picked.push(clipped);
+  }
+  return [ANSWER_LEAD[language], ...picked.map((s) => `- ${s}`)].join('\n');
+}

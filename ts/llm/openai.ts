@@ -1,0 +1,224 @@
+/**
+ * OpenAI adapter (the only importer of the `openai` SDK, v6): chat completions, strict
+ * json_schema structured output, embeddings. With `baseUrl` it talks to any
+ * OpenAI-compatible server (Ollama, vLLM, llama.cpp server).
+ *
+ * Such a server may not know `response_format: json_schema`. When it rejects the parameter
+ * with HTTP 400 naming it, the request is repeated once in plain JSON mode (`json_object`)
+ * with the schema in the prompt, and the adapter remembers to use that mode from then on.
+ *
+ * The SDK's own retries are off: retry, rate limiting and timeouts live in CachedProvider,
+ * which passes an AbortSignal per attempt.
+ */
+import OpenAI from 'openai';
+import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
+import { requestedEmbeddingDim } from '../config/embedding-models.js';
+import { promptSet } from './prompts/index.js';
+import {
+  abortReason,
+  type ErrorContext,
+  httpError,
+  invalidReplyError,
+  networkCode,
+  networkError,
+  parseRetryAfter,
+} from './provider-errors.js';
+import { structuredWithRepair } from './structured.js';
+import type {
+  CallOptions,
+  ChatMessage,
+  ChatRequest,
+  EmbeddingBatch,
+  JsonSchemaSpec,
+  Provider,
+  ProviderIdentity,
+  Validator,
+} from './types.js';
+
+export interface OpenAIProviderOptions {
+  section: 'model_config' | 'embedding_config';
+  model: string;
+  apiKey: string | undefined;
+  baseUrl: string | null;
+  temperature?: number;
+  maxTokens?: number;
+  /** config.dim, for embeddings: shortened output is requested when the model supports it. */
+  dim?: number;
+}
+
+/** Does a 400 reply reject the json_schema response format? */
+function rejectsJsonSchema(e: InstanceType<typeof OpenAI.APIError>): boolean {
+  if (e.status !== 400) return false;
+  const text = `${e.message} ${e.param ?? ''} ${JSON.stringify(e.error ?? '')}`.toLowerCase();
+  return text.includes('response_format') || text.includes('json_schema');
+}
+
+export class OpenAIProvider implements Provider {
+  readonly identity: ProviderIdentity;
+  readonly #client: OpenAI;
+  readonly #o: OpenAIProviderOptions;
+  readonly #ctx: ErrorContext;
+  readonly #requestDim: number | undefined;
+  /** False once the server has rejected json_schema: plain JSON mode from then on. */
+  #jsonSchemaSupported = true;
+
+  constructor(options: OpenAIProviderOptions) {
+    this.#o = options;
+    this.#client = new OpenAI({
+      // A local OpenAI-compatible server usually ignores the key, but the SDK requires one.
+      apiKey: options.apiKey ?? 'not-needed',
+      baseURL: options.baseUrl ?? undefined,
+      maxRetries: 0,
+      // Backstop only: CachedProvider aborts each attempt at its own timeout.
+      timeout: 30 * 60 * 1000,
+    });
+    this.#requestDim =
+      options.dim === undefined ? undefined : requestedEmbeddingDim(options.model, options.dim);
+    this.identity = {
+      provider: 'openai',
+      baseUrl: options.baseUrl,
+      model: options.model,
+      params:
+        options.section === 'embedding_config'
+          ? { dimensions: this.#requestDim ?? null }
+          : { temperature: options.temperature ?? 0, max_tokens: options.maxTokens ?? null },
+    };
+    this.#ctx = {
+      provider: 'openai',
+      section: options.section,
+      model: options.model,
+      secrets: options.apiKey ? [options.apiKey] : [],
+    };
+  }
+
+  async chat(request: ChatRequest, options: CallOptions = {}): Promise<string> {
+    return this.#complete(request.messages, undefined, options.signal);
+  }
+
+  async structured<T>(
+    request: ChatRequest,
+    schema: JsonSchemaSpec,
+    validate: Validator<T>,
+    options: CallOptions = {},
+  ): Promise<T> {
+    return structuredWithRepair(this.#ctx, request, validate, (messages) =>
+      this.#completeJson(messages, schema, request, options.signal),
+    );
+  }
+
+  async embed(texts: readonly string[], options: CallOptions = {}): Promise<EmbeddingBatch> {
+    if (texts.length === 0) return { vectors: new Float32Array(0), dim: this.#o.dim ?? 0 };
+    try {
+      const res = await this.#client.embeddings.create(
+        {
+          model: this.#o.model,
+          input: [...texts],
+          ...(this.#requestDim !== undefined ? { dimensions: this.#requestDim } : {}),
+          // The official API defaults to base64 (the SDK decodes it); compatible servers
+          // do not all support base64, so ask them for plain floats.
+          ...(this.#o.baseUrl ? { encoding_format: 'float' as const } : {}),
+        },
+        { signal: options.signal },
+      );
+      const rows = [...res.data].sort((a, b) => a.index - b.index);
+      if (rows.length !== texts.length) {
+        throw invalidReplyError(
+          this.#ctx,
+          'embedding reply',
+          `expected ${texts.length} vectors, got ${rows.length}`,
+        );
+      }
+      const dim = rows[0]?.embedding.length ?? 0;
+      const out = new Float32Array(rows.length * dim);
+      rows.forEach((r, i) => {
+        if (r.embedding.length !== dim) {
+          throw invalidReplyError(this.#ctx, 'embedding reply', 'vectors of different lengths in one reply');
+        }
+        out.set(r.embedding, i * dim);
+      });
+      return { vectors: out, dim };
+    } catch (e) {
+      throw this.#mapError(e, options.signal);
+    }
+  }
+
+  async #completeJson(
+    messages: ChatMessage[],
+    schema: JsonSchemaSpec,
+    request: ChatRequest,
+    signal: AbortSignal | undefined,
+  ): Promise<string> {
+    if (this.#jsonSchemaSupported) {
+      try {
+        return await this.#complete(
+          messages,
+          { type: 'json_schema', json_schema: { name: schema.name, schema: schema.schema, strict: true } },
+          signal,
+          true,
+        );
+      } catch (e) {
+        if (!(e instanceof OpenAI.APIError) || !rejectsJsonSchema(e)) throw this.#mapError(e, signal);
+        this.#jsonSchemaSupported = false;
+      }
+    }
+    // Plain JSON mode: the schema goes into the system message.
+    const hint = promptSet(request.language).jsonFallback(JSON.stringify(schema.schema));
+    const [first, ...rest] = messages;
+    const withSchema: ChatMessage[] =
+      first?.role === 'system'
+        ? [{ role: 'system', content: `${first.content}\n\n${hint}` }, ...rest]
+        : [{ role: 'system', content: hint }, ...messages];
+    return this.#complete(withSchema, { type: 'json_object' }, signal);
+  }
+
+  /** One chat completion; `rawErrors` leaves SDK errors unmapped for the json_schema fallback. */
+  async #complete(
+    messages: ChatMessage[],
+    responseFormat: ChatCompletionCreateParamsNonStreaming['response_format'],
+    signal: AbortSignal | undefined,
+    rawErrors = false,
+  ): Promise<string> {
+    const body: ChatCompletionCreateParamsNonStreaming = {
+      model: this.#o.model,
+      messages: messages.map((m) => ({ role: m.role, content: m.content })),
+      temperature: this.#o.temperature ?? 0,
+      ...(responseFormat ? { response_format: responseFormat } : {}),
+    };
+    if (this.#o.maxTokens !== undefined) {
+      // The official API has renamed the limit; compatible servers know the old name.
+      if (this.#o.baseUrl) body.max_tokens = this.#o.maxTokens;
+      else body.max_completion_tokens = this.#o.maxTokens;
+    }
+    let res: OpenAI.Chat.Completions.ChatCompletion;
+    try {
+      res = await this.#client.chat.completions.create(body, { signal });
+    } catch (e) {
+      if (rawErrors && e instanceof OpenAI.APIError && !(e instanceof OpenAI.APIUserAbortError)) throw e;
+      throw this.#mapError(e, signal);
+    }
+    const message = res.choices?.[0]?.message;
+    if (message?.refusal) throw invalidReplyError(this.#ctx, 'reply (refusal)', message.refusal);
+    const content = message?.content;
+    if (typeof content !== 'string') throw invalidReplyError(this.#ctx, 'reply', 'no message content');
+    return content;
+  }
+
+  #mapError(e: unknown, signal: AbortSignal | undefined): unknown {
+    if (signal?.aborted) return abortReason(signal);
+    if (e instanceof OpenAI.APIUserAbortError) return signal ? abortReason(signal) : e;
+    if (e instanceof OpenAI.APIConnectionError) {
+      // Includes APIConnectionTimeoutError (the backstop timeout) and connection resets.
+      return networkError(
+        this.#ctx,
+        e.cause instanceof Error ? `${e.message} (${e.cause.message})` : e.message,
+        e,
+      );
+    }
+    if (e instanceof OpenAI.APIError && typeof e.status === 'number') {
+      return httpError(this.#ctx, e.status, e.message, parseRetryAfter(e.headers), e);
+    }
+    if (networkCode(e)) return networkError(this.#ctx, (e as Error).message, e);
+    if (e instanceof SyntaxError) return invalidReplyError(this.#ctx, 'HTTP body', e.message);
+    return e;
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * Turning provider failures into ProviderError with the one flag retry logic reads:
+ * `retryable` is true for 408, 409, 429, 5xx, timeouts, connection failures and invalid
+ * structured replies; 400, 401, 403, 404 (and other 4xx) fail at once with a message that
+ * says what to fix. Every message passes through secret redaction.
+ */
+import { apiKeyHint } from '../config/api-keys.js';
+import { redactSecrets } from '../config/secrets.js';
+import { ProviderError } from '../errors.js';
+import type { ProviderName } from './types.js';
+
+export function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}
+
+/** Retry-After as seconds or an HTTP date; `retry-after-ms` (OpenAI) wins when present. */
+export function parseRetryAfter(
+  headers: { get(name: string): string | null } | undefined,
+  nowMs: number = Date.now(),
+): number | undefined {
+  if (!headers) return undefined;
+  const ms = headers.get('retry-after-ms');
+  if (ms !== null && ms.trim() !== '' && Number.isFinite(Number(ms)) && Number(ms) >= 0) return Number(ms);
+  const v = headers.get('retry-after');
+  if (v === null || v.trim() === '') return undefined;
+  if (/^\s*\d+(\.\d+)?\s*$/.test(v)) return Math.round(Number(v) * 1000);
+  const date = Date.parse(v);
+  if (Number.isFinite(date)) return Math.max(0, date - nowMs);
+  return undefined;
+}
+
+export interface ErrorContext {
+  provider: ProviderName;
+  /** Config section, for messages: `model_config` or `embedding_config`. */
+  section: string;
+  model: string;
+  /** Keys to redact from any text we pass on. */
+  secrets: readonly string[];
+}
+
+function clean(ctx: ErrorContext, text: string): string {
+  const oneLine = text.replace(/\s+/g, ' ').trim();
+  const short = oneLine.length > 300 ? `${oneLine.slice(0, 297)}...` : oneLine;
+  return redactSecrets(short, ctx.secrets);
+}
+
+export function httpError(
+  ctx: ErrorContext,
+  status: number,
+  detail: string,
+  retryAfterMs?: number,
+  cause?: unknown,
+): ProviderError {
+  const d = detail ? `: ${clean(ctx, detail)}` : '';
+  let message: string;
+  if (status === 401 || status === 403) {
+    message = `authentication failed for provider ${ctx.provider} (HTTP ${status}): check ${ctx.section}.${apiKeyHint(ctx.provider)}`;
+  } else if (status === 404) {
+    message = `provider ${ctx.provider} returned HTTP 404 for model "${ctx.model}": check ${ctx.section}.${ctx.section === 'embedding_config' ? 'embedding_model_name' : 'model_name'} and base_url${d}`;
+  } else if (status === 429) {
+    message = `provider ${ctx.provider} is rate limiting (HTTP 429)${d}`;
+  } else if (status === 400) {
+    message = `provider ${ctx.provider} rejected the request (HTTP 400)${d}`;
+  } else {
+    message = `provider ${ctx.provider} returned HTTP ${status}${d}`;
+  }
+  return new ProviderError(
+    message,
+    { provider: ctx.provider, status, retryable: isRetryableStatus(status), retryAfterMs },
+    { cause },
+  );
+}
+
+export function networkError(ctx: ErrorContext, detail: string, cause?: unknown): ProviderError {
+  return new ProviderError(
+    `cannot reach provider ${ctx.provider}: ${clean(ctx, detail)}`,
+    { provider: ctx.provider, retryable: true },
+    { cause },
+  );
+}
+
+export function timeoutError(ctx: ErrorContext, timeoutMs: number): ProviderError {
+  return new ProviderError(
+    `provider ${ctx.provider} did not answer within ${Math.round(timeoutMs / 100) / 10} s`,
+    { provider: ctx.provider, retryable: true, code: 'upstream_timeout' },
+  );
+}
+
+export function invalidReplyError(ctx: ErrorContext, what: string, detail: string): ProviderError {
+  return new ProviderError(
+    `provider ${ctx.provider} (model ${ctx.model}) returned an invalid ${what}: ${clean(ctx, detail)}`,
+    { provider: ctx.provider, retryable: true },
+  );
+}
+
+/** The error a rejected AbortSignal stands for (its reason, or a standard AbortError). */
+export function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
+}
+
+export function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw abortReason(signal);
+}
+
+/** Common low-level network failure codes (undici and node:net). */
+const NETWORK_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CLOSED',
+]);
+
+/** The network error code somewhere in an error's cause chain, if any. */
+export function networkCode(err: unknown): string | undefined {
+  let e: unknown = err;
+  for (let depth = 0; depth < 5 && e && typeof e === 'object'; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && NETWORK_CODES.has(code)) return code;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
