@@ -1,5 +1,5 @@
 //! noderag_graph: the graph algorithms of the NodeRAG pipeline and search, in pure Rust
-//! (knows nothing of JS; the napi bindings live in `bindings/src/graph.rs`).
+//! (knows nothing of JS; the Node addon wraps it in `bindings/src/graph.rs`).
 //!
 //! - [`csr::Graph`]: compact undirected weighted graph (CSR), built from edge arrays.
 //! - [`search::SearchGraph`]: the search graph of method.md §6.1 (similarity edges,
