@@ -8,9 +8,13 @@ import { NodeRagError } from '../errors.js';
 import { folderArg } from './args.js';
 import { CliExit, EXIT } from './exit.js';
 
-// One entry per sub-command file; each default-exports a citty CommandDef.
-// e.g. build: () => import('./build.js').then((m) => m.default),
-const subCommands: Record<string, () => Promise<CommandDef>> = {};
+// One entry per sub-command file; each default-exports a citty command (defineCommand).
+// Command args are precisely typed per file, so the loaded module is widened here.
+const lazy = (load: () => Promise<{ default: unknown }>) => () => load().then((m) => m.default as CommandDef);
+const subCommands: Record<string, () => Promise<CommandDef>> = {
+  build: lazy(() => import('./build.js')),
+  vis: lazy(() => import('./vis.js')),
+};
 
 const main = defineCommand({
   meta: {

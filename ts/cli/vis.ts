@@ -1,0 +1,57 @@
+/** `noderag vis -f DIR [-n N]`: writes DIR/index.html, an interactive view of the graph. */
+import { resolve } from 'node:path';
+import { defineCommand } from 'citty';
+import { NodeConfig } from '../config/index.js';
+import { ConfigError, IndexNotBuiltError } from '../errors.js';
+import { RECOMMENDED_MAX_NODES, writeVisualisation } from '../vis/write.js';
+import { folderArg } from './args.js';
+import { CliExit, EXIT } from './exit.js';
+
+export function parseNodeCount(raw: string | undefined): number {
+  if (raw === undefined) return 500;
+  const n = Number(raw);
+  if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(n) || n < 1) {
+    throw new CliExit(EXIT.USAGE, `-n: expected a positive integer, got "${raw}"`);
+  }
+  return n;
+}
+
+export default defineCommand({
+  meta: { name: 'vis', description: 'write an interactive HTML view of the graph to <folder>/index.html' },
+  args: {
+    ...folderArg,
+    nodes: {
+      type: 'string',
+      alias: 'n',
+      description: 'target number of nodes, ranked by PageRank (default 500)',
+    },
+  },
+  async run({ args }) {
+    const n = parseNodeCount(args.nodes);
+    const folder = resolve(args.folder);
+    let config: NodeConfig;
+    try {
+      config = NodeConfig.fromMainFolder(folder, { requireApiKeys: false });
+    } catch (e) {
+      if (e instanceof ConfigError) throw new CliExit(EXIT.USAGE, e.message);
+      throw e;
+    }
+    if (n > RECOMMENDED_MAX_NODES) {
+      console.error(`Warning: ${n} nodes requested; browsers may struggle above ${RECOMMENDED_MAX_NODES}.`);
+    }
+    try {
+      const r = await writeVisualisation(folder, n, config.config.dim);
+      if (r.unreachableComponents > 0) {
+        console.error(
+          `Note: ${r.unreachableComponents} group(s) of top nodes are not connected to the rest in the corpus graph itself; they are drawn apart.`,
+        );
+      }
+      console.log(
+        `Wrote ${r.path} (${r.nodes} nodes: ${r.nodes - r.linking} top-ranked + ${r.linking} linking; ${r.edges} edges)`,
+      );
+    } catch (e) {
+      if (e instanceof IndexNotBuiltError) throw new CliExit(EXIT.FAILURE, e.message);
+      throw e;
+    }
+  },
+});

@@ -1,0 +1,68 @@
+/**
+ * `noderag vis` as a library call: load the committed base graph and the node texts, choose
+ * the nodes, write `<folder>/index.html` atomically.
+ */
+
+import { join } from 'node:path';
+import { writeFileAtomic } from '../build/atomic.js';
+import { readState } from '../build/state.js';
+import { IndexNotBuiltError } from '../errors.js';
+import { IndexData } from '../index-io/index-data.js';
+import { nodeText } from '../model/node-text.js';
+import { chooseNodes } from './choose.js';
+import { renderGraphHtml } from './html.js';
+
+export const VIS_FILE = 'index.html';
+export const RECOMMENDED_MAX_NODES = 1000;
+
+export interface VisResult {
+  path: string;
+  nodes: number;
+  edges: number;
+  linking: number;
+  unreachableComponents: number;
+  ms: number;
+}
+
+export async function writeVisualisation(folder: string, n: number, dim: number): Promise<VisResult> {
+  const started = performance.now();
+  const state = await readState(folder);
+  if (!state || state.last_finished_generation < 1) {
+    throw new IndexNotBuiltError(
+      `the index in ${folder} is not built yet; run \`noderag build -f ${folder}\` first`,
+    );
+  }
+  const index = new IndexData(folder, dim);
+  const [graph, texts, units, entities, relationships, attributes, elements, titles] = await Promise.all([
+    index.graph(),
+    index.texts(),
+    index.units(),
+    index.entities(),
+    index.relationships(),
+    index.attributes(),
+    index.elements(),
+    index.titles(),
+  ]);
+  const tables = { texts, units, entities, relationships, attributes, elements, titles };
+  const chosen = await chooseNodes(graph, n);
+  const html = renderGraphHtml({
+    title: `noderag graph: ${chosen.nodes.length} nodes`,
+    nodes: chosen.nodes.map((c) => ({
+      id: c.id,
+      type: c.type,
+      score: c.score,
+      text: nodeText(tables, c.id) ?? '',
+    })),
+    edges: chosen.edges,
+  });
+  const path = join(folder, VIS_FILE);
+  await writeFileAtomic(path, html);
+  return {
+    path,
+    nodes: chosen.nodes.length,
+    edges: chosen.edges.length,
+    linking: chosen.nodes.filter((c) => c.linking).length,
+    unreachableComponents: chosen.unreachableComponents,
+    ms: performance.now() - started,
+  };
+}
