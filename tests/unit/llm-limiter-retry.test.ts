@@ -28,16 +28,29 @@ function maxInWindow(starts: number[], w: number): number {
 }
 
 describe('RateLimiter', () => {
-  it('allows at most `rate` starts in any one-second window and keeps that rate', async () => {
+  it('paces starts one per 1/rate s, so no one-second window holds more than `rate`', async () => {
     const clock = new ManualClock();
     const limiter = new RateLimiter(10, clock);
     const { starts, done } = startTasks(limiter, clock, 35, 50);
     await clock.advance(5000);
     await done;
     expect(starts).toHaveLength(35);
+    expect(starts.slice(0, 4)).toEqual([0, 100, 200, 300]);
     expect(maxInWindow(starts, 1000)).toBe(10);
-    // 35 starts need 3 further windows after the first: the last starts at 3 s exactly.
-    expect(starts.at(-1)).toBe(3000);
+    expect(starts.at(-1)).toBe(3400);
+  });
+
+  it('restarts the pacing grid after an idle spell (no burst credit)', async () => {
+    const clock = new ManualClock();
+    const limiter = new RateLimiter(4, clock);
+    const first = startTasks(limiter, clock, 2, 0);
+    await clock.advance(10_000);
+    await first.done;
+    const second = startTasks(limiter, clock, 3, 0);
+    await clock.advance(2000);
+    await second.done;
+    expect(first.starts).toEqual([0, 250]);
+    expect(second.starts).toEqual([10_000, 10_250, 10_500]);
   });
 
   it('caps requests in flight at `rate` even when the window has room', async () => {
@@ -50,14 +63,13 @@ describe('RateLimiter', () => {
         await clock.sleep(3000); // longer than the window: in-flight is the binding limit
       }),
     );
-    await settle();
+    await clock.advance(1000);
     expect(limiter.inFlight).toBe(4);
     expect(limiter.waiting).toBe(8);
     await clock.advance(1000);
-    expect(limiter.inFlight).toBe(4); // window passed, but none finished
-    await clock.advance(2000);
-    expect(limiter.inFlight).toBe(4); // the first four finished, the next four started
-    await clock.advance(6000);
+    expect(limiter.inFlight).toBe(4); // the window has room, but none finished
+    expect(limiter.waiting).toBe(8);
+    await clock.advance(8000);
     await Promise.all(tasks);
     expect(peak).toBe(4);
   });
@@ -65,6 +77,7 @@ describe('RateLimiter', () => {
   it('handles fractional rates with the same average', () => {
     expect(new RateLimiter(2.5).permits).toBe(2);
     expect(new RateLimiter(2.5).windowMs).toBeCloseTo(800);
+    expect(new RateLimiter(2.5).intervalMs).toBeCloseTo(400);
     expect(new RateLimiter(0.5).permits).toBe(1);
     expect(new RateLimiter(0.5).windowMs).toBeCloseTo(2000);
     expect(() => new RateLimiter(0)).toThrow(RangeError);

@@ -15,7 +15,7 @@ import { ProviderError } from '../errors.js';
 import { cacheKey } from './cache-key.js';
 import { type Clock, systemClock } from './clock.js';
 import { type ErrorContext, invalidReplyError, throwIfAborted, timeoutError } from './provider-errors.js';
-import type { RateLimiter } from './rate-limiter.js';
+import type { Limiter } from './rate-limiter.js';
 import type { ResponseCache } from './response-cache.js';
 import { type RetryEvent, type RetryPolicy, withRetry } from './retry.js';
 import { validateText } from './task-schemas.js';
@@ -50,7 +50,7 @@ export interface CachedProviderOptions {
   section: 'model_config' | 'embedding_config';
   retry: RetryPolicy;
   /** Shared by every caller of this config section; none = unlimited (the local provider). */
-  limiter?: RateLimiter;
+  limiter?: Limiter;
   /** None = not cached (search time, the local provider). */
   cache?: ResponseCache;
   timeouts: { chatMs: number; embedMs: number };

@@ -3,16 +3,33 @@
  * one-second window and at most `rate_limit` in flight, shared by every caller holding the
  * same limiter (all stages of a build, all requests of a server).
  *
- * A token bucket whose tokens each come back exactly one window after they were taken (a
- * sliding-window log): unlike a refilling bucket, a full bucket plus its refill can never
- * put 2 × rate requests into one second. Fractional rates keep the same average: rate 2.5
- * allows 2 starts per 0.8 s, rate 0.5 one start per 2 s. Waiters are served first come,
- * first served; an aborted waiter leaves the queue at once.
+ * Two rules decide when the next request may start:
+ *
+ * 1. Pacing: while requests are waiting, starts follow a grid of one per 1/rate s. A start
+ *    that comes late (timer granularity, a busy event loop) keeps the grid and the next
+ *    ones catch up, so the average rate does not drift down; a request that finds nobody
+ *    waiting restarts the grid at its own arrival (an idle spell earns no burst).
+ * 2. A hard cap: a sliding-window log of the last `permits` starts, so no window of
+ *    `permits / rate` seconds ever holds more than `permits` starts, whatever the timers do.
+ *
+ * Why pacing rather than a bucket that lets `rate` requests go at once: measured at the
+ * server (bench/providers.ts), synchronised waves of `rate` requests exactly one second
+ * apart arrive with different network delays, and a provider counting per second then sees
+ * up to twice the limit in one second. Paced starts arrive as a steady stream.
+ *
+ * Fractional rates keep the same average: rate 2.5 = one start per 0.4 s, at most 2 per
+ * 0.8 s; rate 0.5 = one per 2 s. Waiters are served first come, first served; an aborted
+ * waiter leaves the queue at once.
  */
 import { type Clock, systemClock } from './clock.js';
 import { abortReason } from './provider-errors.js';
 
 export type Release = () => void;
+
+/** What CachedProvider needs from a limiter (benchmarks plug in other designs). */
+export interface Limiter {
+  run<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T>;
+}
 
 interface Waiter {
   resolve: (release: Release) => void;
@@ -21,24 +38,33 @@ interface Waiter {
   onAbort: (() => void) | undefined;
 }
 
-export class RateLimiter {
+export class RateLimiter implements Limiter {
   /** Starts allowed per window, and the cap on requests in flight. */
   readonly permits: number;
   /** Window length in ms: `permits / rate` seconds. */
   readonly windowMs: number;
+  /** Pacing interval in ms: 1 / rate seconds. */
+  readonly intervalMs: number;
   readonly #clock: Clock;
   /** Start times of the last `permits` requests, oldest first. */
   readonly #starts: number[] = [];
   readonly #queue: Waiter[] = [];
   #inFlight = 0;
+  /** Earliest start allowed by the pacing grid. */
+  #nextSlot = Number.NEGATIVE_INFINITY;
   #timer: AbortController | undefined;
 
-  constructor(rate: number, clock: Clock = systemClock) {
+  readonly #onStart: ((at: number) => void) | undefined;
+
+  /** `onStart` is told the clock time of every start (metrics, benchmarks). */
+  constructor(rate: number, clock: Clock = systemClock, onStart?: (at: number) => void) {
     if (!(rate > 0) || !Number.isFinite(rate))
       throw new RangeError(`rate must be a positive number, got ${rate}`);
     this.permits = Math.max(1, Math.floor(rate));
     this.windowMs = (this.permits / rate) * 1000;
+    this.intervalMs = 1000 / rate;
     this.#clock = clock;
+    this.#onStart = onStart;
   }
 
   get inFlight(): number {
@@ -62,6 +88,8 @@ export class RateLimiter {
         };
         signal.addEventListener('abort', waiter.onAbort, { once: true });
       }
+      // Nobody waiting and the grid in the past: an idle spell, restart the grid now.
+      if (this.#queue.length === 0) this.#nextSlot = Math.max(this.#nextSlot, this.#clock.now());
       this.#queue.push(waiter);
       this.#pump();
     });
@@ -87,10 +115,17 @@ export class RateLimiter {
         this.#wakeAt((this.#starts[0] as number) + this.windowMs - now);
         return;
       }
+      if (now < this.#nextSlot) {
+        this.#wakeAt(this.#nextSlot - now);
+        return;
+      }
+      // Stay on the grid even when late: the next starts catch up (the cap above still holds).
+      this.#nextSlot += this.intervalMs;
       const waiter = this.#queue.shift() as Waiter;
       if (waiter.signal && waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort);
       this.#starts.push(now);
       this.#inFlight++;
+      this.#onStart?.(now);
       let released = false;
       waiter.resolve(() => {
         if (released) return;
@@ -106,7 +141,7 @@ export class RateLimiter {
     if (this.#timer) return; // already waiting for the oldest start to leave the window
     const ctl = new AbortController();
     this.#timer = ctl;
-    this.#clock.sleep(Math.max(1, Math.ceil(delayMs)), ctl.signal).then(
+    this.#clock.sleep(Math.max(0.5, delayMs), ctl.signal).then(
       () => {
         if (this.#timer === ctl) this.#timer = undefined;
         this.#pump();

@@ -1,0 +1,430 @@
+/**
+ * The real `openai` and `@google/genai` SDKs over real HTTP against the fake servers on
+ * 127.0.0.1: round trips, retries, Retry-After, the json_schema fallback, repair, timeouts,
+ * the response cache and the rate limit as the server sees it.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { NodeConfig } from '../../ts/config/node-config.js';
+import { ProviderError } from '../../ts/errors.js';
+import { type CreateProvidersOptions, createProviders } from '../../ts/llm/create-providers.js';
+import { featureHashBatch } from '../../ts/llm/local/feature-hash.js';
+import { localDecompose, localQuery } from '../../ts/llm/local/tasks.js';
+import { BUILD_RETRY_POLICY } from '../../ts/llm/retry.js';
+import {
+  type FakeGeminiServer,
+  type FakeOpenAIServer,
+  startFakeGemini,
+  startFakeOpenAI,
+} from '../helpers/fake-providers/index.js';
+
+const TEXT = 'Marie Curie was born in Warsaw in 1867. She moved to Paris in 1891.';
+const KEY = 'sk-test-secret-0123456789abcdef';
+/** Stand-in for the o200k_base counter (inputs here are far below the 8,000-token cap). */
+const tokenCounter = { countTokens: (s: string) => Buffer.byteLength(s) };
+const FAST_RETRY = { ...BUILD_RETRY_POLICY, baseDelayMs: 20, maxDelayMs: 100 };
+
+let dir: string;
+let openai: FakeOpenAIServer;
+let gemini: FakeGeminiServer;
+
+beforeAll(async () => {
+  openai = await startFakeOpenAI({ apiKey: KEY });
+  gemini = await startFakeGemini({ apiKey: 'gemini-key-0123456789' });
+});
+afterAll(async () => {
+  await openai.close();
+  await gemini.close();
+});
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'noderag-providers-'));
+  openai.reset();
+  gemini.reset();
+  openai.options.latencyMs = 0;
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function openaiConfig(extra: { rate?: number; dim?: number; key?: string } = {}): NodeConfig {
+  return NodeConfig.fromData(
+    {
+      model_config: {
+        service_provider: 'openai',
+        base_url: openai.baseUrl,
+        api_keys: extra.key ?? KEY,
+        rate_limit: extra.rate ?? 40,
+      },
+      embedding_config: { service_provider: 'openai', base_url: openai.baseUrl, api_keys: extra.key ?? KEY },
+      config: { dim: extra.dim ?? 64 },
+    },
+    dir,
+    { env: {} },
+  );
+}
+
+function geminiConfig(): NodeConfig {
+  return NodeConfig.fromData(
+    {
+      model_config: {
+        service_provider: 'gemini',
+        model_name: 'gemini-2.5-flash',
+        base_url: gemini.baseUrl,
+        api_keys: 'gemini-key-0123456789',
+      },
+      embedding_config: {
+        service_provider: 'gemini',
+        embedding_model_name: 'text-embedding-004',
+        base_url: gemini.baseUrl,
+        api_keys: 'gemini-key-0123456789',
+      },
+      config: { dim: 768, language: 'Chinese' },
+    },
+    dir,
+    { env: {} },
+  );
+}
+
+function providers(config: NodeConfig, options: Partial<CreateProvidersOptions> = {}) {
+  return createProviders(config, {
+    mode: 'build',
+    tokenCounter,
+    retry: FAST_RETRY,
+    cacheDir: join(dir, 'cache', 'response_cache'),
+    ...options,
+  });
+}
+
+async function rejection(p: Promise<unknown>): Promise<ProviderError> {
+  const e = await p.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (err: unknown) => err,
+  );
+  expect(e).toBeInstanceOf(ProviderError);
+  return e as ProviderError;
+}
+
+describe('openai adapter through the real SDK', () => {
+  it('round-trips structured, chat and embed', async () => {
+    const p = providers(openaiConfig());
+    const d = await p.run('decompose', { text: TEXT });
+    expect(d).toEqual(localDecompose(TEXT, 'English'));
+    const answer = await p.run('answer', {
+      context: '------------semantic_unit-------------\n1. Marie Curie was born in Warsaw.\n',
+      question: 'Where was Marie Curie born?',
+    });
+    expect(answer).toBe('Based on the retrieved context:\n- Marie Curie was born in Warsaw.');
+    const e = await p.embed(['Marie Curie', 'Warsaw']);
+    expect(e.dim).toBe(64);
+    expect(Array.from(e.vectors)).toEqual(Array.from(featureHashBatch(['Marie Curie', 'Warsaw'], 64)));
+    p.close();
+
+    const [chat1, , emb] = openai.requests;
+    expect(chat1?.route).toBe('chat');
+    const body = chat1!.body as {
+      model: string;
+      response_format: { type: string; json_schema: { strict: boolean } };
+    };
+    expect(body.model).toBe('gpt-4o-mini');
+    expect(body.response_format.type).toBe('json_schema');
+    expect(body.response_format.json_schema.strict).toBe(true);
+    expect(emb?.route).toBe('embeddings');
+    expect(emb!.body).toMatchObject({
+      model: 'text-embedding-3-small',
+      input: ['Marie Curie', 'Warsaw'],
+      encoding_format: 'float',
+    });
+    expect(chat1?.headers.authorization).toBe(`Bearer ${KEY}`);
+  });
+
+  it('falls back to plain JSON mode once when the server rejects json_schema, and remembers', async () => {
+    const strictless = await startFakeOpenAI({ rejectJsonSchema: true });
+    try {
+      const config = NodeConfig.fromData(
+        {
+          model_config: { base_url: strictless.baseUrl },
+          embedding_config: { service_provider: 'local' },
+          config: { dim: 8 },
+        },
+        dir,
+        { env: {} },
+      );
+      const p = providers(config, { cacheDir: null });
+      const q = await p.run('query', { question: 'Where did Marie Curie work?' });
+      expect(q).toEqual(localQuery('Where did Marie Curie work?', 'English'));
+      expect(
+        strictless.requests.map(
+          (r) => (r.body as { response_format: { type: string } }).response_format.type,
+        ),
+      ).toEqual(['json_schema', 'json_object']);
+      const system = (strictless.requests[1]!.body as { messages: Array<{ content: string }> }).messages[0]
+        ?.content;
+      expect(system).toContain('matching this JSON Schema');
+      expect(system).toContain('"elements"');
+      await p.run('query', { question: 'Who?' });
+      expect(strictless.count()).toBe(3); // straight to json_object
+    } finally {
+      await strictless.close();
+    }
+  });
+
+  it('repairs an invalid structured reply once', async () => {
+    const p = providers(openaiConfig(), { cacheDir: null });
+    openai.inject({ route: 'chat', fault: { kind: 'invalid-reply' } });
+    const q = await p.run('query', { question: 'What did Marie Curie discover?' });
+    expect(q.elements).toEqual(['Marie Curie', 'discover']);
+    expect(openai.count('chat')).toBe(2);
+    const repair = openai.requests[1]!.body as { messages: Array<{ role: string; content: string }> };
+    expect(repair.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
+    expect(repair.messages[3]?.content).toMatch(/^Your reply was not valid: not valid JSON/);
+  });
+
+  it('an invalid reply after the repair is a failed (retryable) attempt', async () => {
+    const p = providers(openaiConfig(), { cacheDir: null, retry: { ...FAST_RETRY, maxAttempts: 1 } });
+    openai.inject({ route: 'chat', times: 2, fault: { kind: 'invalid-reply' } });
+    const e = await rejection(p.run('decompose', { text: TEXT }));
+    expect(e.retryable).toBe(true);
+    expect(e.message).toMatch(
+      /returned an invalid decompose reply: not valid JSON .*also after one repair attempt/,
+    );
+  });
+});
+
+describe('gemini adapter through the real SDK', () => {
+  it('round-trips structured, chat and embed (Chinese prompts)', async () => {
+    const p = providers(geminiConfig());
+    const text = '居里夫人在巴黎发现了镭。她于1903年获得诺贝尔物理学奖。';
+    expect(await p.run('decompose', { text })).toEqual(localDecompose(text, 'Chinese'));
+    const a = await p.run('attribute', {
+      entity: '居里夫人',
+      units: ['居里夫人在巴黎发现了镭。'],
+      relationships: [],
+    });
+    expect(a).toBe('居里夫人在巴黎发现了镭。');
+    const e = await p.embed(['居里夫人', '巴黎', '镭']);
+    expect(e.dim).toBe(768);
+    expect(Array.from(e.vectors)).toEqual(Array.from(featureHashBatch(['居里夫人', '巴黎', '镭'], 768)));
+    p.close();
+
+    const gen = gemini.requests[0];
+    expect(gen?.url).toBe('/v1beta/models/gemini-2.5-flash:generateContent');
+    expect(gen?.headers['x-goog-api-key']).toBe('gemini-key-0123456789');
+    const cfg = (gen!.body as { generationConfig: Record<string, unknown> }).generationConfig;
+    expect(cfg.responseMimeType).toBe('application/json');
+    expect(cfg.responseSchema).toMatchObject({ type: 'OBJECT', required: ['Output'] });
+    const plain = (gemini.requests[1]!.body as { generationConfig: Record<string, unknown> })
+      .generationConfig;
+    expect(plain.responseMimeType).toBeUndefined();
+    const emb = gemini.requests[2];
+    expect(emb?.route).toBe('batchEmbedContents');
+    expect((emb!.body as { requests: unknown[] }).requests).toHaveLength(3);
+    expect(
+      (emb!.body as { requests: Array<{ outputDimensionality: number }> }).requests[0]?.outputDimensionality,
+    ).toBe(768);
+  });
+
+  it('retries a 429 honouring Retry-After, and fails at once on a bad key', async () => {
+    const p = providers(geminiConfig(), { cacheDir: null });
+    gemini.inject({ route: 'generateContent', fault: { kind: 'status', status: 429, retryAfter: '1' } });
+    await p.run('query', { question: '居里夫人是谁？' });
+    const [first, second] = gemini.requests;
+    expect(second!.at - first!.at).toBeGreaterThanOrEqual(990);
+    expect(second!.at - first!.at).toBeLessThan(1600);
+    expect(p.stats().chat.retries).toBe(1);
+
+    const badConfig = NodeConfig.fromData(
+      {
+        model_config: {
+          service_provider: 'gemini',
+          model_name: 'gemini-2.5-flash',
+          base_url: gemini.baseUrl,
+          api_keys: 'AIzaWrongKey0123456789abcdefghij',
+        },
+        embedding_config: { service_provider: 'local' },
+      },
+      dir,
+      { env: {} },
+    );
+    gemini.reset();
+    const e = await rejection(providers(badConfig, { cacheDir: null }).run('query', { question: '谁？' }));
+    expect(gemini.count()).toBe(1);
+    expect(e.status).toBe(401);
+    expect(e.retryable).toBe(false);
+    expect(e.message).toBe(
+      'authentication failed for provider gemini (HTTP 401): check model_config.api_keys or GEMINI_API_KEY / GOOGLE_API_KEY',
+    );
+  });
+});
+
+describe('retries and failures', () => {
+  it('recovers from 500s and from a malformed body', async () => {
+    const p = providers(openaiConfig(), { cacheDir: null });
+    openai.inject({ route: 'chat', times: 2, fault: { kind: 'status', status: 500 } });
+    openai.inject({ route: 'chat', fault: { kind: 'malformed-json' } });
+    expect((await p.run('query', { question: 'Who is Marie Curie?' })).elements).toEqual(['Marie Curie']);
+    expect(openai.count('chat')).toBe(4);
+    expect(p.stats().chat).toMatchObject({ calls: 1, requests: 4, retries: 3 });
+  });
+
+  it('honours Retry-After on the OpenAI route too', async () => {
+    const p = providers(openaiConfig(), { cacheDir: null });
+    openai.inject({ route: 'embeddings', fault: { kind: 'status', status: 429, retryAfter: '1' } });
+    await p.embed(['x']);
+    const [a, b] = openai.requests;
+    expect(b!.at - a!.at).toBeGreaterThanOrEqual(990);
+  });
+
+  it('gives up after the attempt limit with a clear error', async () => {
+    const p = providers(openaiConfig(), { cacheDir: null, retry: { ...FAST_RETRY, maxAttempts: 3 } });
+    openai.inject({
+      route: 'chat',
+      times: 10,
+      fault: { kind: 'status', status: 503, message: 'overloaded' },
+    });
+    const e = await rejection(p.run('answer', { context: '', question: 'Why?' }));
+    expect(openai.count('chat')).toBe(3);
+    expect(e.status).toBe(503);
+    expect(e.message).toBe('provider openai returned HTTP 503: 503 overloaded (gave up after 3 attempts)');
+  });
+
+  it('400/401/404 fail at once with an actionable message and never show the key', async () => {
+    const wrongKey = 'sk-wrong-key-abcdefghijklmnop';
+    const p = providers(openaiConfig({ key: wrongKey }), { cacheDir: null });
+    const e = await rejection(p.run('query', { question: 'Who?' }));
+    expect(openai.count()).toBe(1);
+    expect(e.message).toBe(
+      'authentication failed for provider openai (HTTP 401): check model_config.api_keys or OPENAI_API_KEY',
+    );
+    expect(JSON.stringify({ m: e.message, s: e.stack })).not.toContain(wrongKey);
+
+    openai.reset();
+    const ok = providers(openaiConfig(), { cacheDir: null });
+    openai.inject({ fault: { kind: 'status', status: 404, message: 'The model `gpt-x` does not exist' } });
+    const nf = await rejection(ok.run('query', { question: 'Who?' }));
+    expect(nf.retryable).toBe(false);
+    expect(nf.message).toMatch(
+      /^provider openai returned HTTP 404 for model "gpt-4o-mini": check model_config.model_name and base_url/,
+    );
+    openai.inject({ fault: { kind: 'status', status: 400, message: 'bad request' } });
+    const br = await rejection(ok.run('answer', { context: '', question: 'x' }));
+    expect(br.message).toMatch(/rejected the request \(HTTP 400\)/);
+    expect(openai.count()).toBe(2);
+  });
+
+  it('a wrong embedding length is a clear, non-retried error', async () => {
+    const p = providers(openaiConfig({ dim: 64 }), { cacheDir: null });
+    openai.inject({ route: 'embeddings', fault: { kind: 'wrong-dim', dim: 32 } });
+    const e = await rejection(p.embed(['a', 'b']));
+    expect(e.retryable).toBe(false);
+    expect(e.message).toBe(
+      'embedding model openai/text-embedding-3-small returned vectors of length 32, but config.dim is 64; set config.dim to 32 or choose another model',
+    );
+    expect(openai.count()).toBe(1);
+  });
+
+  it('times out a slow request (retryable, code upstream_timeout)', async () => {
+    const p = providers(openaiConfig(), {
+      cacheDir: null,
+      retry: { ...FAST_RETRY, maxAttempts: 1 },
+      timeouts: { chatMs: 150 },
+    });
+    openai.inject({ route: 'chat', fault: { kind: 'delay', ms: 1500 } });
+    const started = performance.now();
+    const e = await rejection(p.run('query', { question: 'Who?' }));
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(e.code).toBe('upstream_timeout');
+    expect(e.retryable).toBe(true);
+    expect(e.message).toBe('provider openai did not answer within 0.2 s');
+  });
+
+  it('an AbortSignal cancels the request without retrying', async () => {
+    const p = providers(openaiConfig(), { cacheDir: null });
+    openai.inject({ route: 'chat', fault: { kind: 'delay', ms: 1500 } });
+    const ctl = new AbortController();
+    setTimeout(() => ctl.abort(new Error('client went away')), 100);
+    const started = performance.now();
+    await expect(p.run('query', { question: 'Who?' }, { signal: ctl.signal })).rejects.toThrow(
+      'client went away',
+    );
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(openai.count()).toBe(1);
+  });
+});
+
+describe('response cache', () => {
+  it('answers a repeated request without reaching the server, also after reopening', async () => {
+    const p1 = providers(openaiConfig());
+    const first = await p1.run('decompose', { text: TEXT });
+    await p1.run('attribute', { entity: 'MARIE CURIE', units: [TEXT], relationships: [] });
+    expect(openai.count()).toBe(2);
+    expect(await p1.run('decompose', { text: TEXT })).toEqual(first);
+    expect(openai.count()).toBe(2);
+    expect(p1.stats().chat).toMatchObject({ calls: 2, cacheHits: 1 });
+    p1.close();
+
+    const p2 = providers(openaiConfig());
+    expect(await p2.run('decompose', { text: TEXT })).toEqual(first);
+    await p2.run('attribute', { entity: 'MARIE CURIE', units: [TEXT], relationships: [] });
+    expect(openai.count()).toBe(2);
+    expect(p2.stats().chat).toMatchObject({ calls: 0, cacheHits: 2 });
+    p2.close();
+    // The key is never written to the cache.
+    const files = ['llm.jsonl', 'embeddings.bin'].map((f) =>
+      readFileSync(join(dir, 'cache', 'response_cache', f)),
+    );
+    for (const f of files) expect(f.includes(KEY)).toBe(false);
+  });
+
+  it('caches embeddings per input: a different batching still hits', async () => {
+    const p = providers(openaiConfig());
+    const a = await p.embed(['alpha', 'beta', 'gamma']);
+    const b = await p.embed(['beta', 'gamma', 'delta', 'alpha', 'delta']);
+    expect(openai.count('embeddings')).toBe(2);
+    expect((openai.requests[1]!.body as { input: string[] }).input).toEqual(['delta']);
+    expect(Array.from(b.vectors.subarray(0, 64))).toEqual(Array.from(a.vectors.subarray(64, 128)));
+    expect(Array.from(b.vectors.subarray(3 * 64, 4 * 64))).toEqual(Array.from(a.vectors.subarray(0, 64)));
+    expect(p.stats().embedding).toMatchObject({ embeddingCacheHits: 3, embeddedTexts: 4 });
+    p.close();
+  });
+
+  it('does not cache failures, and search mode does not cache at all', async () => {
+    const p = providers(openaiConfig(), { retry: { ...FAST_RETRY, maxAttempts: 1 } });
+    openai.inject({ route: 'chat', fault: { kind: 'status', status: 503 } });
+    await rejection(p.run('query', { question: 'Who?' }));
+    await p.run('query', { question: 'Who?' });
+    expect(openai.count()).toBe(2);
+    p.close();
+    const s = providers(openaiConfig(), { mode: 'search', cacheDir: undefined });
+    expect(s.cache).toBeUndefined();
+    await s.run('query', { question: 'Who?' });
+    await s.run('query', { question: 'Who?' });
+    expect(openai.count()).toBe(4);
+  });
+});
+
+describe('rate limit, measured at the server', () => {
+  it('holds rate_limit requests per second across concurrent callers', async () => {
+    const rate = 20;
+    const p = providers(openaiConfig({ rate }), { cacheDir: null });
+    openai.options.latencyMs = 50;
+    const n = 3 * rate;
+    const started = performance.now();
+    await Promise.all(Array.from({ length: n }, (_, i) => p.run('query', { question: `Question ${i}?` })));
+    const elapsed = performance.now() - started;
+    const times = openai.requests.map((r) => r.at).sort((x, y) => x - y);
+    expect(times).toHaveLength(n);
+    // No window of (almost) one second holds more than `rate` arrivals (50 ms of network jitter allowed).
+    let most = 0;
+    for (const t of times) most = Math.max(most, times.filter((x) => x >= t && x < t + 950).length);
+    expect(most).toBeLessThanOrEqual(rate);
+    // And it does not hold back more than it must: the arrivals come at the configured rate.
+    const achieved = ((n - 1) / (times.at(-1)! - times[0]!)) * 1000;
+    expect(achieved).toBeGreaterThan(0.9 * rate);
+    expect(achieved).toBeLessThan(1.05 * rate);
+    expect(elapsed).toBeLessThan(4000);
+  });
+});
