@@ -1,0 +1,429 @@
+/**
+ * The build run loop (method.md §4.2):
+ *
+ *  1. config (first run: write the template, exit 3), build.lock
+ *  2. finish or discard leftover staging
+ *  3. INIT: committed-index check and discovery
+ *  4. the state tree, then the confirmation (or --yes)
+ *  5. start generation g + 1 when there is something new
+ *  6. run `current_state`, commit (which advances the state), repeat to FINISHED; documents
+ *     that arrived meanwhile start a follow-up cycle in the same run
+ *  7. a stage error saves ERROR and exits 1; SIGINT/SIGTERM stop new requests, give the ones
+ *     in flight 10 s, save INTERRUPTED and exit 130 (a second signal exits at once).
+ *
+ * Every stage commit goes through StageCommit, so each stage is all-or-nothing and a re-run
+ * resumes at the stage in state.json, its earlier model calls served by the response cache.
+ */
+import { renameSync, writeFileSync } from 'node:fs';
+import type { NodeConfig as NodeConfigType } from '../config/node-config.js';
+import { ensureConfig, NodeConfig } from '../config/node-config.js';
+import { ConfigError, NodeRagError } from '../errors.js';
+import { IndexData } from '../index-io/index-data.js';
+import { parquetFooterOk } from '../index-io/parquet.js';
+import { createProviders, type ModelProviders } from '../llm/create-providers.js';
+import { type CommitStep, recoverStaging, StageCommit } from './commit.js';
+import { type DiscoveryPlan, type DocuType, discoverDocuments } from './discover.js';
+import { BuildLockedError, NoDocumentsError } from './errors.js';
+import { type DocumentHashes, readDocumentHashes, readIndices, serializeIndices } from './info-files.js';
+import { type FileProbe, runInit } from './init.js';
+import { INFO_FILES, INPUT_DIR, resolveInProject } from './layout.js';
+import { acquireBuildLock, type BuildLock } from './lock.js';
+import { BuildLog, formatSeconds, secretRedactor } from './log.js';
+import type { StageContext, StageResult, StageTable } from './stages/context.js';
+import { nativeTokenCounter, probeIndexFile } from './stages/core.js';
+import { STAGE_RUNNERS } from './stages/index.js';
+import { InterruptedError, StopSignal } from './stages/interrupt.js';
+import { StageOutputs } from './stages/outputs.js';
+import { Progress, type ProgressOutput, progressStyle } from './stages/progress.js';
+import {
+  advanceState,
+  type BuildState,
+  type EmbeddingIdentity,
+  failState,
+  STAGES,
+  type StageName,
+  serializeState,
+  startCycle,
+  writeState,
+} from './state.js';
+import { BUILD_EXIT, changedDeletedWarning, confirmBuild, renderStateTree } from './tree.js';
+
+export interface BuildOptions {
+  folder: string;
+  yes?: boolean;
+  allowFailures?: boolean;
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
+  stdout?: NodeJS.WritableStream & ProgressOutput;
+  stderr?: NodeJS.WritableStream;
+  /** Install SIGINT/SIGTERM handlers (the CLI does; embedding code may not want them). */
+  handleSignals?: boolean;
+  /** Replace stage implementations (tests). */
+  stages?: Partial<StageTable>;
+}
+
+/**
+ * Test-only crash points, from NODERAG_TEST_CRASH: `<stage>` kills the process with SIGKILL
+ * right after that stage's commit; `<stage>:<commit step>` at that step of its commit
+ * (files-synced, manifest-written, renamed). Lets end-to-end tests simulate kill -9 at exact
+ * points without racing the process.
+ */
+function crashPoint(): { stage: string; step: string | null } | null {
+  const raw = process.env.NODERAG_TEST_CRASH;
+  if (!raw) return null;
+  const i = raw.lastIndexOf(':');
+  return i < 0 ? { stage: raw, step: null } : { stage: raw.slice(0, i), step: raw.slice(i + 1) };
+}
+
+function die(): never {
+  process.kill(process.pid, 'SIGKILL');
+  // SIGKILL is not catchable; this only satisfies the type checker.
+  throw new Error('unreachable');
+}
+
+/** One-line message of an error for the terminal and info.log. */
+function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
+
+function embeddingIdentity(config: NodeConfigType): EmbeddingIdentity {
+  return {
+    provider: config.embedding_config.service_provider,
+    model: config.embedding_config.embedding_model_name,
+    dim: config.config.dim,
+  };
+}
+
+function sameEmbedding(a: EmbeddingIdentity, b: EmbeddingIdentity): boolean {
+  return a.provider === b.provider && a.model === b.model && a.dim === b.dim;
+}
+
+const probe: FileProbe = async (absPath, relative) => {
+  if (relative.endsWith('.parquet')) return parquetFooterOk(absPath);
+  return probeIndexFile(absPath, relative);
+};
+
+/** Runs `build` end to end and returns the exit code (method.md §4.6). */
+export async function runBuild(options: BuildOptions): Promise<number> {
+  const stdout = options.stdout ?? process.stdout;
+  const stderr = options.stderr ?? process.stderr;
+  const stdin = options.stdin ?? process.stdin;
+  const say = (s: string) => stdout.write(`${s}\n`);
+  const complain = (s: string) => stderr.write(`${s}\n`);
+
+  // Step 1: configuration (first run writes the template) and the lock.
+  const ensured = ensureConfig(options.folder);
+  if (ensured.created) {
+    say(ensured.message);
+    return BUILD_EXIT.CONFIG_CREATED;
+  }
+  let config: NodeConfigType;
+  try {
+    config = NodeConfig.fromMainFolder(options.folder);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      complain(error.message);
+      return BUILD_EXIT.USAGE;
+    }
+    throw error;
+  }
+  const root = config.mainFolder;
+  const log = new BuildLog(resolveInProject(root, INFO_FILES.log), {
+    redact: secretRedactor(config.secrets()),
+  });
+  for (const w of config.warnings) {
+    log.warn(w);
+    complain(`warning: ${w}`);
+  }
+
+  let lock: BuildLock;
+  try {
+    lock = await acquireBuildLock(root);
+  } catch (error) {
+    if (error instanceof BuildLockedError) {
+      complain(error.message);
+      return BUILD_EXIT.USAGE;
+    }
+    throw error;
+  }
+
+  let providers: ModelProviders | undefined;
+  try {
+    // Step 2: staging left by a crash.
+    const recovery = await recoverStaging(root);
+    if (recovery.outcome === 'rolled-forward') {
+      log.info(`completed an interrupted commit (${recovery.files.join(', ')})`);
+    } else if (recovery.outcome === 'rolled-back') {
+      log.info(`discarded ${recovery.files.length} staged file(s) of an unfinished commit`);
+    }
+
+    // Step 3: INIT.
+    const docuType = config.config.docu_type as DocuType;
+    let init: Awaited<ReturnType<typeof runInit>>;
+    try {
+      init = await runInit(root, { docuType, probe });
+    } catch (error) {
+      if (error instanceof NoDocumentsError || error instanceof NodeRagError) {
+        log.error(error.message);
+        complain(`error: ${error.message}`);
+        return BUILD_EXIT.STAGE_FAILED;
+      }
+      throw error;
+    }
+    const state = init.state;
+    if (init.stateChanged) {
+      await writeState(root, state);
+      log.warn(
+        `vector index files unusable: rebuilding them from the stored vectors (state ${state.current_state})`,
+      );
+    }
+
+    const wanted = embeddingIdentity(config);
+    if (state.embedding && !sameEmbedding(state.embedding, wanted)) {
+      const e = state.embedding;
+      const message = `embeddings were made with ${e.provider}/${e.model} (${e.dim}); changing the embedding model needs a rebuild from scratch (delete cache/ and info/), or set embedding_config back`;
+      log.error(message);
+      complain(`error: ${message}`);
+      return BUILD_EXIT.USAGE;
+    }
+
+    providers = createProviders(config, { mode: 'build', tokenCounter: nativeTokenCounter });
+    const cache = providers.cache
+      ? { replies: providers.cache.replyCount, embeddings: providers.cache.embeddingCount }
+      : null;
+
+    // Step 4: the state tree and the confirmation.
+    stdout.write(renderStateTree({ root, state, plan: init.plan, cache }));
+    const warning = changedDeletedWarning(init.plan.changed.length, init.plan.deleted.length);
+    if (warning) log.warn(warning);
+    for (const u of init.plan.unreadable) log.warn(`skipped ${u.path}: ${u.reason}`);
+    const decision = await confirmBuild({
+      hasWork: init.outlook.hasWork,
+      yes: options.yes === true,
+      input: stdin,
+      output: stdout,
+    });
+    if (!decision.proceed) {
+      (decision.exitCode === BUILD_EXIT.OK ? say : complain)(decision.message);
+      return decision.exitCode;
+    }
+
+    const run = new BuildRun({
+      root,
+      config,
+      log,
+      providers,
+      stdout,
+      stderr,
+      allowFailures: options.allowFailures === true,
+      stages: { ...STAGE_RUNNERS, ...options.stages },
+    });
+    return await run.execute(
+      state,
+      init.plan,
+      init.hashes,
+      init.outlook.startsCycle,
+      options.handleSignals !== false,
+    );
+  } finally {
+    providers?.close();
+    await lock.release();
+  }
+}
+
+interface BuildRunOptions {
+  root: string;
+  config: NodeConfigType;
+  log: BuildLog;
+  providers: ModelProviders;
+  stdout: NodeJS.WritableStream & ProgressOutput;
+  stderr: NodeJS.WritableStream;
+  allowFailures: boolean;
+  stages: StageTable;
+}
+
+/** Steps 5–7 for one confirmed run. */
+class BuildRun {
+  readonly #o: BuildRunOptions;
+  readonly #stop = new StopSignal();
+  readonly #progress: Progress;
+  readonly #index: IndexData;
+  #state!: BuildState;
+  #signals = 0;
+
+  constructor(options: BuildRunOptions) {
+    this.#o = options;
+    const c = options.config.config;
+    this.#progress = new Progress(
+      options.stdout,
+      progressStyle(options.stdout, { useRich: c.use_rich, useTqdm: c.use_tqdm }),
+    );
+    this.#index = new IndexData(options.root, c.dim);
+  }
+
+  #say(s: string): void {
+    this.#o.stdout.write(`${s}\n`);
+  }
+
+  #complain(s: string): void {
+    this.#o.stderr.write(`${s}\n`);
+  }
+
+  /** SIGINT/SIGTERM: first stops new work; the second writes INTERRUPTED and exits at once. */
+  #onSignal = (signal: NodeJS.Signals): void => {
+    this.#signals++;
+    if (this.#signals === 1) {
+      this.#o.log.warn(`${signal} received: stopping (up to 10 s for requests in flight)`);
+      this.#complain(
+        `\n${signal}: stopping after the requests in flight (up to 10 s); press Ctrl-C again to quit at once.`,
+      );
+      this.#stop.stop(`interrupted by ${signal}`);
+      return;
+    }
+    this.#o.log.warn(`${signal} received again: exiting at once`);
+    try {
+      // Synchronous, atomic: the process ends right after.
+      const path = resolveInProject(this.#o.root, INFO_FILES.state);
+      const tmp = `${path}.${process.pid}.tmp`;
+      writeFileSync(tmp, serializeState(failState(this.#state, 'INTERRUPTED', `interrupted by ${signal}`)));
+      renameSync(tmp, path);
+    } catch {
+      // Nothing more to do: the next run resumes from the last committed state anyway.
+    }
+    process.exit(BUILD_EXIT.INTERRUPTED);
+  };
+
+  async execute(
+    initial: BuildState,
+    initialPlan: DiscoveryPlan,
+    initialHashes: DocumentHashes,
+    startsCycle: boolean,
+    handleSignals: boolean,
+  ): Promise<number> {
+    const { root, log } = this.#o;
+    this.#state = initial;
+    if (handleSignals) {
+      process.on('SIGINT', this.#onSignal);
+      process.on('SIGTERM', this.#onSignal);
+    }
+    const started = performance.now();
+    const attempted = new Set<string>();
+    let plan = initialPlan;
+    let hashes = initialHashes;
+    try {
+      if (startsCycle) await this.#startCycle();
+      for (;;) {
+        while (this.#state.current_state !== 'FINISHED') {
+          const result = await this.#runStage(plan, hashes);
+          for (const p of result.attempted) attempted.add(p);
+        }
+        // Documents that appeared while the cycle's set was fixed: a follow-up cycle.
+        hashes = await readDocumentHashes(root);
+        plan = await discoverDocuments(
+          resolveInProject(root, INPUT_DIR),
+          this.#o.config.config.docu_type as DocuType,
+          hashes,
+        );
+        const fresh = plan.cycle.filter((p) => !attempted.has(p));
+        if (fresh.length === 0 || this.#stop.stopping) break;
+        this.#say(
+          `${fresh.length} document(s) arrived during the build; indexing them in generation ${this.#state.generation + 1}.`,
+        );
+        log.info(`follow-up cycle for queued documents: ${fresh.join(', ')}`);
+        await this.#startCycle();
+      }
+      const seconds = formatSeconds(performance.now() - started);
+      log.info(`Build finished in ${seconds} (generation ${this.#state.generation})`);
+      this.#say(`Build finished in ${seconds} (generation ${this.#state.generation}).`);
+      return BUILD_EXIT.OK;
+    } catch (error) {
+      const interrupted = error instanceof InterruptedError || this.#stop.stopping;
+      const stage = this.#state.current_state;
+      if (interrupted) {
+        const reason = this.#stop.stopping ? this.#stop.reason : errorMessage(error);
+        this.#state = failState(this.#state, 'INTERRUPTED', reason);
+        await writeState(root, this.#state);
+        log.warn(`${stage} interrupted; state saved`);
+        this.#complain(`${stage} interrupted; state saved. Run the build again to resume.`);
+        return BUILD_EXIT.INTERRUPTED;
+      }
+      const message = errorMessage(error);
+      this.#state = failState(this.#state, 'ERROR', message);
+      await writeState(root, this.#state);
+      log.error(`${stage} failed: ${message}`);
+      this.#complain(`error: ${stage} failed: ${message}`);
+      if (!(error instanceof NodeRagError) && error instanceof Error && error.stack)
+        this.#complain(error.stack);
+      this.#complain('State saved; run the build again to resume.');
+      return BUILD_EXIT.STAGE_FAILED;
+    } finally {
+      this.#stop.dispose();
+      if (handleSignals) {
+        process.off('SIGINT', this.#onSignal);
+        process.off('SIGTERM', this.#onSignal);
+      }
+    }
+  }
+
+  async #startCycle(): Promise<void> {
+    this.#state = startCycle(this.#state);
+    await writeState(this.#o.root, this.#state);
+    this.#o.log.info(
+      `generation ${this.#state.generation} started${this.#state.is_incremental ? ' (incremental)' : ''}`,
+    );
+  }
+
+  /** Runs `current_state` and commits it; returns the paths the Document pipeline attempted. */
+  async #runStage(plan: DiscoveryPlan, hashes: DocumentHashes): Promise<{ attempted: string[] }> {
+    const { root, log, config } = this.#o;
+    this.#stop.check();
+    const name = this.#state.current_state as StageName;
+    const crash = crashPoint();
+    const crashHere = crash !== null && crash.stage === name;
+    const commit = await StageCommit.begin(root, {
+      afterStep: (step: CommitStep) => {
+        if (crashHere && crash.step === step) die();
+      },
+    });
+    const progress = this.#progress.stage(name, STAGES.indexOf(name) + 1, STAGES.length);
+    const endLog = log.stage(`${name} (generation ${this.#state.generation})`);
+    const ctx: StageContext = {
+      root,
+      config,
+      state: this.#state,
+      g: this.#state.generation,
+      counters: await readIndices(root),
+      index: this.#index,
+      providers: this.#o.providers,
+      log,
+      progress,
+      stop: this.#stop,
+      out: new StageOutputs(commit),
+      plan,
+      hashes,
+      allowFailures: this.#o.allowFailures,
+    };
+    let result: StageResult;
+    let next: BuildState;
+    try {
+      result = await this.#o.stages[name](ctx);
+      // A stop requested during the stage: nothing is committed, the stage re-runs later.
+      this.#stop.check();
+      next = advanceState(this.#state);
+      if (result.embedding) next = { ...next, embedding: result.embedding };
+      await ctx.out.file(INFO_FILES.indices, serializeIndices(ctx.counters));
+      await ctx.out.file(INFO_FILES.state, serializeState(next));
+      await commit.commit();
+    } catch (error) {
+      progress.abandon();
+      await commit.discard().catch(() => undefined);
+      throw error;
+    }
+    this.#state = next;
+    const ms = endLog(result.counts);
+    progress.finish(formatSeconds(ms), result.summary);
+    for (const s of result.skipped ?? []) log.warn(`skipped ${s.path}: ${s.reason}`);
+    if (crashHere && crash.step === null) die();
+    return { attempted: result.attempted ?? [] };
+  }
+}

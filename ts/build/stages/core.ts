@@ -1,0 +1,108 @@
+/**
+ * The text-core functions the stages use (normal forms, hash ids, token counts, chunking,
+ * relationship parsing), all from the Rust core through ts/text, gathered in one place so
+ * the stages read as the method describes them.
+ */
+import { stat } from 'node:fs/promises';
+import type { Language } from '../../config/schema.js';
+import type { TokenCounter } from '../../llm/token-cap.js';
+import type { TextOps } from '../../model/text-ops.js';
+import { callNative, callNativeAsync, native } from '../../native.js';
+import { VectorIndex } from '../../vector/index.js';
+import { CACHE_FILES } from '../layout.js';
+
+/** H, norm_text and fold for ts/model. */
+export const textOps: TextOps = {
+  hashId: (tag, s) => callNative(() => native.hashId(tag, s)),
+  normText: (s) => callNative(() => native.normText(s)),
+  fold: (s) => callNative(() => native.fold(s)),
+};
+
+export const nativeTokenCounter: TokenCounter = {
+  countTokens: (s) => callNative(() => native.countTokens(s)),
+};
+
+/** o200k_base token counts of many texts at once. */
+export function countTokensBatch(texts: string[]): ArrayLike<number> {
+  return texts.length === 0 ? [] : callNative(() => native.countTokensBatch(texts));
+}
+
+export interface DocumentChunk {
+  text: string;
+  tokens: number;
+}
+
+/** The chunks of one document (§3.2), off the main thread. */
+export async function chunkDocument(documentText: string, chunkSize: number): Promise<DocumentChunk[]> {
+  const c = await callNativeAsync(() => native.chunkTextAsync(documentText, chunkSize));
+  return c.texts.map((t, i) => ({ text: t, tokens: c.tokenCounts[i]! }));
+}
+
+export function normalizeEntities(names: readonly string[], language: Language): string[] {
+  return callNative(() => native.normalizeEntities([...names], language));
+}
+
+export type ParsedRelationship =
+  | { kind: 'parsed'; source: string; relation: string; target: string }
+  | { kind: 'needs_repair' }
+  | { kind: 'empty' };
+
+/** Steps 1–4 of §3.3 for one relationship string. */
+export function parseRelationship(
+  s: string,
+  unitEntities: readonly string[],
+  language: Language,
+): ParsedRelationship {
+  const r = callNative(() => native.parseRelationship(s, [...unitEntities], language));
+  if (r.status === 'parsed')
+    return { kind: 'parsed', source: r.source!, relation: r.relation!, target: r.target! };
+  return { kind: r.status };
+}
+
+export interface Triple {
+  source: string;
+  relation: string;
+  target: string;
+}
+
+export interface FinalizedUnit {
+  entities: string[];
+  relationships: Triple[];
+  /** Indexes into the input triples that were dropped, with the reason. */
+  dropped: { index: number; reason: 'same_entity' | 'empty_part' }[];
+}
+
+/** The rules after parsing (§3.3): normalised ends, same-entity triples dropped, ends appended. */
+export function finalizeUnit(
+  entities: readonly string[],
+  triples: readonly Triple[],
+  language: Language,
+): FinalizedUnit {
+  return callNative(() =>
+    native.finalizeUnit(
+      [...entities],
+      triples.map((t) => ({ ...t })),
+      language,
+    ),
+  );
+}
+
+/**
+ * INIT's deeper check of non-parquet index files: HNSW.bin must have a readable header,
+ * text_decomposition.jsonl must be a file.
+ */
+export async function probeIndexFile(absPath: string, relative: string): Promise<boolean> {
+  if (relative === CACHE_FILES.hnswBin) {
+    try {
+      VectorIndex.readHeader(absPath);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  try {
+    return (await stat(absPath)).isFile();
+  } catch {
+    return false;
+  }
+}

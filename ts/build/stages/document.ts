@@ -1,0 +1,146 @@
+/**
+ * Document pipeline (method.md §3.2): extraction and chunking of the cycle's documents.
+ *
+ * - renamed: the old path's document row and map entry move to the new path;
+ * - duplicate (a copy of an indexed file): a new document row sharing the existing chunks,
+ *   nothing extracted, no model call;
+ * - new: extracted, cleaned, chunked; chunk ids already indexed are listed for the document
+ *   but not repeated in text.parquet.
+ * A document that cannot be read or parsed, or has no text, is skipped with a warning and
+ * left out of document_hash.json, so the next build retries it.
+ */
+import { NodeRagError } from '../../errors.js';
+import { documentsToTable, textToTable } from '../../index-io/tables.js';
+import type { DocumentRow, TextRow } from '../../model/types.js';
+import { compareCodePoints } from '../discover.js';
+import { documentFormat, type ExtractedDocument, extractFiles } from '../extract.js';
+import { serializeDocumentHashes, withCycleDocuments } from '../info-files.js';
+import { CACHE_FILES, INFO_FILES } from '../layout.js';
+import type { StageContext, StageResult } from './context.js';
+import { chunkDocument, textOps } from './core.js';
+
+/** Number of Unicode code points (char_count counts characters, not UTF-16 units). */
+function codePoints(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0xd800 || c > 0xdbff) n++;
+  }
+  return n;
+}
+
+export async function documentStage(ctx: StageContext): Promise<StageResult> {
+  const { plan, g, counters } = ctx;
+  const chunkSize = ctx.config.config.chunk_size;
+  const documents = await ctx.index.documents();
+  const texts = await ctx.index.texts();
+
+  // Renamed paths: the row moves with its content.
+  for (const r of plan.renamed) {
+    const row = documents.find((d) => d.path === r.from);
+    if (row) row.path = r.path;
+  }
+
+  const renamed = new Set(plan.renamed.map((r) => r.path));
+  const duplicateOf = new Map(plan.duplicate.map((d) => [d.path, d.of]));
+  const hashOf = new Map(plan.files.map((f) => [f.path, f.hash]));
+  const adds = plan.cycle.filter((p) => !renamed.has(p)).sort(compareCodePoints);
+
+  // Copies of indexed documents reuse their rows' chunks; everything else is extracted.
+  const sourceRow = (path: string): DocumentRow | undefined => {
+    const of = duplicateOf.get(path);
+    return of === undefined ? undefined : documents.find((d) => d.path === of);
+  };
+  const toExtract = plan.files.filter((f) => adds.includes(f.path) && sourceRow(f.path) === undefined);
+  ctx.progress.begin(toExtract.length, 'documents');
+  const extracted = new Map<string, ExtractedDocument>();
+  const skipped: { path: string; reason: string }[] = [];
+  const results = await extractFiles(toExtract, {
+    onResult: (_r, done) => ctx.progress.update(done),
+  });
+  for (const r of results) {
+    if (r.ok) extracted.set(r.document.path, r.document);
+    else skipped.push({ path: r.error.path, reason: r.error.reason });
+  }
+  ctx.stop.check();
+
+  const added: { path: string; hash: string }[] = [];
+  let newChunks = 0;
+  let sharedChunks = 0;
+  for (const path of adds) {
+    const source = sourceRow(path);
+    const doc = extracted.get(path);
+    if (!source && !doc) continue; // skipped
+    counters.document_index += 1;
+    const docId = counters.document_index;
+    const hash = doc?.hash ?? hashOf.get(path)!;
+    const row: DocumentRow = {
+      docId,
+      docHashId: hash,
+      path,
+      format: documentFormat(path) ?? 'txt',
+      textIds: [],
+      textHashIds: [],
+      charCount: 0,
+      generation: g,
+    };
+    if (source) {
+      row.textIds = [...source.textIds];
+      row.textHashIds = [...source.textHashIds];
+      row.charCount = source.charCount;
+      sharedChunks += row.textIds.length;
+    } else if (doc) {
+      row.charCount = codePoints(doc.text);
+      const chunks = await chunkDocument(doc.text, chunkSize);
+      chunks.forEach((chunk, position) => {
+        const id = textOps.hashId('text', textOps.normText(chunk.text));
+        if (row.textHashIds.includes(id)) return; // a repeated passage is one chunk of the document
+        let t = texts.get(id);
+        if (t) {
+          sharedChunks++;
+        } else {
+          counters.text_unit_index += 1;
+          t = {
+            textId: counters.text_unit_index,
+            hashId: id,
+            context: chunk.text,
+            docId,
+            docHashId: hash,
+            chunkIndex: position,
+            tokenCount: chunk.tokens,
+            embedding: null,
+            generation: g,
+          } satisfies TextRow;
+          texts.set(id, t);
+          newChunks++;
+        }
+        row.textIds.push(t.textId);
+        row.textHashIds.push(id);
+      });
+    }
+    documents.push(row);
+    added.push({ path, hash });
+  }
+
+  const indexedThisCycle = added.length + plan.renamed.length;
+  if (g === 1 && indexedThisCycle === 0) {
+    const list = skipped.map((s) => `${s.path} (${s.reason})`).join(', ');
+    throw new NodeRagError(
+      'no_documents',
+      `no supported documents in input/ could be read${list ? `: ${list}` : ''}; fix or remove them and run the build again`,
+    );
+  }
+
+  const hashes = withCycleDocuments(ctx.hashes, added, plan.renamed);
+  await ctx.out.table(CACHE_FILES.documents, documentsToTable(documents));
+  await ctx.out.table(CACHE_FILES.text, textToTable(texts.values(), ctx.config.config.dim));
+  await ctx.out.file(INFO_FILES.documentHash, serializeDocumentHashes(hashes));
+
+  for (const s of skipped) ctx.progress.note(`skipped ${s.path}: ${s.reason}`);
+  return {
+    counts: { items: added.length + plan.renamed.length, drops: skipped.length },
+    summary: `${added.length} documents added, ${plan.renamed.length} renamed, ${skipped.length} skipped; ${newChunks} new chunks, ${sharedChunks} shared`,
+    skipped,
+    attempted: [...plan.cycle],
+  };
+}

@@ -1,0 +1,124 @@
+/**
+ * Embedding pipeline (method.md §3.6): rows of text, semantic_units and attributes (in that
+ * order, then by number) whose vector is null, in batches of `embedding_batch_size`, one
+ * request per batch, concurrently under the embedding limiter and through the response
+ * cache (per input text). Vectors are stored as returned. The first build records the
+ * embedding provider, model and dim in state.json.
+ */
+import { attributesToTable, textToTable, unitsToTable } from '../../index-io/tables.js';
+import { CACHE_FILES } from '../layout.js';
+import type { EmbeddingIdentity } from '../state.js';
+import type { StageContext, StageResult } from './context.js';
+import { mapInOrder, poolSize } from './pool.js';
+
+/** A row that needs a vector: its text, and where the vector goes. */
+export interface EmbeddingTarget {
+  text: string;
+  set: (vector: Float32Array) => void;
+}
+
+/**
+ * Embeds `targets` in batches, in order, and stores each vector through its setter.
+ * Returns the number of requests' worth of batches sent (cache hits included).
+ */
+export async function embedTargets(
+  ctx: StageContext,
+  targets: readonly EmbeddingTarget[],
+  note: (done: number) => void,
+): Promise<number> {
+  const size = ctx.config.config.embedding_batch_size;
+  const batches: EmbeddingTarget[][] = [];
+  for (let i = 0; i < targets.length; i += size) batches.push(targets.slice(i, i + size));
+  const local = ctx.providers.embedding.identity.provider === 'local';
+  let embedded = 0;
+  const results = await mapInOrder(
+    batches,
+    async (batch) => {
+      const r = await ctx.providers.embed(
+        batch.map((t) => t.text),
+        { signal: ctx.stop.signal },
+      );
+      embedded += batch.length;
+      return r;
+    },
+    {
+      concurrency: poolSize(ctx.config.embedding_config.rate_limit, local),
+      stop: ctx.stop,
+      onProgress: () => note(embedded),
+    },
+  );
+  // Applied in input order once every batch has arrived.
+  batches.forEach((batch, b) => {
+    const { vectors, dim } = results[b]!;
+    batch.forEach((t, i) => {
+      t.set(vectors.slice(i * dim, (i + 1) * dim));
+    });
+  });
+  return batches.length;
+}
+
+export function configuredEmbedding(ctx: StageContext): EmbeddingIdentity {
+  return {
+    provider: ctx.config.embedding_config.service_provider,
+    model: ctx.config.embedding_config.embedding_model_name,
+    dim: ctx.config.config.dim,
+  };
+}
+
+export async function embeddingStage(ctx: StageContext): Promise<StageResult> {
+  const texts = [...(await ctx.index.texts()).values()].sort((a, b) => a.textId - b.textId);
+  const units = [...(await ctx.index.units()).values()].sort((a, b) => a.humanReadableId - b.humanReadableId);
+  const attributes = [...(await ctx.index.attributes()).values()].sort(
+    (a, b) => a.humanReadableId - b.humanReadableId,
+  );
+  const targets: EmbeddingTarget[] = [
+    ...texts
+      .filter((r) => r.embedding === null)
+      .map((r) => ({
+        text: r.context,
+        set: (v: Float32Array) => {
+          r.embedding = v;
+        },
+      })),
+    ...units
+      .filter((r) => r.embedding === null)
+      .map((r) => ({
+        text: r.context,
+        set: (v: Float32Array) => {
+          r.embedding = v;
+        },
+      })),
+    ...attributes
+      .filter((r) => r.embedding === null)
+      .map((r) => ({
+        text: r.context,
+        set: (v: Float32Array) => {
+          r.embedding = v;
+        },
+      })),
+  ];
+
+  const before = ctx.providers.embedding.stats();
+  const note = () => {
+    const s = ctx.providers.embedding.stats();
+    return `requests ${s.calls - before.calls}, cached vectors ${s.embeddingCacheHits - before.embeddingCacheHits}`;
+  };
+  ctx.progress.begin(targets.length, 'vectors');
+  const batches = await embedTargets(ctx, targets, (done) => ctx.progress.update(done, note()));
+
+  const dim = ctx.config.config.dim;
+  await ctx.out.table(CACHE_FILES.text, textToTable(texts, dim));
+  await ctx.out.table(CACHE_FILES.semanticUnits, unitsToTable(units, dim));
+  await ctx.out.table(CACHE_FILES.attributes, attributesToTable(attributes, dim));
+  const s = ctx.providers.embedding.stats();
+  return {
+    counts: {
+      items: targets.length,
+      calls: s.calls - before.calls,
+      cacheHits: s.embeddingCacheHits - before.embeddingCacheHits,
+      retries: s.retries - before.retries,
+    },
+    summary: `${targets.length} vectors in ${batches} batches; ${note()}`,
+    embedding: ctx.state.embedding ?? configuredEmbedding(ctx),
+  };
+}

@@ -1,0 +1,19 @@
+/**
+ * Insert text pipeline (method.md §3.8): a `text` node for every chunk of generation g and
+ * unit—text edges from every unit touched in g to each of its chunks not yet linked.
+ */
+import { insertText } from '../../model/insert-text.js';
+import type { StageContext, StageResult } from './context.js';
+import { stageGraphTables } from './graph.js';
+
+export async function insertTextStage(ctx: StageContext): Promise<StageResult> {
+  const graph = await ctx.index.graph();
+  const texts = await ctx.index.texts();
+  const units = await ctx.index.units();
+  const r = insertText(ctx.g, graph, texts.values(), units.values());
+  await stageGraphTables(ctx.index, ctx.out);
+  return {
+    counts: { items: r.textNodes },
+    summary: `${r.textNodes} text nodes, ${r.edges} unit—text edges; graph ${graph.nodes.size} nodes, ${graph.edges.size} edges`,
+  };
+}

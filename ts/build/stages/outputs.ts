@@ -1,0 +1,31 @@
+/**
+ * What a stage hands to its commit: tables and files staged in cache/.staging/ through one
+ * StageCommit. The run loop adds info/indices.json and the advanced info/state.json and
+ * commits them all together (method.md §4.4).
+ */
+import type { Table } from '../../index-io/columns.js';
+import { writeTableFile } from '../../index-io/parquet.js';
+import type { StageCommit } from '../commit.js';
+
+export class StageOutputs {
+  constructor(private readonly commit: StageCommit) {}
+
+  /** Stage a parquet table for `destination` (a CACHE_FILES path). */
+  async table(destination: string, table: Table): Promise<void> {
+    await writeTableFile(this.commit.stagedPathFor(destination), table);
+  }
+
+  /** Stage a text or binary file. */
+  async file(destination: string, data: string | Uint8Array): Promise<void> {
+    await this.commit.put(destination, data);
+  }
+
+  /** The staging path for a file a native writer produces itself (HNSW.bin). */
+  pathFor(destination: string): string {
+    return this.commit.stagedPathFor(destination);
+  }
+
+  get staged(): readonly string[] {
+    return this.commit.staged;
+  }
+}

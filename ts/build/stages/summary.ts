@@ -1,0 +1,218 @@
+/**
+ * Summary pipeline (method.md §3.7): Leiden communities over the nodes touched in generation
+ * g, one structured call (prompt C) per community with members, high-level elements and
+ * titles merged in community order, new element descriptions embedded, then members linked
+ * to elements (directly, or through k-means clusters when the communities are large).
+ */
+
+import { InternalError } from '../../errors.js';
+import { kmeans, leiden } from '../../graph/index.js';
+import { elementsToTable, titlesToTable } from '../../index-io/tables.js';
+import type { BaseGraph } from '../../model/graph-store.js';
+import { type MaterialItem, rankMaterial, trimToBudget } from '../../model/material.js';
+import {
+  type Community,
+  communitiesWithMembers,
+  communityNodeIds,
+  type LinkInput,
+  linkMembers,
+  mergeElements,
+} from '../../model/summary.js';
+import { CACHE_FILES } from '../layout.js';
+import type { StageContext, StageResult } from './context.js';
+import { countTokensBatch, textOps } from './core.js';
+import { embedTargets } from './embedding.js';
+import { stageGraphTables } from './graph.js';
+import { mapInOrder, poolSize } from './pool.js';
+
+interface Subgraph {
+  ids: string[];
+  src: Uint32Array;
+  dst: Uint32Array;
+  /** Neighbours inside the community graph, by dense index. */
+  neighbours: number[][];
+}
+
+/** The community graph (step 1) as dense arrays, nodes in ascending id order. */
+function communityGraph(graph: BaseGraph, ids: string[]): Subgraph {
+  const index = new Map(ids.map((id, i) => [id, i]));
+  const src: number[] = [];
+  const dst: number[] = [];
+  const neighbours: number[][] = ids.map(() => []);
+  for (const e of graph.sortedEdges()) {
+    const a = index.get(e.source);
+    const b = index.get(e.target);
+    if (a === undefined || b === undefined) continue;
+    src.push(a);
+    dst.push(b);
+    neighbours[a]!.push(b);
+    neighbours[b]!.push(a);
+  }
+  return { ids, src: Uint32Array.from(src), dst: Uint32Array.from(dst), neighbours };
+}
+
+/** L2 distance² between two vectors (nearest member of an element). */
+function distance2(a: Float32Array, b: Float32Array): number {
+  let d = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]! - b[i]!;
+    d += x * x;
+  }
+  return d;
+}
+
+function normalized(v: Float32Array): Float32Array {
+  let n = 0;
+  for (const x of v) n += x * x;
+  n = Math.sqrt(n);
+  return n > 0 ? v.map((x) => x / n) : v;
+}
+
+export async function summaryStage(ctx: StageContext): Promise<StageResult> {
+  const g = ctx.g;
+  const graph = await ctx.index.graph();
+  const units = await ctx.index.units();
+  const attributes = await ctx.index.attributes();
+  const tables = { elements: await ctx.index.elements(), titles: await ctx.index.titles() };
+  const dim = ctx.config.config.dim;
+  const space = ctx.config.config.space;
+
+  // Steps 1–3: communities of the nodes touched in g.
+  const ids = communityNodeIds(graph, g);
+  const sub = communityGraph(graph, ids);
+  let communities: Community[] = [];
+  let communityCount = 0;
+  if (ids.length > 0) {
+    const result = await leiden({ nodeCount: ids.length, src: sub.src, dst: sub.dst }, { seed: 42 });
+    communityCount = result.count;
+    communities = communitiesWithMembers(graph, ids, result.membership);
+    ctx.stop.check();
+
+    // Step 4 material: member texts by (degree inside the community, node weight, id).
+    const position = new Map(ids.map((id, i) => [id, i]));
+    const membership = result.membership;
+    const budget = ctx.config.config.material_token_budget;
+    const memberText = (id: string) => units.get(id)?.context ?? attributes.get(id)?.context ?? '';
+    const prompts = communities.map((c) => {
+      const items: MaterialItem[] = c.members.map((id) => {
+        const i = position.get(id)!;
+        const inside = sub.neighbours[i]!.filter((j) => membership[j] === membership[i]).length;
+        return { id, text: memberText(id), primary: inside, secondary: graph.nodes.get(id)!.weight };
+      });
+      return trimToBudget(rankMaterial(items), budget, countTokensBatch).map((i) => i.text);
+    });
+
+    const before = ctx.providers.chat.stats();
+    const note = () => {
+      const s = ctx.providers.chat.stats();
+      return `calls ${s.calls - before.calls}, cache hits ${s.cacheHits - before.cacheHits}`;
+    };
+    ctx.progress.begin(prompts.length, 'communities');
+    const local = ctx.providers.chat.identity.provider === 'local';
+    const replies = await mapInOrder(
+      prompts,
+      (texts) => ctx.providers.run('community', { texts }, { signal: ctx.stop.signal }),
+      {
+        concurrency: poolSize(ctx.config.model_config.rate_limit, local),
+        stop: ctx.stop,
+        onProgress: (done) => ctx.progress.update(done, note()),
+      },
+    );
+
+    // Step 5: merge in community order.
+    const inputs: LinkInput[] = communities.map((community, i) => {
+      ctx.counters.community_summary_index += 1;
+      const elements = mergeElements(
+        replies[i]!.high_level_elements,
+        ctx.counters.community_summary_index,
+        g,
+        graph,
+        tables,
+        ctx.counters,
+        textOps,
+      );
+      return { community, elements };
+    });
+
+    // Step 6: embed the descriptions of new elements.
+    const pending = [...tables.elements.values()]
+      .filter((e) => e.embedding === null)
+      .sort((a, b) => a.humanReadableId - b.humanReadableId);
+    ctx.progress.note(`${pending.length} new high-level elements to embed`);
+    await embedTargets(
+      ctx,
+      pending.map((e) => ({
+        text: e.context,
+        set: (v: Float32Array) => {
+          e.embedding = v;
+        },
+      })),
+      () => undefined,
+    );
+
+    // Step 7: link members to elements.
+    const vectorOf = (id: string): Float32Array => {
+      const v =
+        units.get(id)?.embedding ??
+        attributes.get(id)?.embedding ??
+        tables.elements.get(id)?.embedding ??
+        null;
+      if (!v) throw new InternalError('internal_error', `node ${id} has no vector for member linking`);
+      return space === 'cosine' ? normalized(v) : v;
+    };
+    const memberIds = new Set<string>();
+    const elementIds = new Set<string>();
+    for (const inp of inputs) {
+      for (const m of inp.community.members) memberIds.add(m);
+      for (const e of inp.elements) elementIds.add(e);
+    }
+    const clusterIds = [...memberIds, ...elementIds].sort();
+    const n = clusterIds.length;
+    const c = Math.ceil(Math.sqrt(n));
+    let clusterOf: Map<string, number> | undefined;
+    if (n > 0 && n / c > ctx.config.config.Hcluster_size) {
+      const flat = new Float32Array(n * dim);
+      clusterIds.forEach((id, i) => {
+        flat.set(vectorOf(id), i * dim);
+      });
+      const km = await kmeans(flat, dim, c, { normalize: false, seed: 42 });
+      clusterOf = new Map(clusterIds.map((id, i) => [id, km.labels[i]!]));
+    }
+    const link = linkMembers(inputs, ctx.config.config.Hcluster_size, g, graph, tables, (clusterInput, k) => {
+      if (!clusterOf || k !== c || clusterInput.length !== n) {
+        throw new InternalError(
+          'internal_error',
+          'member linking: cluster input differs from the precomputed k-means',
+        );
+      }
+      return {
+        clusterOf,
+        nearest: (element, candidates) => {
+          const ev = vectorOf(element);
+          let best = candidates[0]!;
+          let bestD = Number.POSITIVE_INFINITY;
+          for (const m of [...candidates].sort()) {
+            const d = distance2(ev, vectorOf(m));
+            if (d < bestD) {
+              bestD = d;
+              best = m;
+            }
+          }
+          return best;
+        },
+      };
+    });
+    ctx.progress.note(
+      `${communities.length} communities with members of ${communityCount}; ${elementIds.size} elements, ${link.edges} member links${link.clustered ? ` (k-means, k=${c})` : ''}`,
+    );
+  }
+
+  await ctx.out.table(CACHE_FILES.highLevelElements, elementsToTable(tables.elements.values(), dim));
+  await ctx.out.table(CACHE_FILES.highLevelElementTitles, titlesToTable(tables.titles.values()));
+  await stageGraphTables(ctx.index, ctx.out);
+  const s = ctx.providers.chat.stats();
+  return {
+    counts: { items: communities.length },
+    summary: `${ids.length} nodes in the community graph, ${communities.length} communities summarised, ${tables.elements.size} elements in total; chat calls ${s.calls}`,
+  };
+}

@@ -1,0 +1,32 @@
+/**
+ * `noderag build -f <folder> [--yes] [--allow-failures]`: build the index, or update it with
+ * the documents added since (method.md §4). Exit codes (§4.6): 0 finished or up to date,
+ * 1 a stage failed (state saved; run again to resume), 2 usage / invalid config / refused to
+ * prompt / another build running, 3 config just created, 4 declined, 130 interrupted.
+ */
+import { defineCommand } from 'citty';
+import { runBuild } from '../build/pipeline.js';
+import { folderArg } from './args.js';
+import { CliExit } from './exit.js';
+
+export default defineCommand({
+  meta: { name: 'build', description: 'Build the index of <folder>/input, or add new documents to it' },
+  args: {
+    ...folderArg,
+    yes: { type: 'boolean', alias: 'y', description: 'start without asking for confirmation' },
+    'allow-failures': {
+      type: 'boolean',
+      description:
+        'let the build go on when some chunks cannot be decomposed (they are listed in info/info.log)',
+    },
+  },
+  async run({ args }) {
+    const code = await runBuild({
+      folder: args.folder,
+      yes: args.yes === true,
+      allowFailures: args['allow-failures'] === true,
+    });
+    // Messages were printed by the build itself; only the code is left to report.
+    if (code !== 0) throw new CliExit(code);
+  },
+});

@@ -1,0 +1,118 @@
+/**
+ * cache/text_decomposition.jsonl (method.md §5): one UTF-8 line per chunk in `text_id`
+ * order, keys in the documented order, non-ASCII written as is. The file is rewritten whole
+ * by each Text pipeline commit (atomically, through the stage commit), so a reader never
+ * sees a torn line; a damaged line is an error naming the line.
+ */
+import { readFile } from 'node:fs/promises';
+import { IndexFileError } from '../errors.js';
+import type { DecompositionRecord, ParsedUnit } from '../model/types.js';
+
+function recordLine(r: DecompositionRecord): string {
+  // Built key by key: the order of §5, whatever order the object was assembled in.
+  return JSON.stringify({
+    text_hash_id: r.text_hash_id,
+    text_id: r.text_id,
+    generation: r.generation,
+    status: r.status,
+    response: r.response ?? null,
+    units: r.units.map((u) => ({
+      semantic_unit: u.semantic_unit,
+      entities: u.entities,
+      relationships: u.relationships.map((x) => ({
+        source: x.source,
+        relation: x.relation,
+        target: x.target,
+      })),
+    })),
+    dropped: r.dropped.map((d) => ({ input: d.input, reason: d.reason })),
+    error: r.error ?? null,
+  });
+}
+
+export function serializeDecompositions(records: Iterable<DecompositionRecord>): string {
+  const sorted = [...records].sort((a, b) => a.text_id - b.text_id);
+  return sorted.map((r) => `${recordLine(r)}\n`).join('');
+}
+
+function isStringArray(v: unknown): v is string[] {
+  return Array.isArray(v) && v.every((x) => typeof x === 'string');
+}
+
+function parseUnit(v: unknown): ParsedUnit | null {
+  if (typeof v !== 'object' || v === null) return null;
+  const u = v as Record<string, unknown>;
+  if (typeof u.semantic_unit !== 'string' || !isStringArray(u.entities) || !Array.isArray(u.relationships))
+    return null;
+  const relationships: ParsedUnit['relationships'] = [];
+  for (const r of u.relationships) {
+    const x = r as Record<string, unknown> | null;
+    if (
+      !x ||
+      typeof x.source !== 'string' ||
+      typeof x.relation !== 'string' ||
+      typeof x.target !== 'string'
+    ) {
+      return null;
+    }
+    relationships.push({ source: x.source, relation: x.relation, target: x.target });
+  }
+  return { semantic_unit: u.semantic_unit, entities: u.entities, relationships };
+}
+
+export function parseDecompositions(text: string, label: string): DecompositionRecord[] {
+  const out: DecompositionRecord[] = [];
+  const lines = text.split('\n');
+  lines.forEach((line, i) => {
+    if (line === '') return;
+    const bad = (what: string): never => {
+      throw new IndexFileError(
+        'index_damaged',
+        `${label}, line ${i + 1}: ${what}; rebuild from scratch by deleting cache/ and info/`,
+      );
+    };
+    let raw: unknown;
+    try {
+      raw = JSON.parse(line);
+    } catch {
+      bad('not valid JSON');
+    }
+    const o = raw as Record<string, unknown>;
+    if (typeof o !== 'object' || o === null) bad('not a JSON object');
+    if (typeof o.text_hash_id !== 'string') bad('text_hash_id must be a string');
+    if (typeof o.text_id !== 'number' || typeof o.generation !== 'number')
+      bad('text_id and generation must be numbers');
+    if (o.status !== 'ok' && o.status !== 'failed') bad('status must be "ok" or "failed"');
+    if (!Array.isArray(o.units) || !Array.isArray(o.dropped)) bad('units and dropped must be lists');
+    const units = (o.units as unknown[]).map((u) => parseUnit(u) ?? bad('a unit is malformed'));
+    const dropped = (o.dropped as unknown[]).map((d) => {
+      const x = d as Record<string, unknown> | null;
+      if (!x || typeof x.input !== 'string' || typeof x.reason !== 'string')
+        return bad('a dropped entry is malformed');
+      return { input: x.input, reason: x.reason };
+    });
+    out.push({
+      text_hash_id: o.text_hash_id as string,
+      text_id: o.text_id as number,
+      generation: o.generation as number,
+      status: o.status as 'ok' | 'failed',
+      response: o.response ?? null,
+      units,
+      dropped,
+      error: typeof o.error === 'string' ? o.error : null,
+    });
+  });
+  return out;
+}
+
+/** The records of a project, or none before the first Text pipeline commit. */
+export async function readDecompositions(path: string, label: string): Promise<DecompositionRecord[]> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  return parseDecompositions(text, label);
+}
