@@ -13,6 +13,7 @@ import {
   REDACTED,
   redactSecrets,
   renderConfigTemplate,
+  updateConfigFile,
 } from '../../ts/config/index.js';
 import { ConfigError } from '../../ts/errors.js';
 
@@ -391,5 +392,36 @@ describe('folder paths', () => {
     expect(cfg.inputFolder).toBe(join(dir, 'p', 'input'));
     expect(cfg.responseCacheFolder).toBe(join(dir, 'p', 'cache', 'response_cache'));
     expect(existsSync(cfg.configPath)).toBe(true);
+  });
+});
+
+describe('updateConfigFile (Save Config)', () => {
+  it('changes keys in place, keeping comments and unknown keys', () => {
+    ensureConfig(dir);
+    const path = join(dir, CONFIG_FILE_NAME);
+    writeFileSync(path, `${readFileSync(path, 'utf8')}  my_note: keep me\n`);
+    const r = updateConfigFile(dir, {
+      model_config: { service_provider: 'local', base_url: null },
+      config: { chunk_size: 512, language: 'Chinese' },
+    });
+    expect(r.ok).toBe(true);
+    const text = readFileSync(path, 'utf8');
+    expect(text).toContain('  # Chunk size in tokens (o200k_base), 64 to 16384\n  chunk_size: 512\n');
+    expect(text).toContain('  service_provider: local\n');
+    expect(text).toContain('my_note: keep me');
+    if (r.ok) expect(r.config.config.language).toBe('Chinese');
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+  });
+
+  it('an invalid change writes nothing and names every problem', () => {
+    ensureConfig(dir);
+    const before = readFileSync(join(dir, CONFIG_FILE_NAME), 'utf8');
+    const r = updateConfigFile(dir, { config: { chunk_size: 1, port: 0 } });
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.problems.map((p) => p.path)).toEqual(['config.chunk_size', 'config.port']);
+      expect(r.problems[0]?.message).toBe('expected an integer from 64 to 16384, got 1');
+    }
+    expect(readFileSync(join(dir, CONFIG_FILE_NAME), 'utf8')).toBe(before);
   });
 });

@@ -40,4 +40,10 @@ export {
 } from './schema.js';
 export { describeSecret, REDACTED, redactSecrets } from './secrets.js';
 export { CONFIG_FILE_NAME, renderConfigTemplate } from './template.js';
+export {
+  type ConfigPatch,
+  type ConfigUpdateResult,
+  type UpdateConfigOptions,
+  updateConfigFile,
+} from './update.js';
 export { formatProblem, type ValidateOptions, type ValidateResult, validateConfigData } from './validate.js';

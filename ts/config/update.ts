@@ -1,0 +1,61 @@
+/**
+ * Changing keys of Node_config.yaml in place (the web UI's Save Config): the YAML document is
+ * edited, not regenerated, so comments, key order and unknown keys survive. The result is
+ * validated before anything is written; an invalid change leaves the file untouched and
+ * returns every problem with its key path.
+ */
+import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseDocument } from 'yaml';
+import { ConfigError } from '../errors.js';
+import type { Env } from './api-keys.js';
+import type { ConfigProblem } from './cross-checks.js';
+import { NodeConfig } from './node-config.js';
+import type { NodeConfigData } from './schema.js';
+import { CONFIG_FILE_NAME, renderConfigTemplate } from './template.js';
+import { validateConfigData } from './validate.js';
+
+/** New values by section and key; `null` writes null (e.g. clears `base_url`). */
+export type ConfigPatch = {
+  [S in keyof NodeConfigData]?: { [K in keyof NodeConfigData[S]]?: NodeConfigData[S][K] | null };
+};
+
+export type ConfigUpdateResult = { ok: true; config: NodeConfig } | { ok: false; problems: ConfigProblem[] };
+
+export interface UpdateConfigOptions {
+  env?: Env;
+  /** Default false: a config may be saved before its key is known. */
+  requireApiKeys?: boolean;
+}
+
+export function updateConfigFile(
+  folder: string,
+  patch: ConfigPatch,
+  options: UpdateConfigOptions = {},
+): ConfigUpdateResult {
+  const abs = resolve(folder);
+  const path = join(abs, CONFIG_FILE_NAME);
+  const text = existsSync(path)
+    ? readFileSync(path, 'utf8').replace(/^\uFEFF/, '')
+    : renderConfigTemplate(abs);
+  const doc = parseDocument(text, { uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    const msg = `${path} is not valid YAML; fix it by hand first: ${doc.errors[0]?.message.split('\n')[0]}`;
+    throw new ConfigError(msg, [msg]);
+  }
+  for (const [section, values] of Object.entries(patch)) {
+    for (const [key, value] of Object.entries(values ?? {})) {
+      if (value !== undefined) doc.setIn([section, key], value);
+    }
+  }
+  const env = options.env ?? process.env;
+  const requireApiKeys = options.requireApiKeys ?? false;
+  const check = validateConfigData(doc.toJS(), { folder: abs, env, requireApiKeys });
+  if (!check.ok) return { ok: false, problems: check.problems };
+  const out = doc.toString({ lineWidth: 0 });
+  const tmp = join(abs, `.${CONFIG_FILE_NAME}.${process.pid}.tmp`);
+  writeFileSync(tmp, out, { encoding: 'utf8', mode: 0o600 });
+  chmodSync(tmp, 0o600);
+  renameSync(tmp, path);
+  return { ok: true, config: NodeConfig.fromYaml(out, abs, { env, requireApiKeys }) };
+}
