@@ -28,22 +28,29 @@ export interface Selection {
   relationships: string[];
 }
 
+/**
+ * `onAdd(id, position)` is told each id that joins the search list and the position in
+ * `ranking` of the node that brought it (−1 for a hit), so callers can report why an item
+ * is in the context without repeating the walk.
+ */
 export function selectNodes(
   hits: readonly string[],
   ranking: readonly RankedNode[],
   quotas: Quotas,
   attributeOf: (entityId: string) => string | undefined,
   elementOfTitle: (titleId: string) => string | undefined,
+  onAdd?: (id: string, position: number) => void,
 ): Selection {
   const searchList: string[] = [];
   const inList = new Set<string>();
-  const push = (id: string) => {
+  const push = (id: string, position: number) => {
     if (!inList.has(id)) {
       inList.add(id);
       searchList.push(id);
+      onAdd?.(id, position);
     }
   };
-  for (const h of hits) push(h);
+  for (const h of hits) push(h, -1);
 
   const relationships: string[] = [];
   let cross = 0;
@@ -53,7 +60,8 @@ export function selectNodes(
   const full = () =>
     cross >= quotas.crossNode && ent >= quotas.entity && rel >= quotas.relationship && title >= quotas.title;
 
-  for (const node of ranking) {
+  for (let position = 0; position < ranking.length; position++) {
+    const node = ranking[position]!;
     if (full()) break;
     if (inList.has(node.id)) continue;
     switch (node.type) {
@@ -61,7 +69,7 @@ export function selectNodes(
         if (ent >= quotas.entity) break;
         ent++;
         const a = attributeOf(node.id);
-        if (a) push(a);
+        if (a) push(a, position);
         break;
       }
       case 'relationship':
@@ -73,13 +81,13 @@ export function selectNodes(
         if (title >= quotas.title) break;
         title++;
         const e = elementOfTitle(node.id);
-        if (e) push(e);
+        if (e) push(e, position);
         break;
       }
       default:
         if (cross >= quotas.crossNode) break;
         cross++;
-        push(node.id);
+        push(node.id, position);
     }
   }
   return { searchList, relationships };

@@ -1,0 +1,182 @@
+/**
+ * Reading the committed index for search (method.md §6.1): only the columns search needs
+ * (no embeddings, which live in HNSW.bin), as one typed buffer per column, through the
+ * index-io readers. A consistent snapshot: a read that overlaps a build commit is retried.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { CACHE_FILES, COMMIT_FILE, INFO_FILES, resolveInProject } from '../build/layout.js';
+import { type BuildState, parseState } from '../build/state.js';
+import { IndexFileError, IndexNotBuiltError } from '../errors.js';
+import { type ColumnRequest, TableReader } from '../index-io/columns.js';
+import { readTableFile } from '../index-io/parquet.js';
+
+/** Files a searchable index must have (besides info/state.json). */
+export const SEARCH_FILES = [
+  CACHE_FILES.documents,
+  CACHE_FILES.text,
+  CACHE_FILES.semanticUnits,
+  CACHE_FILES.entities,
+  CACHE_FILES.relationship,
+  CACHE_FILES.attributes,
+  CACHE_FILES.highLevelElements,
+  CACHE_FILES.highLevelElementTitles,
+  CACHE_FILES.graphNodes,
+  CACHE_FILES.graphEdges,
+  CACHE_FILES.hnswGraph,
+  CACHE_FILES.hnswBin,
+  CACHE_FILES.idMap,
+] as const;
+
+const utf8 = (name: string): ColumnRequest => ({ name, kind: 'utf8' });
+
+/** The columns search reads from each table. */
+const COLUMNS = {
+  documents: [{ name: 'doc_id', kind: 'int64' }, utf8('path')],
+  text: [utf8('hash_id'), utf8('context'), { name: 'doc_id', kind: 'int64' }],
+  units: [utf8('hash_id'), utf8('context'), utf8('text_hash_id')],
+  entities: [utf8('hash_id'), utf8('context'), utf8('text_hash_id')],
+  relationships: [utf8('hash_id'), utf8('context'), utf8('text_hash_id')],
+  attributes: [utf8('hash_id'), utf8('context'), utf8('node')],
+  elements: [utf8('hash_id'), utf8('context')],
+  titles: [utf8('hash_id'), utf8('context'), utf8('related_node')],
+  graphNodes: [utf8('id'), utf8('type')],
+  graphEdges: [utf8('source'), utf8('target'), { name: 'weight', kind: 'int64' }],
+  hnswGraph: [utf8('source'), utf8('target')],
+  idMap: [{ name: 'id', kind: 'int64' }, utf8('node'), { name: 'retired', kind: 'boolean' }],
+} satisfies Record<string, ColumnRequest[]>;
+
+export type TableName = keyof typeof COLUMNS;
+
+const FILE_OF: Record<TableName, string> = {
+  documents: CACHE_FILES.documents,
+  text: CACHE_FILES.text,
+  units: CACHE_FILES.semanticUnits,
+  entities: CACHE_FILES.entities,
+  relationships: CACHE_FILES.relationship,
+  attributes: CACHE_FILES.attributes,
+  elements: CACHE_FILES.highLevelElements,
+  titles: CACHE_FILES.highLevelElementTitles,
+  graphNodes: CACHE_FILES.graphNodes,
+  graphEdges: CACHE_FILES.graphEdges,
+  hnswGraph: CACHE_FILES.hnswGraph,
+  idMap: CACHE_FILES.idMap,
+};
+
+export type IndexTables = Record<TableName, TableReader>;
+
+export interface IndexSnapshot {
+  state: BuildState;
+  tables: IndexTables;
+  /** Absolute path of HNSW.bin. */
+  hnswPath: string;
+}
+
+async function isFile(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function buildHint(root: string): string {
+  return `run \`noderag build -f ${root}\``;
+}
+
+/** info/state.json as text, or null when the project was never built. */
+export async function readStateText(root: string): Promise<string | null> {
+  try {
+    return await readFile(resolveInProject(root, INFO_FILES.state), 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+}
+
+/** Parses state.json text; a damaged file is "not built" (the server answers 503). */
+export function parseStateText(text: string): BuildState {
+  try {
+    return parseState(text);
+  } catch (e) {
+    throw new IndexNotBuiltError(`index damaged: ${(e as Error).message}`, { cause: e });
+  }
+}
+
+/** Throws IndexNotBuiltError unless a first build has finished. */
+export function requireSearchable(root: string, stateText: string | null): BuildState {
+  if (stateText === null) {
+    throw new IndexNotBuiltError(`no index in ${root} yet: ${buildHint(root)} first`);
+  }
+  const state = parseStateText(stateText);
+  if (state.last_finished_generation < 1) {
+    throw new IndexNotBuiltError(
+      `the index in ${root} is not built yet (build state: ${state.current_state}); ${buildHint(root)} and wait for it to finish`,
+    );
+  }
+  return state;
+}
+
+const COMMIT_POLL_MS = 25;
+const COMMIT_WAIT_MS = 10_000;
+
+/** Waits while a build commit is being applied (it takes milliseconds). */
+async function waitForCommit(root: string): Promise<void> {
+  const path = resolveInProject(root, COMMIT_FILE);
+  const deadline = Date.now() + COMMIT_WAIT_MS;
+  while (await isFile(path)) {
+    if (Date.now() > deadline) {
+      throw new IndexNotBuiltError(
+        `a build commit has been pending for ${COMMIT_WAIT_MS / 1000} s (${COMMIT_FILE}); run the build again to complete it`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, COMMIT_POLL_MS));
+  }
+}
+
+async function readOnce(root: string): Promise<IndexTables> {
+  for (const relative of SEARCH_FILES) {
+    if (!(await isFile(resolveInProject(root, relative)))) {
+      throw new IndexNotBuiltError(
+        `index damaged: ${relative} is missing; restore it or rebuild (${buildHint(root)})`,
+      );
+    }
+  }
+  const names = Object.keys(COLUMNS) as TableName[];
+  const read = await Promise.all(
+    names.map(async (name) => {
+      const relative = FILE_OF[name];
+      const table = await readTableFile(resolveInProject(root, relative), COLUMNS[name]);
+      return [name, new TableReader(relative, table)] as const;
+    }),
+  );
+  return Object.fromEntries(read) as IndexTables;
+}
+
+const SNAPSHOT_ATTEMPTS = 3;
+
+/**
+ * Reads every table search needs. A build may commit meanwhile (tables only grow, each
+ * commit is atomic): when state.json changed or a commit is pending after the read, the
+ * read is repeated, so the tables always come from one committed state.
+ */
+export async function readSnapshot(root: string): Promise<IndexSnapshot> {
+  for (let attempt = 1; ; attempt++) {
+    await waitForCommit(root);
+    const before = await readStateText(root);
+    const state = requireSearchable(root, before);
+    let tables: IndexTables;
+    try {
+      tables = await readOnce(root);
+    } catch (e) {
+      if (e instanceof IndexFileError) {
+        throw new IndexNotBuiltError(`index damaged: ${e.message}`, { cause: e });
+      }
+      throw e;
+    }
+    const after = await readStateText(root);
+    const committing = await isFile(resolveInProject(root, COMMIT_FILE));
+    if ((after === before && !committing) || attempt >= SNAPSHOT_ATTEMPTS) {
+      return { state, tables, hnswPath: resolveInProject(root, CACHE_FILES.hnswBin) };
+    }
+  }
+}

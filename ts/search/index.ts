@@ -1,0 +1,18 @@
+export { CONTEXT_SECTION_ORDER, type ContextSection, formatContext } from './context.js';
+export { LoadedIndex, type LoadTimings } from './loaded-index.js';
+export {
+  NodeSearch,
+  type NodeSearchOptions,
+  type QuestionOptions,
+  type SearchProviders,
+} from './node-search.js';
+export type { SearchAnswer, SearchRetrieval } from './results.js';
+export {
+  type QueryInputs,
+  type Retrieval,
+  type RetrievedItem,
+  retrieve,
+  type SearchParams,
+  type StageTimings,
+  searchParamsFrom,
+} from './retrieve.js';

@@ -1,0 +1,363 @@
+/**
+ * An index loaded for search (method.md §6.1): node ids, types and texts in dense arrays,
+ * the native search graph (base + similarity edges), the vector index with retired labels
+ * excluded, and the phrase matcher over entity names and titles. Immutable once built, so
+ * any number of queries can use it at once; `close()` frees the native memory.
+ *
+ * Dense node indexes follow ascending hash id (graph_nodes.parquet order), so the native
+ * ranking's tie-break by index is the method's tie-break by id.
+ */
+import { IndexFileError, IndexNotBuiltError } from '../errors.js';
+import { PhraseMatcher, SearchGraph } from '../graph/index.js';
+import type { TableReader } from '../index-io/columns.js';
+import { NODE_TYPES, type NodeType } from '../model/types.js';
+import { VectorIndex } from '../vector/index.js';
+import { type IndexSnapshot, readSnapshot } from './index-files.js';
+
+export interface LoadOptions {
+  /** `config.dim`: the vector index must have it. */
+  dim: number;
+  /** `config.unbalance_adjust`. */
+  unbalanceAdjust: boolean;
+}
+
+/** Milliseconds spent in each loading step. */
+export interface LoadTimings {
+  readMs: number;
+  mapMs: number;
+  nativeMs: number;
+  totalMs: number;
+}
+
+const NO = -1;
+
+const TYPE_CODE: ReadonlyMap<string, number> = new Map(NODE_TYPES.map((t, i) => [t, i]));
+
+function damaged(message: string): IndexNotBuiltError {
+  return new IndexNotBuiltError(`index damaged: ${message}; rebuild the index`);
+}
+
+/** The arrays of a loaded index, before the native structures are attached. */
+interface IndexArrays {
+  ids: string[];
+  types: Uint8Array;
+  texts: string[];
+  indexOf: Map<string, number>;
+  docOf: Int32Array;
+  documents: string[];
+  attributeOf: Int32Array;
+  elementOf: Int32Array;
+  labelNode: Int32Array;
+  retiredLabels: number[];
+  edges: { src: Uint32Array; dst: Uint32Array; weight: Float64Array };
+  similarity: { src: Uint32Array; dst: Uint32Array };
+  names: [number, string][];
+}
+
+export class LoadedIndex {
+  /** Generation of the last finished build cycle in this snapshot. */
+  readonly generation: number;
+  /** Hash ids in ascending order; position = dense node index. */
+  readonly ids: readonly string[];
+  /** Type code (index into NODE_TYPES) per node. */
+  readonly types: Uint8Array;
+  /** Node text (`context`) per node. */
+  readonly texts: readonly string[];
+  /** Index into `documents` of a node's source document, or −1. */
+  readonly docOf: Int32Array;
+  /** Relative paths of the indexed documents. */
+  readonly documents: readonly string[];
+  /** Entity → its attribute node, or −1. */
+  readonly attributeOf: Int32Array;
+  /** Title → its element node, or −1. */
+  readonly elementOf: Int32Array;
+  /** HNSW label → node index; −1 for retired labels. */
+  readonly labelNode: Int32Array;
+  /** Labels not retired. */
+  readonly activeVectors: number;
+  readonly graph: SearchGraph;
+  /** Null when the index holds no vector. */
+  readonly vectors: VectorIndex | null;
+  readonly matcher: PhraseMatcher<number>;
+  readonly timings: LoadTimings;
+  readonly #indexOf: Map<string, number>;
+
+  private constructor(
+    generation: number,
+    a: IndexArrays,
+    native: { graph: SearchGraph; vectors: VectorIndex | null; matcher: PhraseMatcher<number> },
+    timings: LoadTimings,
+  ) {
+    this.generation = generation;
+    this.ids = a.ids;
+    this.types = a.types;
+    this.texts = a.texts;
+    this.docOf = a.docOf;
+    this.documents = a.documents;
+    this.attributeOf = a.attributeOf;
+    this.elementOf = a.elementOf;
+    this.labelNode = a.labelNode;
+    this.activeVectors = a.labelNode.length - a.retiredLabels.length;
+    this.#indexOf = a.indexOf;
+    this.graph = native.graph;
+    this.vectors = native.vectors;
+    this.matcher = native.matcher;
+    this.timings = timings;
+  }
+
+  /** Reads the committed index of `root` and builds the search structures. */
+  static async load(root: string, options: LoadOptions): Promise<LoadedIndex> {
+    const t0 = performance.now();
+    const snapshot = await readSnapshot(root);
+    const t1 = performance.now();
+    const arrays = buildArrays(snapshot);
+    const t2 = performance.now();
+    const native = await buildNative(snapshot, arrays, options);
+    const t3 = performance.now();
+    return new LoadedIndex(snapshot.state.last_finished_generation, arrays, native, {
+      readMs: t1 - t0,
+      mapMs: t2 - t1,
+      nativeMs: t3 - t2,
+      totalMs: t3 - t0,
+    });
+  }
+
+  get nodeCount(): number {
+    return this.ids.length;
+  }
+
+  indexOf(id: string): number | undefined {
+    return this.#indexOf.get(id);
+  }
+
+  typeOf(index: number): NodeType {
+    return NODE_TYPES[this.types[index]!]!;
+  }
+
+  /** Relative path of the document a node came from (its first chunk's), or null. */
+  documentOf(index: number): string | null {
+    const d = this.docOf[index]!;
+    return d === NO ? null : this.documents[d]!;
+  }
+
+  close(): void {
+    this.graph.close();
+    this.vectors?.close();
+    this.matcher.close();
+  }
+}
+
+/** Assigns dense indexes and resolves every reference between the tables. */
+function buildArrays(snapshot: IndexSnapshot): IndexArrays {
+  const t = snapshot.tables;
+  const nodeIds = t.graphNodes.utf8('id');
+  const nodeTypes = t.graphNodes.utf8('type');
+  const n = nodeIds.length;
+
+  // graph_nodes.parquet is sorted by id; sort defensively if a writer did not.
+  let order: number[] | null = null;
+  for (let i = 1; i < n; i++) {
+    if (nodeIds[i - 1]! >= nodeIds[i]!) {
+      order = Array.from({ length: n }, (_, k) => k).sort((a, b) =>
+        nodeIds[a]! < nodeIds[b]! ? -1 : nodeIds[a]! > nodeIds[b]! ? 1 : 0,
+      );
+      break;
+    }
+  }
+  const ids = order ? order.map((k) => nodeIds[k]!) : nodeIds;
+  const typeNames = order ? order.map((k) => nodeTypes[k]!) : nodeTypes;
+  const types = new Uint8Array(n);
+  const indexOf = new Map<string, number>();
+  for (let i = 0; i < n; i++) {
+    const code = TYPE_CODE.get(typeNames[i]!);
+    if (code === undefined)
+      throw damaged(`graph_nodes.parquet: unknown node type ${JSON.stringify(typeNames[i])}`);
+    types[i] = code;
+    if (indexOf.has(ids[i]!)) throw damaged(`graph_nodes.parquet: node ${ids[i]} appears twice`);
+    indexOf.set(ids[i]!, i);
+  }
+
+  // Documents: text rows point at documents; other rows at their first chunk.
+  const docIds = t.documents.int('doc_id');
+  const documents = t.documents.utf8('path');
+  const docIndex = new Map(docIds.map((id, i) => [id, i]));
+  const textDoc = new Map<string, number>();
+  const textIds = t.text.utf8('hash_id');
+  const textDocIds = t.text.int('doc_id');
+  textIds.forEach((id, i) => {
+    textDoc.set(id, docIndex.get(textDocIds[i]!) ?? NO);
+  });
+
+  const texts = new Array<string>(n);
+  const docOf = new Int32Array(n).fill(NO);
+  const place = (table: TableReader, type: NodeType, eachRow?: (row: number, node: number) => void) => {
+    const code = TYPE_CODE.get(type)!;
+    const hashIds = table.utf8('hash_id');
+    const contexts = table.utf8('context');
+    hashIds.forEach((id, row) => {
+      // Rows not yet in the graph belong to a cycle in progress (§6.1): not searchable yet.
+      const node = indexOf.get(id);
+      if (node === undefined) return;
+      if (types[node] !== code) {
+        throw damaged(
+          `${table.label}: row ${row} (${id}) is a ${NODE_TYPES[types[node]!]} in graph_nodes.parquet`,
+        );
+      }
+      texts[node] = contexts[row]!;
+      eachRow?.(row, node);
+    });
+  };
+  const firstChunk = (table: TableReader) => {
+    const chunk = table.utf8('text_hash_id');
+    return (row: number, node: number) => {
+      docOf[node] = textDoc.get(chunk[row]!) ?? NO;
+    };
+  };
+  place(t.text, 'text', (row, node) => {
+    docOf[node] = textDoc.get(textIds[row]!) ?? NO;
+  });
+  place(t.units, 'semantic_unit', firstChunk(t.units));
+  place(t.entities, 'entity', firstChunk(t.entities));
+  place(t.relationships, 'relationship', firstChunk(t.relationships));
+
+  const attributeOf = new Int32Array(n).fill(NO);
+  const attrEntity = t.attributes.utf8('node');
+  place(t.attributes, 'attribute', (row, node) => {
+    const entity = indexOf.get(attrEntity[row]!);
+    if (entity === undefined || types[entity] !== TYPE_CODE.get('entity')) {
+      throw damaged(
+        `${t.attributes.label}: row ${row} names entity ${attrEntity[row]}, which is not in the graph`,
+      );
+    }
+    attributeOf[entity] = node;
+    docOf[node] = docOf[entity]!;
+  });
+  place(t.elements, 'high_level_element');
+  const elementOf = new Int32Array(n).fill(NO);
+  const titleElement = t.titles.utf8('related_node');
+  place(t.titles, 'high_level_element_title', (row, node) => {
+    const element = indexOf.get(titleElement[row]!);
+    if (element === undefined || types[element] !== TYPE_CODE.get('high_level_element')) {
+      throw damaged(
+        `${t.titles.label}: row ${row} names element ${titleElement[row]}, which is not in the graph`,
+      );
+    }
+    elementOf[node] = element;
+  });
+  for (let i = 0; i < n; i++) {
+    if (texts[i] === undefined) {
+      throw damaged(`graph node ${ids[i]} (${NODE_TYPES[types[i]!]}) has no row in its table`);
+    }
+  }
+
+  const edges = edgeArrays(t.graphEdges, indexOf, true);
+  const sim = edgeArrays(t.hnswGraph, indexOf, false);
+
+  // id_map: label i on row i (checked), retired labels excluded from search.
+  const labels = t.idMap.int('id');
+  const labelNodes = t.idMap.utf8('node');
+  const retired = t.idMap.boolean('retired');
+  const labelNode = new Int32Array(labels.length).fill(NO);
+  const retiredLabels: number[] = [];
+  labels.forEach((label, row) => {
+    if (label !== row)
+      throw damaged(`${t.idMap.label}: row ${row} has label ${label}; labels must run 0, 1, 2, …`);
+    if (retired[row]) {
+      retiredLabels.push(label);
+      return;
+    }
+    const node = indexOf.get(labelNodes[row]!);
+    if (node === undefined)
+      throw damaged(`${t.idMap.label}: label ${label} names ${labelNodes[row]}, which is not in the graph`);
+    labelNode[label] = node;
+  });
+
+  const names: [number, string][] = [];
+  const entityCode = TYPE_CODE.get('entity');
+  const titleCode = TYPE_CODE.get('high_level_element_title');
+  for (let i = 0; i < n; i++) {
+    if (types[i] === entityCode || types[i] === titleCode) names.push([i, texts[i]!]);
+  }
+
+  return {
+    ids,
+    types,
+    texts,
+    indexOf,
+    docOf,
+    documents,
+    attributeOf,
+    elementOf,
+    labelNode,
+    retiredLabels,
+    edges: { src: edges.src, dst: edges.dst, weight: edges.weight ?? new Float64Array(0) },
+    similarity: { src: sim.src, dst: sim.dst },
+    names,
+  };
+}
+
+function edgeArrays(
+  table: TableReader,
+  indexOf: ReadonlyMap<string, number>,
+  weighted: boolean,
+): { src: Uint32Array; dst: Uint32Array; weight?: Float64Array } {
+  const source = table.utf8('source');
+  const target = table.utf8('target');
+  const m = source.length;
+  const src = new Uint32Array(m);
+  const dst = new Uint32Array(m);
+  for (let i = 0; i < m; i++) {
+    const a = indexOf.get(source[i]!);
+    const b = indexOf.get(target[i]!);
+    if (a === undefined || b === undefined) {
+      throw damaged(`${table.label}: row ${i} joins ${source[i]} and ${target[i]}, not both in the graph`);
+    }
+    src[i] = a;
+    dst[i] = b;
+  }
+  if (!weighted) return { src, dst };
+  const weight = Float64Array.from(table.int('weight'));
+  const bad = weight.findIndex((w) => !(w > 0));
+  if (bad >= 0)
+    throw damaged(`${table.label}: row ${bad} has weight ${weight[bad]}; weights must be positive`);
+  return { src, dst, weight };
+}
+
+async function buildNative(
+  snapshot: IndexSnapshot,
+  a: IndexArrays,
+  options: LoadOptions,
+): Promise<{ graph: SearchGraph; vectors: VectorIndex | null; matcher: PhraseMatcher<number> }> {
+  // The three builds run off the main thread, side by side.
+  const results = await Promise.allSettled([
+    SearchGraph.build({
+      nodeTypes: a.types,
+      edges: { nodeCount: a.ids.length, ...a.edges },
+      similarity: a.similarity,
+      unbalanceAdjust: options.unbalanceAdjust,
+    }),
+    a.labelNode.length === 0
+      ? Promise.resolve(null)
+      : VectorIndex.load(snapshot.hnswPath, { expectedDim: options.dim, expectedCount: a.labelNode.length }),
+    PhraseMatcher.buildWithIds(a.names),
+  ] as const);
+  const [graph, vectors, matcher] = results;
+  const failure = results.find((r) => r.status === 'rejected');
+  if (failure) {
+    // Free whatever was built before reporting.
+    if (graph.status === 'fulfilled') graph.value.close();
+    if (vectors.status === 'fulfilled') vectors.value?.close();
+    if (matcher.status === 'fulfilled') matcher.value.close();
+    const e = (failure as PromiseRejectedResult).reason;
+    if (e instanceof IndexFileError)
+      throw new IndexNotBuiltError(`index damaged: ${e.message}`, { cause: e });
+    throw e;
+  }
+  const index = vectors.status === 'fulfilled' ? vectors.value : null;
+  if (index && a.retiredLabels.length > 0) index.retire(a.retiredLabels);
+  return {
+    graph: (graph as PromiseFulfilledResult<SearchGraph>).value,
+    vectors: index,
+    matcher: (matcher as PromiseFulfilledResult<PhraseMatcher<number>>).value,
+  };
+}

@@ -1,0 +1,204 @@
+/**
+ * NodeSearch, the in-process search engine (method.md §6, §7.4).
+ *
+ *   const search = new NodeSearch(NodeConfig.fromMainFolder('./proj'));
+ *   const { response, retrievalInfo } = await search.answer('Who founded the observatory?');
+ *   search.close();
+ *
+ * The index is loaded once, in the background from the constructor on (`ready()` waits for
+ * it). While no build has finished, every call re-reads info/state.json and loads the index
+ * as soon as one has, so a server started before the first build needs no restart. A
+ * loaded engine keeps its snapshot; restart it to see a newer build.
+ *
+ * Per question, the embedding and the decomposition run concurrently; the rest is a
+ * synchronous retrieval on the immutable loaded index. The engine holds no per-question
+ * state, so any number of questions can be in flight at once. Provider calls of all
+ * questions share the config's rate limiters.
+ */
+import type { NodeConfig } from '../config/node-config.js';
+import { ClosedError, IndexNotBuiltError } from '../errors.js';
+import { createProviders, type ModelProviders } from '../llm/create-providers.js';
+import type { TokenCounter } from '../llm/token-cap.js';
+import type { CallOptions } from '../llm/types.js';
+import type { EngineStatus } from '../server/engine.js';
+import { validateQuestion } from '../server/question.js';
+import { readStateText } from './index-files.js';
+import { LoadedIndex } from './loaded-index.js';
+import { answerResult, retrievalResult, type SearchAnswer, type SearchRetrieval } from './results.js';
+import { type Retrieval, retrieve, type SearchParams, searchParamsFrom, vectorK } from './retrieve.js';
+import { o200kTokenCounter } from './tokens.js';
+
+/** The provider calls search makes (ModelProviders has them; tests may pass a stand-in). */
+export type SearchProviders = Pick<ModelProviders, 'run' | 'embed'>;
+
+export interface NodeSearchOptions {
+  /** Providers to use instead of building them from the config. */
+  providers?: SearchProviders;
+  /** Token counter for the reported counts (default: the o200k_base counter of the Rust core). */
+  tokenCounter?: TokenCounter;
+}
+
+export interface QuestionOptions {
+  /** Aborts the question's provider calls (the server passes client disconnects here). */
+  signal?: AbortSignal;
+}
+
+interface LoadFailure {
+  /** info/state.json as it was when the load was attempted (null: absent). */
+  stateText: string | null;
+  error: unknown;
+}
+
+export class NodeSearch {
+  readonly config: NodeConfig;
+  readonly #params: SearchParams;
+  readonly #providers: SearchProviders;
+  readonly #ownProviders: ModelProviders | undefined;
+  readonly #tokens: TokenCounter;
+  #index: LoadedIndex | null = null;
+  #loading: Promise<LoadedIndex> | null = null;
+  #failure: LoadFailure | null = null;
+  #closed = false;
+
+  constructor(config: NodeConfig, options: NodeSearchOptions = {}) {
+    this.config = config;
+    this.#params = searchParamsFrom(config.config);
+    this.#tokens = options.tokenCounter ?? o200kTokenCounter;
+    if (options.providers) {
+      this.#providers = options.providers;
+    } else {
+      this.#ownProviders = createProviders(config, { mode: 'search', tokenCounter: this.#tokens });
+      this.#providers = this.#ownProviders;
+    }
+    this.#startLoad();
+  }
+
+  /** Alias of the constructor, for symmetry with `NodeConfig.fromMainFolder`. */
+  static create(config: NodeConfig, options: NodeSearchOptions = {}): NodeSearch {
+    return new NodeSearch(config, options);
+  }
+
+  /** Resolves once the index is loaded; rejects with IndexNotBuiltError while it is not built. */
+  async ready(): Promise<void> {
+    await this.#current();
+  }
+
+  /** Whether the index is loaded, and its size. Never throws for a missing index. */
+  async status(): Promise<EngineStatus> {
+    try {
+      const index = await this.#current();
+      return {
+        ready: true,
+        generation: index.generation,
+        nodes: index.nodeCount,
+        vectors: index.activeVectors,
+      };
+    } catch (e) {
+      if (e instanceof IndexNotBuiltError) return { ready: false, generation: 0, nodes: 0, vectors: 0 };
+      throw e;
+    }
+  }
+
+  /** The retrieval alone: the context string, its token count and its items. */
+  async search(question: string, options: QuestionOptions = {}): Promise<SearchRetrieval> {
+    const r = await this.#retrieve(question, options);
+    return retrievalResult({
+      retrievalInfo: r.context,
+      retrievalTokens: this.#count(r.context),
+      items: r.items,
+    });
+  }
+
+  /** Retrieval, then the answer (prompt ANS: the context, then the question). */
+  async answer(question: string, options: QuestionOptions = {}): Promise<SearchAnswer> {
+    const r = await this.#retrieve(question, options);
+    const call: CallOptions = options.signal ? { signal: options.signal } : {};
+    const response = await this.#providers.run('answer', { context: r.context, question }, call);
+    return answerResult({
+      response,
+      responseTokens: this.#count(response),
+      retrievalInfo: r.context,
+      retrievalTokens: this.#count(r.context),
+    });
+  }
+
+  /** Frees the native memory. Later calls throw ClosedError. Idempotent. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#index?.close();
+    this.#index = null;
+    this.#ownProviders?.close();
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  async #retrieve(question: string, options: QuestionOptions): Promise<Retrieval> {
+    const q = validateQuestion(question);
+    const index = await this.#current();
+    const call: CallOptions = options.signal ? { signal: options.signal } : {};
+    // §6.2 step 2: both calls at once; either failing fails the question.
+    const needsVector = vectorK(index, this.#params) > 0;
+    const [embedding, decomposition] = await Promise.all([
+      needsVector ? this.#providers.embed([q], call) : Promise.resolve(null),
+      this.#providers.run('query', { question: q }, call),
+    ]);
+    options.signal?.throwIfAborted();
+    if (this.#closed) throw closedError();
+    const vector = embedding ? embedding.vectors.subarray(0, embedding.dim) : null;
+    return retrieve(index, { vector, elements: decomposition.elements }, this.#params);
+  }
+
+  #count(text: string): number {
+    return text === '' ? 0 : this.#tokens.countTokens(text);
+  }
+
+  /** The loaded index; while none is, re-checks state.json and loads when a build has finished. */
+  async #current(): Promise<LoadedIndex> {
+    if (this.#closed) throw closedError();
+    if (this.#index) return this.#index;
+    if (this.#loading) return this.#loading;
+    const stateText = await readStateText(this.config.mainFolder).catch(() => null);
+    if (this.#index) return this.#index;
+    if (this.#loading) return this.#loading;
+    if (this.#failure && this.#failure.stateText === stateText) throw this.#failure.error;
+    return this.#startLoad();
+  }
+
+  #startLoad(): Promise<LoadedIndex> {
+    const root = this.config.mainFolder;
+    const loading = (async () => {
+      const stateText = await readStateText(root).catch(() => null);
+      let index: LoadedIndex;
+      try {
+        index = await LoadedIndex.load(root, {
+          dim: this.config.config.dim,
+          unbalanceAdjust: this.config.config.unbalance_adjust,
+        });
+      } catch (error) {
+        this.#failure = { stateText, error };
+        throw error;
+      } finally {
+        this.#loading = null;
+      }
+      if (this.#closed) {
+        index.close();
+        throw closedError();
+      }
+      this.#failure = null;
+      this.#index = index;
+      return index;
+    })();
+    // Nobody may be waiting yet (the constructor starts the load): keep a failure from
+    // becoming an unhandled rejection; callers see it through #current().
+    loading.catch(() => {});
+    this.#loading = loading;
+    return loading;
+  }
+}
+
+function closedError(): ClosedError {
+  return new ClosedError('closed', 'this NodeSearch is closed');
+}

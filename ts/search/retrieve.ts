@@ -1,0 +1,212 @@
+/**
+ * The retrieval of one question on a loaded index, once the provider calls are done
+ * (method.md §6.2 steps 3–6): vector search, exact matching, seeds, propagation, typed
+ * selection, context. Synchronous and free of shared mutable state, so many questions can
+ * be retrieved at once on one index.
+ */
+import type { ConfigSettings } from '../config/node-config.js';
+import type { PropagationOptions } from '../graph/index.js';
+import { NODE_TYPES, type NodeType, nodeTypeCode } from '../model/types.js';
+import { type ContextSection, formatContext, orderForContext } from './context.js';
+import type { LoadedIndex } from './loaded-index.js';
+import { type Quotas, type RankedNode, selectNodes } from './select.js';
+
+export interface SearchParams {
+  /** `HNSW_results`: vector hits asked for (clamped to the active vectors). */
+  hnswResults: number;
+  /** `ef_search`: the query beam is max(ef_search, k). */
+  efSearch: number;
+  similarityWeight: number;
+  accuracyWeight: number;
+  propagation: PropagationOptions;
+  quotas: Quotas;
+}
+
+export function searchParamsFrom(c: ConfigSettings): SearchParams {
+  return {
+    hnswResults: c.HNSW_results,
+    efSearch: c.ef_search,
+    similarityWeight: c.similarity_weight,
+    accuracyWeight: c.accuracy_weight,
+    propagation: { alpha: c.ppr_alpha, maxIter: c.ppr_max_iter, mode: c.ppr_mode },
+    quotas: { crossNode: c.cross_node, entity: c.Enode, relationship: c.Rnode, title: c.Hnode },
+  };
+}
+
+/** What the providers produced for a question. */
+export interface QueryInputs {
+  /** The question's embedding; null when no vector search is made (k = 0). */
+  vector: Float32Array | null;
+  /** Elements of the decomposition (prompt Q). */
+  elements: readonly string[];
+}
+
+/** One piece of the context. */
+export interface RetrievedItem {
+  id: string;
+  type: ContextSection;
+  text: string;
+  /** Relative path of the source document (of the node's first chunk), or null (high-level elements). */
+  document: string | null;
+  /** `vector`: a vector-search hit; `propagation`: selected from the propagation ranking. */
+  origin: 'vector' | 'propagation';
+  /**
+   * Propagation score of the ranked node that brought the item (the item itself, or the
+   * entity of an attribute, or the title of an element); null for vector hits.
+   */
+  score: number | null;
+  /** Vector distance of a hit (squared L2, or 1 − cos); null otherwise. */
+  distance: number | null;
+}
+
+export interface StageTimings {
+  vectorMs: number;
+  matchMs: number;
+  propagateMs: number;
+  selectMs: number;
+  contextMs: number;
+}
+
+export interface Retrieval {
+  /** Context items in context order (sections in the fixed order, then list order). */
+  items: RetrievedItem[];
+  /** The context string of §6.6 (`retrievalInfo`). */
+  context: string;
+  /** Vector-hit and exact-match node ids that seeded the propagation. */
+  seeds: { hits: string[]; matches: string[] };
+  timings: StageTimings;
+}
+
+/** k of the vector search: min(HNSW_results, active vectors). */
+export function vectorK(index: LoadedIndex, params: SearchParams): number {
+  return index.vectors ? Math.min(params.hnswResults, index.activeVectors) : 0;
+}
+
+const CROSS_TYPES: readonly NodeType[] = ['text', 'semantic_unit', 'attribute', 'high_level_element'];
+
+/**
+ * Per-type quotas for the native top-k: the §6.5 walk skips nodes already in the search
+ * list, so each cross type gets room for the hits of its type and, for attributes and
+ * elements, for those entities and titles may add first. The walk then sees every node it
+ * could use, in the same order as over the full ranking.
+ */
+function nativeQuotas(quotas: Quotas, hitsPerType: Uint32Array): Uint32Array {
+  const q = new Uint32Array(NODE_TYPES.length);
+  q[nodeTypeCode('entity')] = quotas.entity;
+  q[nodeTypeCode('relationship')] = quotas.relationship;
+  q[nodeTypeCode('high_level_element_title')] = quotas.title;
+  if (quotas.crossNode > 0) {
+    for (const t of CROSS_TYPES) {
+      const code = nodeTypeCode(t);
+      q[code] = quotas.crossNode + hitsPerType[code]!;
+    }
+    q[nodeTypeCode('attribute')]! += quotas.entity;
+    q[nodeTypeCode('high_level_element')]! += quotas.title;
+  }
+  return q;
+}
+
+export function retrieve(index: LoadedIndex, query: QueryInputs, params: SearchParams): Retrieval {
+  const t0 = performance.now();
+
+  // Vector search: hits ordered by distance, ties by node id.
+  const hits: { node: number; distance: number }[] = [];
+  const k = vectorK(index, params);
+  if (k > 0 && query.vector && index.vectors) {
+    const r = index.vectors.search(query.vector, k, Math.max(params.efSearch, k));
+    for (let i = 0; i < r.labels.length; i++) {
+      const node = index.labelNode[r.labels[i]!] ?? -1;
+      if (node >= 0) hits.push({ node, distance: r.distances[i]! });
+    }
+    hits.sort((a, b) => a.distance - b.distance || a.node - b.node);
+  }
+  const t1 = performance.now();
+
+  // Exact matching of the elements on entity names and titles (names in id order).
+  const elements = [...new Set(query.elements)];
+  const matches = elements.length > 0 ? index.matcher.find(elements) : [];
+  const t2 = performance.now();
+
+  // Seeds, then propagation with per-type top-k.
+  const seedCount = hits.length + matches.length;
+  const seedIds = new Uint32Array(seedCount);
+  const seedWeights = new Float64Array(seedCount);
+  const hitsPerType = new Uint32Array(NODE_TYPES.length);
+  hits.forEach((h, i) => {
+    seedIds[i] = h.node;
+    seedWeights[i] = params.similarityWeight;
+    hitsPerType[index.types[h.node]!]!++;
+  });
+  matches.forEach((m, i) => {
+    seedIds[hits.length + i] = m;
+    seedWeights[hits.length + i] = params.accuracyWeight;
+  });
+  const top =
+    seedCount > 0
+      ? index.graph.topNodes(
+          { ids: seedIds, weights: seedWeights },
+          nativeQuotas(params.quotas, hitsPerType),
+          params.propagation,
+        )
+      : null;
+  const t3 = performance.now();
+
+  // Selection (§6.5).
+  const ranking: RankedNode[] = [];
+  if (top) {
+    for (let i = 0; i < top.ids.length; i++) {
+      ranking.push({ id: index.ids[top.ids[i]!]!, type: NODE_TYPES[top.types[i]!]! });
+    }
+  }
+  const hitIds = hits.map((h) => index.ids[h.node]!);
+  const via = new Map<string, number>();
+  const selection = selectNodes(
+    hitIds,
+    ranking,
+    params.quotas,
+    (entity) => nodeId(index, index.attributeOf[index.indexOf(entity)!]!),
+    (title) => nodeId(index, index.elementOf[index.indexOf(title)!]!),
+    (id, position) => via.set(id, position),
+  );
+  const t4 = performance.now();
+
+  // Items and the context string (§6.6).
+  const distanceOf = new Map(hits.map((h) => [index.ids[h.node]!, h.distance]));
+  const item = (id: string, position: number): RetrievedItem => {
+    const node = index.indexOf(id)!;
+    const fromVector = position < 0;
+    return {
+      id,
+      type: index.typeOf(node) as ContextSection,
+      text: index.texts[node]!,
+      document: index.documentOf(node),
+      origin: fromVector ? 'vector' : 'propagation',
+      score: fromVector ? null : top!.scores[position]!,
+      distance: fromVector ? (distanceOf.get(id) ?? null) : null,
+    };
+  };
+  const positionOf = new Map(ranking.map((r, i) => [r.id, i]));
+  const items = orderForContext([
+    ...selection.searchList.map((id) => item(id, via.get(id) ?? -1)),
+    ...selection.relationships.map((id) => item(id, positionOf.get(id)!)),
+  ]);
+  const context = formatContext(items);
+  const t5 = performance.now();
+
+  return {
+    items,
+    context,
+    seeds: { hits: hitIds, matches: matches.map((m) => index.ids[m]!) },
+    timings: {
+      vectorMs: t1 - t0,
+      matchMs: t2 - t1,
+      propagateMs: t3 - t2,
+      selectMs: t4 - t3,
+      contextMs: t5 - t4,
+    },
+  };
+}
+
+function nodeId(index: LoadedIndex, node: number): string | undefined {
+  return node >= 0 ? index.ids[node] : undefined;
+}
