@@ -65,6 +65,11 @@ describe('local D (decomposition)', () => {
     expect(Output[3]?.relationships).toEqual(['PIERRE CURIE, died in, 1906', '1906, RELATED TO, PARIS']);
   });
 
+  it('a Markdown heading is not a unit', () => {
+    const { Output } = localDecompose('# Marie Curie\n\nMarie Curie was born in Warsaw.', 'English');
+    expect(Output.map((u) => u.semantic_unit)).toEqual(['Marie Curie was born in Warsaw.']);
+  });
+
   it('a sentence-initial single word that is never a name elsewhere is not an entity', () => {
     const { Output } = localDecompose('Yesterday the cat slept. Nothing happened.', 'English');
     expect(Output.flatMap((u) => u.entities)).toEqual([]);
@@ -141,6 +146,20 @@ describe('local R, C, Q, ANS, A', () => {
       'Based on the retrieved context:\n- Marie Curie was a physicist.\n- Marie Curie discovered radium in 1898.',
     );
     expect(localAnswer('', 'Anything?', 'English')).toMatch(/does not contain information/);
+    // Stemmed matching, no bare headings, sections unrelated to the question left out.
+    const text = [
+      '------------high_level_element-------------',
+      '1. The weather in Paris was mild that year.',
+      '',
+      '------------text-------------',
+      '1. # Comet Pryce',
+      '',
+      'Comet Pryce is a long-period comet. It was discovered by Edith Pryce in 1925.',
+      '',
+    ].join('\n');
+    expect(localAnswer(text, 'What did Edith Pryce discover?', 'English')).toBe(
+      'Based on the retrieved context:\n- It was discovered by Edith Pryce in 1925.',
+    );
     expect(localAnswer('', '什么？', 'Chinese')).toMatch(/没有/);
   });
 

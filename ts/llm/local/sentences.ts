@@ -6,7 +6,7 @@
  * Deterministic refinements over the bare rule, so units read like sentences:
  * - a paragraph break (a blank line) always ends a sentence, so a heading without a full
  *   stop is not glued to the paragraph after it; so does a line break before a Markdown
- *   heading or list item;
+ *   heading or list item, or after a heading line;
  * - no cut after a known abbreviation (`Dr.`, `e.g.`, `Inc.`) or a single-letter initial
  *   (`J. K. Rowling`), nor at a full stop followed by a lowercase letter.
  */
@@ -112,7 +112,8 @@ export function splitSentences(text: string): string[] {
         if (text[j] === '\n') lfs++;
         j++;
       }
-      if (lfs >= 2 || (j < n && blockStartAt(text, i + 1))) {
+      const headingLine = /^\s*#{1,6}\s/u.test(text.slice(start, i));
+      if (lfs >= 2 || headingLine || (j < n && blockStartAt(text, i + 1))) {
         push(i);
       }
       i = j;

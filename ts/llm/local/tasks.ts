@@ -3,6 +3,7 @@
  * inputs. Honest extractive heuristics: every output is text taken from the input.
  *
  * Refinements over §7.7, all deterministic:
+ * - D: a Markdown heading line is not a unit (it states nothing); it still counts for names.
  * - Names: lowercase connectors inside a name ("University of Paris"), leading function
  *   words dropped ("In Paris" → "Paris"), and a one-word name at the start of a sentence
  *   kept when the same word appears capitalised mid-sentence elsewhere in the chunk.
@@ -12,7 +13,9 @@
  *   sentences); relationships fill up when there are fewer than three units.
  * - Q (query): years count as elements, like names.
  * - ANS (answer): from each non-empty section, the sentence of its first three items that
- *   shares the most words with the question (ties: the earliest), not blindly the first item.
+ *   shares the most words (crudely stemmed) with the question, ties to the earliest, not
+ *   blindly the first item; bare headings and fragments are not quoted, sections with
+ *   nothing in common with the question are left out, repeats dropped, at most five lines.
  */
 import type { Language, TaskOutputs } from '../types.js';
 import { firstSentence, splitSentences } from './sentences.js';
@@ -73,28 +76,35 @@ function relationBetween(sentence: string, a: Run, b: Run, language: Language): 
   return RELATED_TO.English;
 }
 
+/** A Markdown heading line: a title, not an event or a claim, so not a unit. */
+function isHeading(sentence: string): boolean {
+  return /^#{1,6}\s/u.test(sentence);
+}
+
 export function localDecompose(text: string, language: Language): TaskOutputs['decompose'] {
   const sentences = splitSentences(text);
   const names = namesInText(sentences);
-  const Output = sentences.map((sentence) => {
-    const runs = entityRuns(sentence, language, names);
-    const entities: string[] = [];
-    for (const r of runs) {
-      const name = entityName(r, language);
-      if (!entities.includes(name)) entities.push(name);
-    }
-    const relationships: string[] = [];
-    for (let i = 0; i + 1 < runs.length; i++) {
-      const a = runs[i] as Run;
-      const b = runs[i + 1] as Run;
-      const an = entityName(a, language);
-      const bn = entityName(b, language);
-      if (an === bn) continue;
-      const rel = `${an}, ${relationBetween(sentence, a, b, language)}, ${bn}`;
-      if (!relationships.includes(rel)) relationships.push(rel);
-    }
-    return { semantic_unit: sentence, entities, relationships };
-  });
+  const Output = sentences
+    .filter((s) => !isHeading(s))
+    .map((sentence) => {
+      const runs = entityRuns(sentence, language, names);
+      const entities: string[] = [];
+      for (const r of runs) {
+        const name = entityName(r, language);
+        if (!entities.includes(name)) entities.push(name);
+      }
+      const relationships: string[] = [];
+      for (let i = 0; i + 1 < runs.length; i++) {
+        const a = runs[i] as Run;
+        const b = runs[i + 1] as Run;
+        const an = entityName(a, language);
+        const bn = entityName(b, language);
+        if (an === bn) continue;
+        const rel = `${an}, ${relationBetween(sentence, a, b, language)}, ${bn}`;
+        if (!relationships.includes(rel)) relationships.push(rel);
+      }
+      return { semantic_unit: sentence, entities, relationships };
+    });
   return { Output };
 }
 
@@ -243,11 +253,20 @@ export function parseContext(context: string): Array<{ type: string; items: stri
     if (!current) continue;
     const item = /^(\d+)\. (.*)$/.exec(line);
     if (item && Number(item[1]) === current.items.length + 1) current.items.push(item[2] as string);
-    else if (current.items.length > 0 && line !== '') {
+    else if (current.items.length > 0) {
+      // Inner lines of an item, blank ones included (paragraph breaks of a text chunk).
       current.items[current.items.length - 1] += `\n${line}`;
     }
   }
+  for (const s of sections) s.items = s.items.map((i) => i.trim());
   return sections.filter((s) => s.items.length > 0);
+}
+
+/** Crude English stemming, enough for "discovered" to meet "discover". */
+function stem(w: string): string {
+  const l = w.toLowerCase();
+  if (l.length <= 4) return l;
+  return l.replace(/(?:ing|ed|es|s)$/u, '');
 }
 
 function keywordsOf(question: string, language: Language): string[] {
@@ -260,34 +279,55 @@ function keywordsOf(question: string, language: Language): string[] {
     return [...keys];
   }
   const keys = new Set<string>();
-  for (const e of elements) for (const w of words(e)) if (!isStopWord(w.text)) keys.add(w.text.toLowerCase());
+  for (const e of elements) for (const w of words(e)) if (!isStopWord(w.text)) keys.add(stem(w.text));
   return [...keys];
 }
 
 function relevance(sentence: string, keys: readonly string[], language: Language): number {
   if (language === 'Chinese') return keys.filter((k) => sentence.includes(k)).length;
-  const present = new Set(words(sentence).map((w) => w.text.toLowerCase()));
+  const present = new Set(words(sentence).map((w) => stem(w.text)));
   return keys.filter((k) => present.has(k)).length;
 }
 
-/** ANS: "Based on the retrieved context:" and the most relevant sentence of each section. */
+/** A sentence worth quoting: not a bare Markdown heading, not a fragment of one or two words. */
+function quotable(sentence: string, language: Language): boolean {
+  if (isHeading(sentence)) return false;
+  return language === 'Chinese' ? sentence.length >= 6 : words(sentence).length >= 3;
+}
+
+const MAX_ANSWER_SENTENCES = 5;
+
+/**
+ * ANS: "Based on the retrieved context:" and, per non-empty section in context order, the
+ * sentence of its first three items that shares the most words with the question (ties:
+ * the earliest). Sections whose best sentence shares nothing with the question are left
+ * out, unless no section shares anything (then each section's first sentence is used).
+ */
 export function localAnswer(context: string, question: string, language: Language): string {
   const sections = parseContext(context);
   if (sections.length === 0) return ANSWER_EMPTY[language];
   const keys = keywordsOf(question, language);
-  const picked: string[] = [];
+  const best: Array<{ sentence: string; score: number }> = [];
   for (const section of sections) {
-    let best: { sentence: string; score: number } | undefined;
-    for (const item of section.items.slice(0, 3)) {
-      for (const sentence of splitSentences(item)) {
-        const score = relevance(sentence, keys, language);
-        if (!best || score > best.score) best = { sentence, score };
-      }
+    const sentences = section.items.slice(0, 3).flatMap((item) => splitSentences(item));
+    const candidates = sentences.filter((s) => quotable(s, language));
+    let top: { sentence: string; score: number } | undefined;
+    for (const sentence of candidates.length > 0 ? candidates : sentences) {
+      const score = relevance(sentence, keys, language);
+      if (!top || score > top.score) top = { sentence, score };
     }
-    if (!best) continue;
-    const flat = best.sentence.replace(/\s*\n\s*/g, ' ');
+    if (top) best.push(top);
+  }
+  const anyRelevant = best.some((b) => b.score > 0);
+  const picked: string[] = [];
+  for (const b of best) {
+    if (anyRelevant && b.score === 0) continue;
+    const flat = b.sentence.replace(/\s*\n\s*/g, ' ');
     const clipped = flat.length > 400 ? `${flat.slice(0, 397)}...` : flat;
-    if (!picked.includes(clipped)) picked.push(clipped);
+    const folded = clipped.toLowerCase();
+    if (picked.some((p) => p.toLowerCase().includes(folded) || folded.includes(p.toLowerCase()))) continue;
+    picked.push(clipped);
+    if (picked.length >= MAX_ANSWER_SENTENCES) break;
   }
   return [ANSWER_LEAD[language], ...picked.map((s) => `- ${s}`)].join('\n');
 }
