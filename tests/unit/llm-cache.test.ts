@@ -174,6 +174,21 @@ describe('capTokens', () => {
     const long = 'x'.repeat(9000);
     expect(capTokens(long, 8000, perChar)).toHaveLength(8000);
   });
+  it('uses the counter's own truncation when it has one', () => {
+    const calls: number[] = [];
+    const exact = {
+      countTokens: () => {
+        throw new Error('not needed');
+      },
+      truncateToTokens: (s: string, n: number) => {
+        calls.push(n);
+        return s.slice(0, n);
+      },
+    };
+    expect(capTokens('y'.repeat(9000), 8000, exact)).toHaveLength(8000);
+    expect(capTokens('short', 8000, exact)).toBe('short');
+    expect(calls).toEqual([8000]);
+  });
   it('never splits a surrogate pair', () => {
     const s = '😀'.repeat(10); // 2 UTF-16 units each
     const cut = capTokens(s, 5, { countTokens: (t) => t.length });

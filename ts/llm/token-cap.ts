@@ -6,6 +6,8 @@
 
 export interface TokenCounter {
   countTokens(text: string): number;
+  /** The first `maxTokens` tokens of `text` (ts/text has it); without it, prefixes are counted. */
+  truncateToTokens?(text: string, maxTokens: number): string;
 }
 
 export const EMBEDDING_INPUT_TOKEN_CAP = 8000;
@@ -26,6 +28,7 @@ function charBoundary(s: string, i: number): number {
  */
 export function capTokens(text: string, maxTokens: number, counter: TokenCounter): string {
   if (Buffer.byteLength(text, 'utf8') <= maxTokens) return text;
+  if (counter.truncateToTokens) return counter.truncateToTokens(text, maxTokens);
   if (counter.countTokens(text) <= maxTokens) return text;
   // Binary search on the prefix length: prefix token counts grow with the prefix.
   let lo = 0;
