@@ -174,7 +174,7 @@ describe('capTokens', () => {
     const long = 'x'.repeat(9000);
     expect(capTokens(long, 8000, perChar)).toHaveLength(8000);
   });
-  it('uses the counter's own truncation when it has one', () => {
+  it('uses the own truncation of the counter when it has one', () => {
     const calls: number[] = [];
     const exact = {
       countTokens: () => {
