@@ -1,0 +1,2 @@
+/** The `language` setting as the text core understands it (method.md §0: entity casing). */
+export type TextLanguage = 'English' | 'Chinese';
