@@ -1,1 +1,623 @@
-//! Bindings for crates/noderag_store.
+//! Bindings for crates/noderag_store: parquet tables cross as column-typed arrays.
+//!
+//! A table is `{ numRows, columns: NativeColumn[] }`, one typed buffer per column, never
+//! one JS object per row. Per kind, a `NativeColumn` uses these fields:
+//!
+//! | kind         | values                                   | also                  |
+//! |--------------|------------------------------------------|-----------------------|
+//! | `utf8`       | `strings: (string \| null)[]`            |                       |
+//! | `int64`      | `float64: Float64Array` (exact integers) | `validity?`           |
+//! | `float64`    | `float64: Float64Array`                  | `validity?`           |
+//! | `int32`      | `int32: Int32Array`                      | `validity?`           |
+//! | `boolean`    | `uint8: Uint8Array` (0 / 1)              | `validity?`           |
+//! | `utf8_list`  | `strings` (all elements, flattened)      | `offsets`, `validity?`|
+//! | `int64_list` | `float64` (all elements, flattened)      | `offsets`, `validity?`|
+//! | `embedding`  | `float32: Float32Array` (rows × dim)     | `dim`, `validity?`    |
+//!
+//! `offsets: Int32Array` has rows + 1 entries; `validity: Uint8Array` has one byte per
+//! row (0 = null) and is absent when no row is null.
+//!
+//! Int64 crosses as `Float64Array`: our ids and counts are far below 2^53, JS code uses
+//! plain numbers everywhere, and BigInt would force conversions at every use. The price
+//! is a check: a write rejects a value that is not a safe integer, a read rejects a file
+//! value beyond ±(2^53 − 1), so no id is ever silently rounded.
+//!
+//! Reads and writes of whole tables are `AsyncTask`s (libuv pool), so a server stays
+//! responsive. Typed arrays passed to a write are read off the main thread without a
+//! copy: do not modify them until the promise settles.
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+
+use napi::bindgen_prelude::*;
+use napi::sys;
+use napi_derive::napi;
+use noderag_store::{
+  read_table, validate_footer, write_table, Column, ColumnData, ColumnKind, ColumnRequest, ReadOptions,
+  StoreError, Strings, Table,
+};
+
+use crate::error::{codes, err, guard};
+
+/// A failure explained in words; the caller adds the file and the error code.
+/// (`Result` alone is napi's alias here.)
+type Reason<T> = std::result::Result<T, String>;
+
+/// Largest integer a JS number holds exactly (`Number.MAX_SAFE_INTEGER`).
+const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
+
+fn store_error(e: StoreError) -> napi::Error {
+  let code = match &e {
+    StoreError::NotFound { .. } | StoreError::Io { .. } => codes::IO,
+    StoreError::Corrupt { .. }
+    | StoreError::MissingColumn { .. }
+    | StoreError::WrongColumnType { .. }
+    | StoreError::Unsupported { .. } => codes::CORRUPT_FILE,
+    StoreError::DimensionMismatch { .. } => codes::DIMENSION_MISMATCH,
+    StoreError::InvalidTable { .. } => codes::INVALID_ARGUMENT,
+  };
+  err(code, e)
+}
+
+/// A JS `(string | null)[]` converted straight into one UTF-8 buffer plus offsets
+/// (no `String` per value), and back.
+pub struct JsStrings(pub Strings);
+
+impl TypeName for JsStrings {
+  fn type_name() -> &'static str {
+    "Array<string | null>"
+  }
+  fn value_type() -> ValueType {
+    ValueType::Object
+  }
+}
+
+impl ValidateNapiValue for JsStrings {}
+
+fn check(status: sys::napi_status, what: &str) -> napi::Result<()> {
+  if status == sys::Status::napi_ok {
+    Ok(())
+  } else {
+    Err(err(
+      codes::INVALID_ARGUMENT,
+      format!("{what} (napi status {status})"),
+    ))
+  }
+}
+
+impl FromNapiValue for JsStrings {
+  unsafe fn from_napi_value(env: sys::napi_env, value: sys::napi_value) -> napi::Result<Self> {
+    let mut is_array = false;
+    check(
+      unsafe { sys::napi_is_array(env, value, &mut is_array) },
+      "cannot inspect strings",
+    )?;
+    if !is_array {
+      return Err(err(
+        codes::INVALID_ARGUMENT,
+        "strings must be an array of strings or nulls",
+      ));
+    }
+    let mut len = 0u32;
+    check(
+      unsafe { sys::napi_get_array_length(env, value, &mut len) },
+      "cannot read the strings array",
+    )?;
+    let mut out = Strings::with_capacity(len as usize, len as usize * 16);
+    for i in 0..len {
+      let mut item = std::ptr::null_mut();
+      check(
+        unsafe { sys::napi_get_element(env, value, i, &mut item) },
+        "cannot read a string element",
+      )?;
+      let mut ty = 0;
+      check(
+        unsafe { sys::napi_typeof(env, item, &mut ty) },
+        "cannot inspect a string element",
+      )?;
+      match ty {
+        sys::ValueType::napi_null | sys::ValueType::napi_undefined => out.push_null(),
+        sys::ValueType::napi_string => {
+          let mut n = 0usize;
+          check(
+            unsafe { sys::napi_get_value_string_utf8(env, item, std::ptr::null_mut(), 0, &mut n) },
+            "cannot measure a string",
+          )?;
+          // napi writes a NUL terminator after the bytes: reserve one more, keep `n`.
+          let start = out.bytes.len();
+          out.bytes.reserve(n + 1);
+          let mut written = 0usize;
+          check(
+            unsafe {
+              sys::napi_get_value_string_utf8(
+                env,
+                item,
+                out.bytes.as_mut_ptr().add(start).cast(),
+                n + 1,
+                &mut written,
+              )
+            },
+            "cannot copy a string",
+          )?;
+          // SAFETY: napi wrote `written` (== n) initialised bytes at `start`.
+          unsafe { out.bytes.set_len(start + written) };
+          out.offsets.push(out.bytes.len());
+          if let Some(v) = &mut out.validity {
+            v.push(1);
+          }
+        }
+        _ => {
+          return Err(err(
+            codes::INVALID_ARGUMENT,
+            format!("strings[{i}] is neither a string nor null"),
+          ));
+        }
+      }
+    }
+    Ok(JsStrings(out))
+  }
+}
+
+impl ToNapiValue for JsStrings {
+  unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+    let s = val.0;
+    let mut arr = std::ptr::null_mut();
+    check(
+      unsafe { sys::napi_create_array_with_length(env, s.len(), &mut arr) },
+      "cannot create an array",
+    )?;
+    let mut null = std::ptr::null_mut();
+    check(unsafe { sys::napi_get_null(env, &mut null) }, "cannot get null")?;
+    for i in 0..s.len() {
+      let item = match s.get_bytes(i) {
+        None => null,
+        Some(b) => {
+          let mut js = std::ptr::null_mut();
+          check(
+            unsafe { sys::napi_create_string_utf8(env, b.as_ptr().cast(), b.len() as isize, &mut js) },
+            "cannot create a string",
+          )?;
+          js
+        }
+      };
+      check(
+        unsafe { sys::napi_set_element(env, arr, i as u32, item) },
+        "cannot fill an array",
+      )?;
+    }
+    Ok(arr)
+  }
+}
+
+/// One column of a table crossing the boundary; see the module docs for which fields a
+/// kind uses. Unused fields are absent.
+#[napi(object)]
+pub struct NativeColumn {
+  pub name: String,
+  #[napi(
+    ts_type = "'utf8' | 'int64' | 'int32' | 'float64' | 'boolean' | 'utf8_list' | 'int64_list' | 'embedding'"
+  )]
+  pub kind: String,
+  /// `utf8` values, or the flattened elements of a `utf8_list`.
+  #[napi(ts_type = "Array<string | null>")]
+  pub strings: Option<JsStrings>,
+  /// `int64` (exact integers) or `float64` values, or the flattened elements of an `int64_list`.
+  pub float64: Option<Float64Array>,
+  /// `int32` values.
+  pub int32: Option<Int32Array>,
+  /// `boolean` values, 0 or 1.
+  pub uint8: Option<Uint8Array>,
+  /// `embedding` vectors, row-major, rows × dim.
+  pub float32: Option<Float32Array>,
+  /// `embedding` dimension.
+  pub dim: Option<u32>,
+  /// List columns: rows + 1 offsets into the flattened elements.
+  pub offsets: Option<Int32Array>,
+  /// One byte per row, 0 = null. Absent when every row is present.
+  pub validity: Option<Uint8Array>,
+}
+
+#[napi(object)]
+pub struct NativeTable {
+  pub num_rows: u32,
+  pub columns: Vec<NativeColumn>,
+}
+
+/// A column to read, with the kind (and dimension) it must have if given.
+#[napi(object)]
+pub struct NativeColumnRequest {
+  pub name: String,
+  #[napi(
+    ts_type = "'utf8' | 'int64' | 'int32' | 'float64' | 'boolean' | 'utf8_list' | 'int64_list' | 'embedding'"
+  )]
+  pub kind: Option<String>,
+  pub dim: Option<u32>,
+}
+
+#[napi(object)]
+pub struct NativeFooterInfo {
+  pub num_rows: f64,
+  pub num_row_groups: u32,
+  pub num_columns: u32,
+  pub file_size: f64,
+}
+
+fn parse_kind(column: &str, kind: &str) -> napi::Result<ColumnKind> {
+  ColumnKind::from_name(kind).ok_or_else(|| {
+    let known: Vec<&str> = ColumnKind::ALL.iter().map(|k| k.name()).collect();
+    err(
+      codes::INVALID_ARGUMENT,
+      format!(
+        "column `{column}`: unknown kind `{kind}` (known: {})",
+        known.join(", ")
+      ),
+    )
+  })
+}
+
+/// A column whose fields have been checked against its kind (on the main thread); its
+/// buffers are turned into a crate `Column` inside `compute`.
+struct PendingColumn {
+  name: String,
+  kind: ColumnKind,
+  col: NativeColumn,
+}
+
+fn require<'a, T>(name: &str, kind: ColumnKind, field: &str, v: &'a Option<T>) -> Reason<&'a T> {
+  v.as_ref()
+    .ok_or_else(|| format!("column `{name}` ({kind}) needs the `{field}` field"))
+}
+
+/// Same wording as the crate's `InvalidTable`, so every table-shape error names the file.
+fn invalid_table(path: &std::path::Path, reason: impl std::fmt::Display) -> napi::Error {
+  err(
+    codes::INVALID_ARGUMENT,
+    format!("invalid table for {}: {reason}", path.display()),
+  )
+}
+
+impl PendingColumn {
+  fn new(col: NativeColumn) -> Reason<Self> {
+    let kind = ColumnKind::from_name(&col.kind).ok_or_else(|| {
+      let known: Vec<&str> = ColumnKind::ALL.iter().map(|k| k.name()).collect();
+      format!(
+        "column `{}`: unknown kind `{}` (known: {})",
+        col.name,
+        col.kind,
+        known.join(", ")
+      )
+    })?;
+    let name = col.name.clone();
+    let (n, c) = (&name, &col);
+    match kind {
+      ColumnKind::Utf8 => {
+        require(n, kind, "strings", &c.strings)?;
+      }
+      ColumnKind::Int64 | ColumnKind::Float64 => {
+        require(n, kind, "float64", &c.float64)?;
+      }
+      ColumnKind::Int32 => {
+        require(n, kind, "int32", &c.int32)?;
+      }
+      ColumnKind::Boolean => {
+        require(n, kind, "uint8", &c.uint8)?;
+      }
+      ColumnKind::Utf8List => {
+        require(n, kind, "strings", &c.strings)?;
+        require(n, kind, "offsets", &c.offsets)?;
+      }
+      ColumnKind::Int64List => {
+        require(n, kind, "float64", &c.float64)?;
+        require(n, kind, "offsets", &c.offsets)?;
+      }
+      ColumnKind::Embedding => {
+        require(n, kind, "float32", &c.float32)?;
+        require(n, kind, "dim", &c.dim)?;
+      }
+    }
+    Ok(PendingColumn { name, kind, col })
+  }
+
+  /// Builds the crate column, borrowing the JS buffers. Int64 values are converted
+  /// (and checked) here, off the main thread.
+  fn column_view(&mut self) -> Reason<Column<'_>> {
+    let kind = self.kind;
+    let name = self.name.clone();
+    let validity = self.col.validity.as_deref();
+    let data = match kind {
+      ColumnKind::Utf8 => {
+        ColumnData::Utf8(std::mem::take(&mut self.col.strings.as_mut().expect("checked").0))
+      }
+      ColumnKind::Int64 => ColumnData::Int64 {
+        values: Cow::Owned(exact_integers(
+          &name,
+          self.col.float64.as_deref().expect("checked"),
+          validity,
+        )?),
+        validity: validity.map(Cow::Borrowed),
+      },
+      ColumnKind::Float64 => ColumnData::Float64 {
+        values: Cow::Borrowed(self.col.float64.as_deref().expect("checked")),
+        validity: validity.map(Cow::Borrowed),
+      },
+      ColumnKind::Int32 => ColumnData::Int32 {
+        values: Cow::Borrowed(self.col.int32.as_deref().expect("checked")),
+        validity: validity.map(Cow::Borrowed),
+      },
+      ColumnKind::Boolean => ColumnData::Boolean {
+        values: Cow::Borrowed(self.col.uint8.as_deref().expect("checked")),
+        validity: validity.map(Cow::Borrowed),
+      },
+      ColumnKind::Utf8List => ColumnData::Utf8List {
+        offsets: Cow::Borrowed(self.col.offsets.as_deref().expect("checked")),
+        values: std::mem::take(&mut self.col.strings.as_mut().expect("checked").0),
+        validity: validity.map(Cow::Borrowed),
+      },
+      ColumnKind::Int64List => ColumnData::Int64List {
+        offsets: Cow::Borrowed(self.col.offsets.as_deref().expect("checked")),
+        values: Cow::Owned(exact_integers(
+          &name,
+          self.col.float64.as_deref().expect("checked"),
+          None,
+        )?),
+        validity: validity.map(Cow::Borrowed),
+      },
+      ColumnKind::Embedding => ColumnData::Embedding {
+        dim: self.col.dim.expect("checked") as usize,
+        values: Cow::Borrowed(self.col.float32.as_deref().expect("checked")),
+        validity: validity.map(Cow::Borrowed),
+      },
+    };
+    Ok(Column { name, data })
+  }
+}
+
+/// Float64 → i64 for an Int64 column: every present value must be a safe integer.
+fn exact_integers(column: &str, values: &[f64], validity: Option<&[u8]>) -> Reason<Vec<i64>> {
+  let mut out = Vec::with_capacity(values.len());
+  for (i, &x) in values.iter().enumerate() {
+    let present = validity.is_none_or(|v| v.get(i).is_none_or(|&b| b != 0));
+    if !present {
+      out.push(0);
+      continue;
+    }
+    if x.fract() != 0.0 || !x.is_finite() || x.abs() > MAX_SAFE_INTEGER as f64 {
+      return Err(format!(
+        "column `{column}` (int64): value {x} at index {i} is not a safe integer"
+      ));
+    }
+    out.push(x as i64);
+  }
+  Ok(out)
+}
+
+pub struct WriteTableTask {
+  path: PathBuf,
+  num_rows: usize,
+  columns: Vec<PendingColumn>,
+}
+
+impl Task for WriteTableTask {
+  type Output = ();
+  type JsValue = ();
+
+  fn compute(&mut self) -> napi::Result<()> {
+    guard(|| {
+      let num_rows = self.num_rows;
+      let path = &self.path;
+      let columns = self
+        .columns
+        .iter_mut()
+        .map(|c| c.column_view())
+        .collect::<Reason<Vec<_>>>()
+        .map_err(|reason| invalid_table(path, reason))?;
+      write_table(&self.path, &Table { num_rows, columns }).map_err(store_error)
+    })
+  }
+
+  fn resolve(&mut self, _env: Env, _output: ()) -> napi::Result<()> {
+    Ok(())
+  }
+}
+
+/// Writes a parquet table atomically (temp file in the same folder, fsync, rename).
+/// Async: runs on the libuv pool. The typed arrays must not change until it settles.
+/// Errors: NATIVE_INVALID_ARGUMENT for an inconsistent table (nothing written),
+/// NATIVE_IO when the file cannot be written.
+#[napi(ts_return_type = "Promise<void>")]
+pub fn write_parquet_table(path: String, table: NativeTable) -> napi::Result<AsyncTask<WriteTableTask>> {
+  guard(|| {
+    let path = PathBuf::from(path);
+    let columns = table
+      .columns
+      .into_iter()
+      .map(PendingColumn::new)
+      .collect::<Reason<Vec<_>>>()
+      .map_err(|reason| invalid_table(&path, reason))?;
+    Ok(AsyncTask::new(WriteTableTask {
+      path,
+      num_rows: table.num_rows as usize,
+      columns,
+    }))
+  })
+}
+
+pub struct ReadTableTask {
+  path: PathBuf,
+  options: ReadOptions,
+}
+
+/// Converts a read column to its JS shape (main thread, in `resolve`).
+fn native_column(path: &std::path::Path, c: Column<'static>) -> napi::Result<NativeColumn> {
+  let mut out = NativeColumn {
+    name: c.name,
+    kind: c.data.kind().name().to_string(),
+    strings: None,
+    float64: None,
+    int32: None,
+    uint8: None,
+    float32: None,
+    dim: None,
+    offsets: None,
+    validity: None,
+  };
+  let name = out.name.clone();
+  let as_f64 = |values: &[i64]| -> napi::Result<Float64Array> {
+    if let Some(i) = values
+      .iter()
+      .position(|v| v.unsigned_abs() > MAX_SAFE_INTEGER as u64)
+    {
+      return Err(err(
+        codes::CORRUPT_FILE,
+        format!(
+          "{}: column `{}` holds {} at row {i}, beyond ±(2^53 − 1), which JS numbers cannot represent exactly",
+          path.display(),
+          name,
+          values[i]
+        ),
+      ));
+    }
+    Ok(Float64Array::new(values.iter().map(|&v| v as f64).collect()))
+  };
+  let validity = |v: Option<Cow<'static, [u8]>>| v.map(|v| Uint8Array::new(v.into_owned()));
+  match c.data {
+    ColumnData::Utf8(s) => out.strings = Some(JsStrings(s)),
+    ColumnData::Int64 { values, validity: v } => {
+      out.float64 = Some(as_f64(&values)?);
+      out.validity = validity(v);
+    }
+    ColumnData::Float64 { values, validity: v } => {
+      out.float64 = Some(Float64Array::new(values.into_owned()));
+      out.validity = validity(v);
+    }
+    ColumnData::Int32 { values, validity: v } => {
+      out.int32 = Some(Int32Array::new(values.into_owned()));
+      out.validity = validity(v);
+    }
+    ColumnData::Boolean { values, validity: v } => {
+      out.uint8 = Some(Uint8Array::new(values.into_owned()));
+      out.validity = validity(v);
+    }
+    ColumnData::Utf8List {
+      offsets,
+      values,
+      validity: v,
+    } => {
+      out.offsets = Some(Int32Array::new(offsets.into_owned()));
+      out.strings = Some(JsStrings(values));
+      out.validity = validity(v);
+    }
+    ColumnData::Int64List {
+      offsets,
+      values,
+      validity: v,
+    } => {
+      out.offsets = Some(Int32Array::new(offsets.into_owned()));
+      out.float64 = Some(as_f64(&values)?);
+      out.validity = validity(v);
+    }
+    ColumnData::Embedding {
+      dim,
+      values,
+      validity: v,
+    } => {
+      out.dim = Some(dim as u32);
+      out.float32 = Some(Float32Array::new(values.into_owned()));
+      out.validity = validity(v);
+    }
+  }
+  Ok(out)
+}
+
+impl Task for ReadTableTask {
+  type Output = Table<'static>;
+  type JsValue = NativeTable;
+
+  fn compute(&mut self) -> napi::Result<Table<'static>> {
+    guard(|| read_table(&self.path, &self.options).map_err(store_error))
+  }
+
+  fn resolve(&mut self, _env: Env, table: Table<'static>) -> napi::Result<NativeTable> {
+    guard(|| {
+      let num_rows = u32::try_from(table.num_rows).map_err(|_| {
+        err(
+          codes::CORRUPT_FILE,
+          format!("{}: more than 2^32 rows", self.path.display()),
+        )
+      })?;
+      let columns = table
+        .columns
+        .into_iter()
+        .map(|c| native_column(&self.path, c))
+        .collect::<napi::Result<Vec<_>>>()?;
+      Ok(NativeTable { num_rows, columns })
+    })
+  }
+}
+
+/// Reads a parquet table; `columns` selects (and orders) columns and may demand a kind
+/// and an embedding dimension. Async: runs on the libuv pool.
+/// Errors: NATIVE_IO (missing/unreadable file), NATIVE_CORRUPT_FILE (not parquet,
+/// truncated, damaged, missing column, wrong column type), NATIVE_DIMENSION_MISMATCH.
+#[napi(ts_return_type = "Promise<NativeTable>")]
+pub fn read_parquet_table(
+  path: String,
+  columns: Option<Vec<NativeColumnRequest>>,
+) -> napi::Result<AsyncTask<ReadTableTask>> {
+  guard(|| {
+    let columns = match columns {
+      None => None,
+      Some(reqs) => Some(
+        reqs
+          .into_iter()
+          .map(|r| {
+            let kind = r.kind.as_deref().map(|k| parse_kind(&r.name, k)).transpose()?;
+            Ok(ColumnRequest {
+              name: r.name,
+              kind,
+              dim: r.dim.map(|d| d as usize),
+            })
+          })
+          .collect::<napi::Result<Vec<_>>>()?,
+      ),
+    };
+    Ok(AsyncTask::new(ReadTableTask {
+      path: PathBuf::from(path),
+      options: ReadOptions { columns },
+    }))
+  })
+}
+
+pub struct ValidateFooterTask {
+  path: PathBuf,
+}
+
+impl Task for ValidateFooterTask {
+  type Output = noderag_store::FooterInfo;
+  type JsValue = NativeFooterInfo;
+
+  fn compute(&mut self) -> napi::Result<Self::Output> {
+    guard(|| validate_footer(&self.path).map_err(store_error))
+  }
+
+  fn resolve(&mut self, _env: Env, info: Self::Output) -> napi::Result<NativeFooterInfo> {
+    Ok(NativeFooterInfo {
+      num_rows: info.num_rows as f64,
+      num_row_groups: info.num_row_groups as u32,
+      num_columns: info.num_columns as u32,
+      file_size: info.file_size as f64,
+    })
+  }
+}
+
+/// Cheap integrity check (footer only, no data pages): PAR1 magic, a parseable footer,
+/// row counts that add up, column chunks inside the file. Async (file I/O).
+/// Errors: NATIVE_IO (missing file), NATIVE_CORRUPT_FILE.
+#[napi(ts_return_type = "Promise<NativeFooterInfo>")]
+pub fn validate_parquet_footer(path: String) -> napi::Result<AsyncTask<ValidateFooterTask>> {
+  guard(|| {
+    Ok(AsyncTask::new(ValidateFooterTask {
+      path: PathBuf::from(path),
+    }))
+  })
+}
