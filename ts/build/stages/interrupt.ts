@@ -4,6 +4,7 @@
  * the response cache); then they are aborted. Stages poll `stopping` between steps and
  * before their commit; the run loop records INTERRUPTED and exits 130.
  */
+import { setMaxListeners } from 'node:events';
 import { NodeRagError } from '../../errors.js';
 
 export const IN_FLIGHT_GRACE_MS = 10_000;
@@ -20,6 +21,11 @@ export class StopSignal {
   #reason = 'interrupted';
   readonly #abort = new AbortController();
   #timer: NodeJS.Timeout | undefined;
+
+  constructor() {
+    // Every request in flight listens to this one signal; hundreds at once is normal here.
+    setMaxListeners(0, this.#abort.signal);
+  }
 
   /** True once a stop was requested: start nothing new. */
   get stopping(): boolean {
