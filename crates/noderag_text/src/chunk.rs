@@ -54,62 +54,65 @@ pub fn chunk_text(text: &str, chunk_size: usize) -> Result<Vec<Chunk<'_>>, TextE
   let budget = chunk_size as u64;
   let half = chunk_size.div_ceil(2) as u64;
   let n = text.len();
-  let cuts: Vec<Cut> = cut_points(text);
+  // Cut points are found only once a chunk must end early (most documents fit in one chunk).
+  let mut cuts: Option<Vec<Cut>> = None;
   let mut cache = PieceCache::default();
   let mut chunks = Vec::new();
   let mut first_cut = 0usize; // index of the first cut point > s
   let mut s = skip_whitespace(text, 0);
 
   while s < n {
-    while first_cut < cuts.len() && cuts[first_cut].pos <= s {
-      first_cut += 1;
-    }
-    let cand = &cuts[first_cut..];
     let mut pc = PrefixCounter::new(text, s, &mut cache);
-
     let c = if pc.count_at_most(n, budget) <= budget {
       n
-    } else if cand.is_empty() || pc.count_at_most(cand[0].pos, budget) > budget {
-      let word_end = cand.first().map_or(n, |c| c.pos);
-      let len = token_prefix_len(&text[s..word_end], chunk_size);
-      let len = if len > 0 {
-        len
-      } else {
-        text[s..].chars().next().map_or(0, char::len_utf8)
-      };
-      s + len
     } else {
-      let (mut lo, mut hi) = (0usize, cand.len());
-      while hi - lo > 1 {
-        let mid = (lo + hi) / 2;
-        if pc.count_at_most(cand[mid].pos, budget) <= budget {
-          lo = mid;
-        } else {
-          hi = mid;
-        }
+      let cuts = cuts.get_or_insert_with(|| cut_points(text));
+      while first_cut < cuts.len() && cuts[first_cut].pos <= s {
+        first_cut += 1;
       }
-      let e_max = lo;
-      if pc.count_at_most(cand[e_max].pos, budget) < half {
-        cand[e_max].pos
+      let cand = &cuts[first_cut..];
+      if cand.is_empty() || pc.count_at_most(cand[0].pos, budget) > budget {
+        let word_end = cand.first().map_or(n, |c| c.pos);
+        let len = token_prefix_len(&text[s..word_end], chunk_size);
+        let len = if len > 0 {
+          len
+        } else {
+          text[s..].chars().next().map_or(0, char::len_utf8)
+        };
+        s + len
       } else {
-        // First index whose prefix reaches half the budget; `lo = -1` is kept as `lo + 1`.
-        let (mut lo1, mut hi) = (0usize, e_max);
-        while hi > lo1 {
-          let mid = (lo1 + hi - 1) / 2;
-          if pc.count_at_most(cand[mid].pos, budget) >= half {
-            hi = mid;
+        let (mut lo, mut hi) = (0usize, cand.len());
+        while hi - lo > 1 {
+          let mid = (lo + hi) / 2;
+          if pc.count_at_most(cand[mid].pos, budget) <= budget {
+            lo = mid;
           } else {
-            lo1 = mid + 1;
+            hi = mid;
           }
         }
-        let window = &cand[hi..=e_max];
-        let strongest = window.iter().map(|c| c.class).max().expect("window is non-empty");
-        window
-          .iter()
-          .rev()
-          .find(|c| c.class == strongest)
-          .expect("strongest class is present")
-          .pos
+        let e_max = lo;
+        if pc.count_at_most(cand[e_max].pos, budget) < half {
+          cand[e_max].pos
+        } else {
+          // First index whose prefix reaches half the budget; `lo = -1` is kept as `lo + 1`.
+          let (mut lo1, mut hi) = (0usize, e_max);
+          while hi > lo1 {
+            let mid = (lo1 + hi - 1) / 2;
+            if pc.count_at_most(cand[mid].pos, budget) >= half {
+              hi = mid;
+            } else {
+              lo1 = mid + 1;
+            }
+          }
+          let window = &cand[hi..=e_max];
+          let strongest = window.iter().map(|c| c.class).max().expect("window is non-empty");
+          window
+            .iter()
+            .rev()
+            .find(|c| c.class == strongest)
+            .expect("strongest class is present")
+            .pos
+        }
       }
     };
 
@@ -196,7 +199,11 @@ mod tests {
     let mut out = String::new();
     for p in 0..paragraphs {
       if p > 0 {
-        out.push_str(if r.next().is_multiple_of(4) { "\n \n\n" } else { "\n\n" });
+        out.push_str(if r.next().is_multiple_of(4) {
+          "\n \n\n"
+        } else {
+          "\n\n"
+        });
       }
       for s in 0..(2 + r.next() % 6) {
         if s > 0 {

@@ -84,48 +84,38 @@ pub fn cut_points(text: &str) -> Vec<Cut> {
     mark(pos, CutClass::Word);
   }
 
-  let chars: Vec<(usize, char)> = text.char_indices().collect();
-  let end_of = |i: usize| if i + 1 < chars.len() { chars[i + 1].0 } else { n };
-  let mut i = 0;
-  while i < chars.len() {
-    let (_, c) = chars[i];
-    if is_ascii_sentence_mark(c) || is_cjk_sentence_mark(c) {
-      let mut j = i;
-      while j + 1 < chars.len() && is_closer(chars[j + 1].1) {
-        j += 1;
+  // One pass for sentences, lines and paragraphs. A paragraph is a maximal whitespace run
+  // holding at least two LF; its cut follows the run's last LF.
+  let mut run_lfs = 0usize;
+  let mut run_last_lf_end = 0usize;
+  for (i, c) in text.char_indices() {
+    if c.is_whitespace() {
+      if c == '\n' {
+        mark(i + 1, CutClass::Line);
+        run_lfs += 1;
+        run_last_lf_end = i + 1;
       }
-      let after = end_of(j);
-      let ok = is_cjk_sentence_mark(c) || (j + 1 < chars.len() && chars[j + 1].1.is_whitespace());
-      if ok {
-        mark(after, CutClass::Sentence);
-      }
-    } else if c == '\n' {
-      mark(end_of(i), CutClass::Line);
-    }
-    i += 1;
-  }
-
-  // Paragraphs: whitespace runs with at least two LF; the cut follows the run's last LF.
-  let mut i = 0;
-  while i < chars.len() {
-    if !chars[i].1.is_whitespace() {
-      i += 1;
       continue;
     }
-    let mut lfs = 0;
-    let mut last_lf = None;
-    let mut j = i;
-    while j < chars.len() && chars[j].1.is_whitespace() {
-      if chars[j].1 == '\n' {
-        lfs += 1;
-        last_lf = Some(j);
+    if run_lfs >= 2 {
+      mark(run_last_lf_end, CutClass::Paragraph);
+    }
+    run_lfs = 0;
+    if is_ascii_sentence_mark(c) || is_cjk_sentence_mark(c) {
+      let mut after = i + c.len_utf8();
+      let mut rest = text[after..].chars();
+      let mut next = rest.next();
+      while let Some(ch) = next.filter(|&ch| is_closer(ch)) {
+        after += ch.len_utf8();
+        next = rest.next();
       }
-      j += 1;
+      if is_cjk_sentence_mark(c) || next.is_some_and(char::is_whitespace) {
+        mark(after, CutClass::Sentence);
+      }
     }
-    if lfs >= 2 {
-      mark(end_of(last_lf.unwrap()), CutClass::Paragraph);
-    }
-    i = j;
+  }
+  if run_lfs >= 2 {
+    mark(run_last_lf_end, CutClass::Paragraph);
   }
 
   class

@@ -3,9 +3,8 @@
 //! with the vocabulary compiled into the binary. The tokenizer is built once per process, on
 //! first use (~60 ms), by `bpe_openai::o200k_base()`'s lazy static.
 
-use std::collections::HashMap;
-
 use bpe_openai::Tokenizer;
+use rustc_hash::FxHashMap;
 
 /// The process-wide `o200k_base` tokenizer.
 pub fn tokenizer() -> &'static Tokenizer {
@@ -105,7 +104,7 @@ pub(crate) fn floor_char_boundary(s: &str, mut i: usize) -> usize {
 /// Keys borrow from the caller's text, so a cache lives as long as that text.
 #[derive(Default)]
 pub(crate) struct PieceCache<'t> {
-  counts: HashMap<&'t str, u32>,
+  counts: FxHashMap<&'t str, u32>,
 }
 
 impl<'t> PieceCache<'t> {
