@@ -260,8 +260,14 @@ export async function writeSearchIndex(root: string, spec: IndexSpec): Promise<v
   const labelled: { node: SpecNode; vector: Float32Array; retired: boolean }[] = [];
   for (const t of VECTOR_TYPES) {
     for (const n of byType(t)) {
-      if (n.retiredVector)
-        labelled.push({ node: n, vector: Float32Array.from(n.retiredVector), retired: true });
+      if (n.retiredVector) {
+        // With local vectors, the older version is the local embedding of a changed text.
+        const old =
+          spec.vectors === 'local'
+            ? featureHashBatch([`${n.text} (older version)`], dim)
+            : Float32Array.from(n.retiredVector);
+        labelled.push({ node: n, vector: old, retired: true });
+      }
       const v = vectorOf(n);
       if (v) labelled.push({ node: n, vector: v, retired: false });
     }

@@ -14,6 +14,7 @@ const lazy = (load: () => Promise<{ default: unknown }>) => () => load().then((m
 const subCommands: Record<string, () => Promise<CommandDef>> = {
   build: lazy(() => import('./build.js')),
   vis: lazy(() => import('./vis.js')),
+  search: lazy(() => import('./search.js')),
 };
 
 const main = defineCommand({

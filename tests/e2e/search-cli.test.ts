@@ -1,0 +1,337 @@
+/**
+ * The query side end to end (method.md §7.2, §7.3): `noderag search -f DIR` spawned as a
+ * real process on a hand-built index, providers being the fake OpenAI server (the real SDK
+ * over HTTP) or the local provider; the terminal client's three flag combinations and its
+ * server-down message; HTTP errors through the real server; 503 until a first build
+ * finishes; 60 concurrent requests; refusals; graceful shutdown.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NodeConfig } from '../../ts/config/node-config.js';
+import { NodeSearch } from '../../ts/search/node-search.js';
+import { type FakeOpenAIServer, startFakeOpenAI } from '../helpers/fake-providers/index.js';
+import {
+  curieSpec,
+  writeSearchConfig,
+  writeSearchIndex,
+  writeSearchProject,
+} from '../helpers/search-index.js';
+
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const CLI = join(REPO, 'ts', 'cli', 'main.ts');
+const KEY = 'sk-fake-0123456789abcdef';
+const DIM = 64;
+
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runCli(args: string[]): Promise<Result> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO, env: process.env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.on('error', fail);
+    child.on('close', (code) => done({ code, stdout, stderr }));
+  });
+}
+
+interface Served {
+  child: ChildProcess;
+  url: string;
+  output: () => { stdout: string; stderr: string };
+  exited: Promise<number | null>;
+}
+
+/** Spawns `search -f root ...` and waits for its "listening on" line (or its exit). */
+function serve(root: string, args: string[] = []): Promise<Served> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'search', '-f', root, ...args], {
+      cwd: REPO,
+      env: process.env,
+    });
+    let stdout = '';
+    let stderr = '';
+    const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+    const output = () => ({ stdout, stderr });
+    child.stdout.on('data', (d) => {
+      stdout += d;
+      const m = /listening on (http:\/\/\S+) /.exec(stdout);
+      if (m) done({ child, url: m[1]!, output, exited });
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    void exited.then((code) => fail(new Error(`search exited with ${code} before listening:\n${stderr}`)));
+  });
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((done) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => done(port));
+    });
+  });
+}
+
+const dirs: string[] = [];
+const children: ChildProcess[] = [];
+function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), 'noderag-search-e2e-'));
+  dirs.push(d);
+  return d;
+}
+
+let fake: FakeOpenAIServer;
+beforeAll(async () => {
+  fake = await startFakeOpenAI({ apiKey: KEY, dim: DIM });
+});
+afterAll(async () => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  await fake.close();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** The Curie index with local-provider vectors, configured for the fake OpenAI server. */
+async function openaiProject(port: number, key = KEY): Promise<string> {
+  const root = tempDir();
+  await writeSearchProject(root, { ...curieSpec(), dim: DIM, vectors: 'local', config: { port } });
+  const yaml = `model_config:
+  service_provider: openai
+  model_name: gpt-4o-mini
+  base_url: ${fake.baseUrl}
+  api_keys: ${key}
+embedding_config:
+  service_provider: openai
+  embedding_model_name: text-embedding-3-small
+  base_url: ${fake.baseUrl}
+  api_keys: ${key}
+config:
+  main_folder: ${root}
+  dim: ${DIM}
+  port: ${port}
+`;
+  writeFileSync(join(root, 'Node_config.yaml'), yaml);
+  return root;
+}
+
+const QUESTION = 'Where was Marie Curie born?';
+
+describe('search server + terminal client through the fake OpenAI server', () => {
+  let root: string;
+  let server: Served;
+  let expected: { answer: string; retrieval: string };
+  beforeAll(async () => {
+    const port = await freePort();
+    root = await openaiProject(port);
+    server = await serve(root);
+    children.push(server.child);
+    // The same question in process, on the same index and providers.
+    const search = new NodeSearch(NodeConfig.fromMainFolder(root));
+    const a = await search.answer(QUESTION);
+    search.close();
+    expected = { answer: a.response, retrieval: a.retrievalInfo };
+  });
+
+  it('prints the URL and serves /health', async () => {
+    expect(server.output().stdout).toContain(
+      `listening on ${server.url} (index generation 1: 23 nodes, 11 vectors)`,
+    );
+    const health = await (await fetch(`${server.url}/health`)).json();
+    expect(health).toEqual({ status: 'ok', index: 'ready', generation: 1, nodes: 23, vectors: 11 });
+  });
+
+  it('no flag and -a print the answer; -r the context; -r -a both as JSON', async () => {
+    expect(expected.retrieval).toContain('1. Marie Curie was born in Warsaw in 1867.');
+    const [plain, a, r, both] = await Promise.all([
+      runCli(['-f', root, '-q', QUESTION]),
+      runCli(['-f', root, '-q', QUESTION, '-a']),
+      runCli(['-f', root, '-q', QUESTION, '-r']),
+      runCli(['-f', root, '-q', QUESTION, '-r', '-a']),
+    ]);
+    for (const x of [plain, a, r, both]) expect(x.code, x.stderr).toBe(0);
+    expect(plain.stdout).toBe(`${expected.answer}\n`);
+    expect(a.stdout).toBe(`${expected.answer}\n`);
+    expect(r.stdout).toBe(`${expected.retrieval}\n`);
+    expect(both.stdout).toBe(
+      `${JSON.stringify({ answer: expected.answer, retrieval: expected.retrieval }, null, 2)}\n`,
+    );
+  });
+
+  it('60 concurrent requests are all answered correctly', async () => {
+    const questions = [QUESTION, 'Who married Pierre Curie?', 'What is the capital of Poland?'];
+    const truth = new Map<string, unknown>();
+    for (const q of questions) {
+      const res = await fetch(`${server.url}/answer_retrieval`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ question: q }),
+      });
+      truth.set(q, await res.json());
+    }
+    const before = fake.count('chat');
+    const replies = await Promise.all(
+      Array.from({ length: 60 }, async (_, i) => {
+        const q = questions[i % questions.length]!;
+        const res = await fetch(`${server.url}/answer_retrieval`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ question: q }),
+        });
+        return { q, status: res.status, body: await res.json() };
+      }),
+    );
+    for (const r of replies) {
+      expect(r.status).toBe(200);
+      expect(r.body).toEqual(truth.get(r.q));
+    }
+    expect(new Set(replies.map((r) => JSON.stringify(r.body))).size).toBe(3);
+    expect(fake.count('chat') - before).toBe(120); // one query and one answer call each
+  });
+
+  it('HTTP errors are JSON with the documented status and code', async () => {
+    const post = (path: string, body: string, type = 'application/json') =>
+      fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': type }, body });
+    const check = async (res: Response, status: number, code: string) => {
+      expect(res.status).toBe(status);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe(code);
+    };
+    await check(await post('/answer', '{"question":"x"}', 'text/plain'), 415, 'unsupported_media_type');
+    await check(await post('/answer', '{"question"'), 400, 'invalid_json');
+    await check(await post('/retrieval', '[]'), 400, 'invalid_body');
+    await check(await post('/retrieval', '{}'), 400, 'missing_question');
+    await check(await post('/retrieval', '{"question":7}'), 400, 'invalid_question');
+    await check(await post('/retrieval', '{"question":" "}'), 400, 'empty_question');
+    await check(
+      await post('/retrieval', JSON.stringify({ question: 'q'.repeat(8001) })),
+      400,
+      'question_too_long',
+    );
+    await check(
+      await post('/retrieval', JSON.stringify({ question: 'q'.repeat(70_000) })),
+      413,
+      'payload_too_large',
+    );
+    await check(await fetch(`${server.url}/nope`), 404, 'not_found');
+    const wrong = await fetch(`${server.url}/answer`);
+    expect(wrong.headers.get('allow')).toBe('POST');
+    await check(wrong, 405, 'method_not_allowed');
+  });
+
+  it('SIGTERM stops the server gracefully (exit 0)', async () => {
+    const port = await freePort();
+    const other = await serve(await openaiProject(port));
+    children.push(other.child);
+    other.child.kill('SIGTERM');
+    expect(await other.exited).toBe(0);
+    expect(other.output().stderr).toContain('Search server stopped.');
+  });
+});
+
+describe('failures', () => {
+  it('the client says how to start the server when none is running (exit 1)', async () => {
+    const port = await freePort();
+    const root = await openaiProject(port);
+    const r = await runCli(['-f', root, '-q', QUESTION]);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe(
+      `No search server is running at http://127.0.0.1:${port}. Start it with: noderag search -f ${root}`,
+    );
+  });
+
+  it('a provider failure is 502 upstream_error without the key; the client prints code: message (exit 1)', async () => {
+    const port = await freePort();
+    const root = await openaiProject(port, 'sk-wrong-key-0000000000');
+    const s = await serve(root);
+    children.push(s.child);
+    const res = await fetch(`${s.url}/answer`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ question: QUESTION }),
+    });
+    expect(res.status).toBe(502);
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe('upstream_error');
+    expect(body.error.message).toMatch(/openai/);
+    expect(body.error.message).not.toContain('sk-wrong-key');
+    const cli = await runCli(['-f', root, '-q', QUESTION]);
+    expect(cli.code).toBe(1);
+    expect(cli.stderr).toMatch(/^upstream_error: .*openai/);
+    s.child.kill('SIGTERM');
+    await s.exited;
+  });
+
+  it('refuses to start without an index (exit 1), on a taken port (exit 1), with a bad --port (exit 2)', async () => {
+    const empty = tempDir();
+    await writeSearchConfig(empty, { dim: 4 });
+    const none = await runCli(['search', '-f', empty]);
+    expect(none.code).toBe(1);
+    expect(none.stderr.trim()).toBe(
+      `No index in ${empty}: build it first with \`noderag build -f ${empty}\`.`,
+    );
+
+    const port = await freePort();
+    const root = tempDir();
+    await writeSearchProject(root, { ...curieSpec(), config: { port } });
+    const first = await serve(root);
+    children.push(first.child);
+    const second = await runCli(['search', '-f', root]);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain(`port ${port} on 127.0.0.1 is already in use`);
+    first.child.kill('SIGTERM');
+    await first.exited;
+
+    const bad = await runCli(['search', '-f', root, '--port', '70000']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--port: expected an integer from 1 to 65535, got "70000"');
+  });
+
+  it('while a first build runs: 503 index_not_built, then served without a restart (local provider)', async () => {
+    const root = tempDir();
+    const port = await freePort();
+    const unfinished = curieSpec({
+      config: { port },
+      state: { last_finished_generation: 0, current_state: 'Summary pipeline' },
+    });
+    await writeSearchProject(root, unfinished);
+    const s = await serve(root, ['--host', '0.0.0.0', '--port', String(port)]);
+    children.push(s.child);
+    expect(s.output().stderr).toContain('not built yet; question routes answer 503');
+    expect(s.output().stderr).toContain('0.0.0.0, which is not a loopback address');
+    const url = `http://127.0.0.1:${port}`;
+    const ask = () =>
+      fetch(`${url}/retrieval`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ question: 'Where is Warsaw?' }),
+      });
+    const down = await ask();
+    expect(down.status).toBe(503);
+    expect(((await down.json()) as { error: { code: string } }).error.code).toBe('index_not_built');
+    expect(((await (await fetch(`${url}/health`)).json()) as { index: string }).index).toBe('not_built');
+
+    await writeSearchIndex(root, curieSpec());
+    const up = await ask();
+    expect(up.status).toBe(200);
+    expect(((await up.json()) as { retrieval: string }).retrieval).toContain(
+      '------------semantic_unit-------------',
+    );
+    s.child.kill('SIGINT');
+    expect(await s.exited).toBe(0);
+  });
+});

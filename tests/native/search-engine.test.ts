@@ -1,0 +1,350 @@
+/**
+ * NodeSearch (method.md §6.2, §6.6, §7.4) on the hand-built Curie index with scripted
+ * providers: the context string and token counts, the answer object and its aliases, the
+ * load lifecycle (not built → built without a restart, damaged, pending commit), errors,
+ * and many questions in flight at once.
+ */
+import { mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { NodeConfig } from '../../ts/config/node-config.js';
+import { ClosedError, IndexNotBuiltError, InvalidQuestionError, ProviderError } from '../../ts/errors.js';
+import type { TaskInputs } from '../../ts/llm/types.js';
+import { native } from '../../ts/native.js';
+import { NodeSearch, type SearchProviders } from '../../ts/search/node-search.js';
+import {
+  curieSpec,
+  writeSearchConfig,
+  writeSearchIndex,
+  writeSearchProject,
+} from '../helpers/search-index.js';
+
+const dirs: string[] = [];
+const engines: NodeSearch[] = [];
+afterEach(() => {
+  for (const e of engines.splice(0)) e.close();
+});
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), 'noderag-engine-'));
+  dirs.push(d);
+  return d;
+}
+
+interface Script {
+  /** Question → query vector (4 dims) and elements. */
+  questions: Record<string, { vector: number[]; elements: string[] }>;
+  answer?: (input: TaskInputs['answer']) => string;
+  latencyMs?: (question: string, call: 'embed' | 'query' | 'answer') => number;
+  fail?: Partial<Record<'embed' | 'query' | 'answer', Error>>;
+}
+
+interface CallLog {
+  question: string;
+  call: 'embed' | 'query' | 'answer';
+  start: number;
+  end: number;
+}
+
+/** Providers that answer from a script, after a chosen latency, and log each call. */
+function scripted(script: Script, log: CallLog[] = []): SearchProviders {
+  const timed = async <T>(
+    question: string,
+    call: CallLog['call'],
+    signal: AbortSignal | undefined,
+    value: () => T,
+  ) => {
+    const start = performance.now();
+    const ms = script.latencyMs?.(question, call) ?? 0;
+    await new Promise<void>((resolve, reject) => {
+      const t = setTimeout(resolve, ms);
+      signal?.addEventListener('abort', () => {
+        clearTimeout(t);
+        reject(signal.reason);
+      });
+    });
+    log.push({ question, call, start, end: performance.now() });
+    const failure = script.fail?.[call];
+    if (failure) throw failure;
+    return value();
+  };
+  const providers = {
+    run: (task: string, input: unknown, options: { signal?: AbortSignal } = {}) => {
+      if (task === 'query') {
+        const q = (input as TaskInputs['query']).question;
+        return timed(q, 'query', options.signal, () => ({ elements: script.questions[q]?.elements ?? [] }));
+      }
+      if (task === 'answer') {
+        const a = input as TaskInputs['answer'];
+        return timed(a.question, 'answer', options.signal, () =>
+          script.answer ? script.answer(a) : `answer to ${a.question}`,
+        );
+      }
+      throw new Error(`unexpected task ${task}`);
+    },
+    embed: (texts: readonly string[], options: { signal?: AbortSignal } = {}) =>
+      timed(texts[0]!, 'embed', options.signal, () => ({
+        vectors: Float32Array.from(script.questions[texts[0]!]?.vector ?? [0, 0, 0, 0]),
+        dim: 4,
+      })),
+  };
+  return providers as unknown as SearchProviders;
+}
+
+async function curieEngine(script: Script, config: Record<string, unknown> = {}, log?: CallLog[]) {
+  const root = tempDir();
+  await writeSearchProject(root, curieSpec({ config, similarity: [] }));
+  const search = new NodeSearch(NodeConfig.fromMainFolder(root), { providers: scripted(script, log) });
+  engines.push(search);
+  return { root, search };
+}
+
+describe('context string, answer and token counts', () => {
+  const script: Script = {
+    questions: { 'Who married Pierre Curie?': { vector: [0.2, 0.8, 0, 0], elements: ['Pierre Curie'] } },
+    answer: () => 'Hello world',
+  };
+  const config = { HNSW_results: 1, cross_node: 1, Enode: 1, Rnode: 1, Hnode: 1, ppr_max_iter: 1 };
+
+  it('formats the sections of §6.6 and counts o200k_base tokens', async () => {
+    const { search } = await curieEngine(script, config);
+    const a = await search.answer('Who married Pierre Curie?');
+    // Hit u-married (distance 0); PIERRE CURIE matched. One step from them, the best
+    // relationship is r-married and the best cross node the element h-paris.
+    expect(a.retrievalInfo).toBe(
+      [
+        '------------high_level_element-------------',
+        '1. Scientific life in Paris: the Curies married and worked there.',
+        '',
+        '------------semantic_unit-------------',
+        '1. Pierre Curie married Marie Curie in Paris in 1895.',
+        '',
+        '------------relationship-------------',
+        '1. PIERRE CURIE married MARIE CURIE',
+        '',
+        '',
+      ].join('\n'),
+    );
+    expect(a.response).toBe('Hello world');
+    expect(a.responseTokens).toBe(2); // "Hello" " world" in o200k_base
+    expect(a.retrievalTokens).toBe(native.countTokens(a.retrievalInfo));
+    expect(a.retrievalTokens).toBeGreaterThan(20);
+  });
+
+  it('answer(): camelCase fields, read-only non-enumerable snake_case aliases', async () => {
+    const { search } = await curieEngine(script, config);
+    const a = await search.answer('Who married Pierre Curie?');
+    expect(Object.keys(a)).toEqual(['response', 'responseTokens', 'retrievalInfo', 'retrievalTokens']);
+    expect(JSON.parse(JSON.stringify(a))).toEqual({
+      response: a.response,
+      responseTokens: a.responseTokens,
+      retrievalInfo: a.retrievalInfo,
+      retrievalTokens: a.retrievalTokens,
+    });
+    expect(a.response_tokens).toBe(a.responseTokens);
+    expect(a.retrieval_info).toBe(a.retrievalInfo);
+    expect(a.retrieval_tokens).toBe(a.retrievalTokens);
+    expect(() => {
+      (a as { retrieval_info: string }).retrieval_info = 'x';
+    }).toThrow(TypeError);
+  });
+
+  it('search(): the retrieval alone, items in context order with id, type, score, text, document', async () => {
+    const { search } = await curieEngine(script, config);
+    const r = await search.search('Who married Pierre Curie?');
+    expect(r.items.map((i) => [i.id, i.type, i.origin, i.document])).toEqual([
+      ['h-paris', 'high_level_element', 'propagation', null],
+      ['u-married', 'semantic_unit', 'vector', 'b.txt'],
+      ['r-married', 'relationship', 'propagation', 'b.txt'],
+    ]);
+    expect(r.items[1]).toMatchObject({
+      text: 'Pierre Curie married Marie Curie in Paris in 1895.',
+      score: null,
+    });
+    expect(r.items[0]!.score).toBeGreaterThan(0);
+    expect(r.retrieval_info).toBe(r.retrievalInfo);
+    expect(r.retrievalTokens).toBe(native.countTokens(r.retrievalInfo));
+    expect(Object.keys(r)).toEqual(['retrievalInfo', 'retrievalTokens', 'items']);
+  });
+
+  it('an empty retrieval is the empty string with 0 tokens', async () => {
+    const { search } = await curieEngine(
+      { questions: { 'Nothing?': { vector: [0, 0, 0, 0], elements: ['Zzz'] } } },
+      {
+        HNSW_results: 0,
+      },
+    );
+    const r = await search.search('Nothing?');
+    expect(r).toMatchObject({ retrievalInfo: '', retrievalTokens: 0, items: [] });
+  });
+
+  it('embedding and decomposition of one question run concurrently; the answer comes after', async () => {
+    const log: CallLog[] = [];
+    const { search } = await curieEngine({ ...script, latencyMs: () => 40 }, config, log);
+    await search.answer('Who married Pierre Curie?');
+    const at = (c: string) => log.find((l) => l.call === c)!;
+    expect(at('embed').start).toBeLessThan(at('query').end);
+    expect(at('query').start).toBeLessThan(at('embed').end);
+    expect(at('answer').start).toBeGreaterThanOrEqual(Math.max(at('embed').end, at('query').end));
+  });
+
+  it('skips the embedding when no vector search is asked for (HNSW_results = 0)', async () => {
+    const log: CallLog[] = [];
+    const { search } = await curieEngine(script, { HNSW_results: 0 }, log);
+    await search.search('Who married Pierre Curie?');
+    expect(log.map((l) => l.call)).toEqual(['query']);
+  });
+});
+
+describe('errors', () => {
+  const questions = { 'Where?': { vector: [1, 0, 0, 0], elements: ['Warsaw'] } };
+
+  it('rejects invalid questions with the codes of §7.2', async () => {
+    const { search } = await curieEngine({ questions });
+    await expect(search.answer('   ')).rejects.toMatchObject({ code: 'empty_question' });
+    await expect(search.search('x'.repeat(8001))).rejects.toBeInstanceOf(InvalidQuestionError);
+    await expect(search.search(42 as unknown as string)).rejects.toMatchObject({ code: 'invalid_question' });
+  });
+
+  it('a provider failure fails the question with the ProviderError', async () => {
+    const failure = new ProviderError('openai returned 401', {
+      provider: 'openai',
+      status: 401,
+      retryable: false,
+    });
+    for (const call of ['embed', 'query', 'answer'] as const) {
+      const { search } = await curieEngine({ questions, fail: { [call]: failure } });
+      await expect(search.answer('Where?')).rejects.toBe(failure);
+    }
+  });
+
+  it('an aborted signal aborts the question', async () => {
+    const { search } = await curieEngine({ questions, latencyMs: () => 5_000 });
+    const controller = new AbortController();
+    const pending = search.answer('Where?', { signal: controller.signal });
+    setTimeout(() => controller.abort(new Error('client went away')), 20);
+    await expect(pending).rejects.toThrow('client went away');
+  });
+
+  it('close() frees the index; later calls throw ClosedError', async () => {
+    const { search } = await curieEngine({ questions });
+    await search.ready();
+    search.close();
+    search.close();
+    await expect(search.search('Where?')).rejects.toBeInstanceOf(ClosedError);
+    expect(search.closed).toBe(true);
+  });
+});
+
+describe('loading', () => {
+  const questions = { 'Where?': { vector: [1, 0, 0, 0], elements: ['Warsaw'] } };
+
+  it('not built: not ready and IndexNotBuiltError; loads once a build has finished, without a restart', async () => {
+    const root = tempDir();
+    await writeSearchConfig(root, { dim: 4 });
+    const search = new NodeSearch(NodeConfig.fromMainFolder(root), { providers: scripted({ questions }) });
+    engines.push(search);
+    await expect(search.ready()).rejects.toBeInstanceOf(IndexNotBuiltError);
+    await expect(search.answer('Where?')).rejects.toThrow(/no index in .* yet/);
+    expect(await search.status()).toEqual({ ready: false, generation: 0, nodes: 0, vectors: 0 });
+
+    // A first build running: state.json exists, nothing finished yet.
+    await writeSearchIndex(
+      root,
+      curieSpec({ state: { last_finished_generation: 0, current_state: 'HNSW pipeline' } }),
+    );
+    await expect(search.search('Where?')).rejects.toThrow(/not built yet \(build state: HNSW pipeline\)/);
+
+    await writeSearchIndex(root, curieSpec());
+    expect(await search.status()).toEqual({ ready: true, generation: 1, nodes: 23, vectors: 11 });
+    expect((await search.search('Where?')).items.length).toBeGreaterThan(0);
+  });
+
+  it('a missing or damaged table is index_not_built naming the file', async () => {
+    const { root } = await curieEngine({ questions });
+    const second = tempDir();
+    await writeSearchProject(second, curieSpec());
+    unlinkSync(join(second, 'cache', 'relationship.parquet'));
+    const s1 = new NodeSearch(NodeConfig.fromMainFolder(second), { providers: scripted({ questions }) });
+    engines.push(s1);
+    await expect(s1.ready()).rejects.toThrow('index damaged: cache/relationship.parquet is missing');
+    expect((await s1.status()).ready).toBe(false);
+
+    writeFileSync(join(root, 'cache', 'HNSW.bin'), 'not an index');
+    const s2 = new NodeSearch(NodeConfig.fromMainFolder(root), { providers: scripted({ questions }) });
+    engines.push(s2);
+    const e = await s2.ready().catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(IndexNotBuiltError);
+    expect((e as Error).message).toMatch(/index damaged: .*HNSW\.bin/);
+  });
+
+  it('waits while a build commit is pending', async () => {
+    const root = tempDir();
+    await writeSearchProject(root, curieSpec());
+    mkdirSync(join(root, 'cache', '.staging'), { recursive: true });
+    const commit = join(root, 'cache', '.staging', 'COMMIT.json');
+    writeFileSync(commit, '{}');
+    const started = performance.now();
+    setTimeout(() => unlinkSync(commit), 150);
+    const search = new NodeSearch(NodeConfig.fromMainFolder(root), { providers: scripted({ questions }) });
+    engines.push(search);
+    await search.ready();
+    expect(performance.now() - started).toBeGreaterThanOrEqual(140);
+  });
+
+  it('instances are independent', async () => {
+    const { root, search } = await curieEngine({ questions });
+    const other = new NodeSearch(NodeConfig.fromMainFolder(root), { providers: scripted({ questions }) });
+    engines.push(other);
+    await Promise.all([search.ready(), other.ready()]);
+    search.close();
+    expect((await other.search('Where?')).items.length).toBeGreaterThan(0);
+  });
+});
+
+describe('many questions in flight', () => {
+  it('60 concurrent questions, finishing in scrambled order, each get their own answer', async () => {
+    const vectors = [
+      [1, 0, 0, 0],
+      [0, 1, 0, 0],
+      [0, 0, 1, 0],
+      [0.5, 0.5, 0, 0],
+      [0.2, 0.1, 0.7, 0],
+    ];
+    const names = ['Marie Curie', 'Warsaw', 'Paris', 'Pierre Curie', 'Poland', 'The Curies'];
+    const questions: Script['questions'] = {};
+    for (let i = 0; i < 60; i++) {
+      questions[`question ${i}`] = {
+        vector: vectors[i % vectors.length]!,
+        elements: [names[i % names.length]!],
+      };
+    }
+    const script: Script = {
+      questions,
+      answer: (a) => `${a.question} :: ${a.context.length}`,
+      // Deterministic scramble: later questions often finish first.
+      latencyMs: (q, call) => ((Number(q.split(' ')[1]) * 37 + (call === 'embed' ? 11 : 3)) % 20) + 1,
+    };
+    const { search } = await curieEngine(script, { HNSW_results: 3, cross_node: 4 });
+    const sequential = new Map<string, Awaited<ReturnType<NodeSearch['answer']>>>();
+    for (const q of Object.keys(questions)) sequential.set(q, await search.answer(q));
+
+    const log: CallLog[] = [];
+    const { search: concurrent } = await curieEngine(script, { HNSW_results: 3, cross_node: 4 }, log);
+    const results = await Promise.all(Object.keys(questions).map((q) => concurrent.answer(q)));
+    results.forEach((r, i) => {
+      const q = `question ${i}`;
+      expect(r).toEqual(sequential.get(q));
+      expect(r.response.startsWith(`${q} ::`)).toBe(true);
+    });
+    // All 60 were in flight together: every query call started before the first answer call ended.
+    const firstAnswerEnd = Math.min(...log.filter((l) => l.call === 'answer').map((l) => l.end));
+    expect(log.filter((l) => l.call === 'query' && l.start < firstAnswerEnd)).toHaveLength(60);
+    // Not all alike: the questions really retrieve different contexts.
+    expect(new Set(results.map((r) => r.retrievalInfo)).size).toBeGreaterThan(3);
+  });
+});

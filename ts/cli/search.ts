@@ -1,0 +1,156 @@
+/**
+ * `noderag search -f <folder> [--port N] [--host H]`: serves the index over HTTP (method.md
+ * §7.2) on config.url:config.port until SIGINT/SIGTERM, then stops accepting and lets
+ * in-flight requests finish for up to 10 s (a second signal exits at once).
+ *
+ * Refuses to start (exit 1) when the project was never built or its index is damaged, and
+ * when the port is taken; a config problem or a bad flag is a usage error (exit 2). Started
+ * while a first build is still running, it answers 503 until that build finishes and then
+ * loads the index without a restart.
+ */
+import { resolve } from 'node:path';
+import { defineCommand } from 'citty';
+import { NodeConfig } from '../config/index.js';
+import { ConfigError, IndexNotBuiltError } from '../errors.js';
+import { parseStateText, readStateText } from '../search/index-files.js';
+import { NodeSearch } from '../search/node-search.js';
+import { createApp } from '../server/app.js';
+import { searchEngine } from '../server/engine-adapter.js';
+import { isLoopback, type RunningServer, ServerStartError, serveApp } from '../server/serve.js';
+import { folderArg } from './args.js';
+import { CliExit, EXIT } from './exit.js';
+
+export function parsePort(raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(n) || n < 1 || n > 65535) {
+    throw new CliExit(EXIT.USAGE, `--port: expected an integer from 1 to 65535, got "${raw}"`);
+  }
+  return n;
+}
+
+export function parseHost(raw: string | undefined, fallback: string): string {
+  if (raw === undefined) return fallback;
+  const host = raw.trim();
+  if (host === '' || /\s/.test(host))
+    throw new CliExit(EXIT.USAGE, `--host: expected a host name or IP address, got "${raw}"`);
+  return host;
+}
+
+function loadConfig(folder: string): NodeConfig {
+  try {
+    return NodeConfig.fromMainFolder(folder);
+  } catch (e) {
+    if (e instanceof ConfigError) throw new CliExit(EXIT.USAGE, e.message);
+    throw e;
+  }
+}
+
+/**
+ * Loads the engine. A project never built, or a finished index that cannot be loaded, is
+ * a refusal; a first build still running is a warning (the server answers 503 meanwhile).
+ */
+async function startEngine(config: NodeConfig, folderArgText: string): Promise<NodeSearch> {
+  const root = config.mainFolder;
+  const stateText = await readStateText(root);
+  if (stateText === null) {
+    throw new CliExit(
+      EXIT.FAILURE,
+      `No index in ${root}: build it first with \`noderag build -f ${folderArgText}\`.`,
+    );
+  }
+  const search = new NodeSearch(config);
+  try {
+    await search.ready();
+  } catch (e) {
+    const building =
+      e instanceof IndexNotBuiltError && parseSafely(stateText)?.last_finished_generation === 0;
+    if (!building) {
+      search.close();
+      if (e instanceof IndexNotBuiltError)
+        throw new CliExit(EXIT.FAILURE, `Cannot serve ${root}: ${e.message}`);
+      throw e;
+    }
+    console.error(
+      `Warning: the index of ${root} is not built yet; question routes answer 503 until the first build finishes.`,
+    );
+  }
+  return search;
+}
+
+function parseSafely(text: string) {
+  try {
+    return parseStateText(text);
+  } catch {
+    return null;
+  }
+}
+
+/** Resolves when the server has shut down after SIGINT/SIGTERM. */
+function closeOnSignal(server: RunningServer, search: NodeSearch): Promise<void> {
+  return new Promise((done) => {
+    let stopping = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        console.error(`${signal} again: exiting now.`);
+        process.exit(EXIT.INTERRUPTED);
+      }
+      stopping = true;
+      console.error(`${signal}: stopping; in-flight requests get up to 10 s to finish.`);
+      server
+        .close()
+        .catch((e: unknown) => console.error(e))
+        .finally(() => {
+          search.close();
+          process.off('SIGINT', onSignal);
+          process.off('SIGTERM', onSignal);
+          console.error('Search server stopped.');
+          done();
+        });
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
+}
+
+export default defineCommand({
+  meta: {
+    name: 'search',
+    description: 'serve the index over HTTP: POST /answer, /retrieval, /answer_retrieval; GET /health',
+  },
+  args: {
+    ...folderArg,
+    port: { type: 'string', description: 'port to listen on (default: config.port)' },
+    host: { type: 'string', description: 'address to listen on (default: config.url)' },
+  },
+  async run({ args }) {
+    const config = loadConfig(resolve(args.folder));
+    const port = parsePort(args.port, config.config.port);
+    const host = parseHost(args.host, config.config.url);
+    for (const w of config.warnings) console.error(`Warning: ${w}`);
+
+    const search = await startEngine(config, args.folder);
+    let server: RunningServer;
+    try {
+      server = await serveApp(createApp({ engine: searchEngine(search) }), { host, port });
+    } catch (e) {
+      search.close();
+      if (e instanceof ServerStartError)
+        throw new CliExit(EXIT.FAILURE, `Cannot start the search server: ${e.message}`);
+      throw e;
+    }
+    if (!isLoopback(host)) {
+      console.error(
+        `Warning: listening on ${host}, which is not a loopback address; the server has no authentication, so anyone who can reach this address can query the index.`,
+      );
+    }
+    const s = await search.status();
+    const what = s.ready
+      ? `index generation ${s.generation}: ${s.nodes} nodes, ${s.vectors} vectors`
+      : 'index not built yet';
+    console.log(
+      `Search server for ${config.mainFolder} listening on ${server.url} (${what}). Stop it with Ctrl-C.`,
+    );
+    await closeOnSignal(server, search);
+  },
+});
