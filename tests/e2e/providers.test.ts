@@ -13,6 +13,7 @@ import { type CreateProvidersOptions, createProviders } from '../../ts/llm/creat
 import { featureHashBatch } from '../../ts/llm/local/feature-hash.js';
 import { localDecompose, localQuery } from '../../ts/llm/local/tasks.js';
 import { BUILD_RETRY_POLICY } from '../../ts/llm/retry.js';
+import { countTokens } from '../../ts/text/index.js';
 import {
   type FakeGeminiServer,
   type FakeOpenAIServer,
@@ -22,7 +23,7 @@ import {
 
 const TEXT = 'Marie Curie was born in Warsaw in 1867. She moved to Paris in 1891.';
 const KEY = 'sk-test-secret-0123456789abcdef';
-/** Stand-in for the o200k_base counter (inputs here are far below the 8,000-token cap). */
+/** A cheap stand-in counter where inputs are far below the 8,000-token cap. */
 const tokenCounter = { countTokens: (s: string) => Buffer.byteLength(s) };
 const FAST_RETRY = { ...BUILD_RETRY_POLICY, baseDelayMs: 20, maxDelayMs: 100 };
 
@@ -403,6 +404,18 @@ describe('response cache', () => {
     await s.run('query', { question: 'Who?' });
     await s.run('query', { question: 'Who?' });
     expect(openai.count()).toBe(4);
+  });
+});
+
+describe('embedding input cap', () => {
+  it('sends at most 8,000 o200k_base tokens of each input (the default counter is the Rust core)', async () => {
+    const p = createProviders(openaiConfig(), { mode: 'build', cacheDir: null });
+    const long = 'hello world '.repeat(5000);
+    await p.embed([long, 'short']);
+    const sent = (openai.requests[0]!.body as { input: string[] }).input;
+    expect(countTokens(sent[0] as string)).toBe(8000);
+    expect(long.startsWith(sent[0] as string)).toBe(true);
+    expect(sent[1]).toBe('short');
   });
 });
 

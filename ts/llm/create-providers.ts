@@ -5,6 +5,7 @@
  * provider are never cached (method.md §3.10); the local provider is not rate limited either.
  */
 import type { NodeConfig, ProviderSection } from '../config/node-config.js';
+import { countTokens, truncateToTokens } from '../text/index.js';
 import { CachedProvider, type ProviderStats } from './cached-provider.js';
 import type { Clock } from './clock.js';
 import { GeminiProvider } from './gemini.js';
@@ -25,14 +26,17 @@ import type {
   TaskOutputs,
 } from './types.js';
 
+/** The o200k_base counter of the Rust core (ts/text): exact counts and exact truncation. */
+export const o200kTokenCounter: TokenCounter = { countTokens, truncateToTokens };
+
 /** Per-request timeouts of method.md §0. */
 export const DEFAULT_TIMEOUTS = { chatMs: 120_000, embedMs: 60_000 } as const;
 
 export interface CreateProvidersOptions {
   /** `build`: 6 attempts, response cache; `search`: 3 attempts within 60 s, no cache. */
   mode: 'build' | 'search';
-  /** o200k_base token counter (ts/text), for the embedding input cap. */
-  tokenCounter: TokenCounter;
+  /** Token counter for the embedding input cap; default the o200k_base counter of ts/text. */
+  tokenCounter?: TokenCounter;
   /** Response cache folder at build time; default `<folder>/cache/response_cache`, null = none. */
   cacheDir?: string | null;
   timeouts?: Partial<{ chatMs: number; embedMs: number }>;
@@ -106,7 +110,7 @@ export class ModelProviders {
         limiter: local ? undefined : new RateLimiter(rate, options.clock),
         cache: local ? undefined : this.cache,
         timeouts,
-        tokenCounter: options.tokenCounter,
+        tokenCounter: options.tokenCounter ?? o200kTokenCounter,
         expectedDim: section === 'embedding_config' ? config.config.dim : undefined,
         clock: options.clock,
         random: options.random,

@@ -12,6 +12,7 @@ export {
   createProviders,
   DEFAULT_TIMEOUTS,
   ModelProviders,
+  o200kTokenCounter,
 } from './create-providers.js';
 export { GeminiProvider, type GeminiProviderOptions } from './gemini.js';
 export { featureHashBatch } from './local/feature-hash.js';
