@@ -6,11 +6,11 @@
 //!
 //! 1. If `text[s..]` has at most `chunk_size` tokens, it is the last chunk.
 //! 2. If `m == 0` or `t(0) > chunk_size`: over-long word, go to 5.
-//! 3. `e_max`: `lo = 0, hi = m`; while `hi - lo > 1`: `mid = (lo + hi) / 2`; if
+//! 3. `e_max`: `lo = 0, hi = m` (`m` stands for the end, known not to fit); while `hi - lo > 1`: `mid = (lo + hi) / 2`; if
 //!    `t(mid) ≤ chunk_size` then `lo = mid` else `hi = mid`. `e_max = lo`.
 //! 4. `half = ceil(chunk_size / 2)`. If `t(e_max) < half`, cut at `C[e_max]`. Otherwise find the
 //!    first index reaching half the budget: `lo = -1, hi = e_max`; while `hi - lo > 1`:
-//!    `mid = (lo + hi) / 2` (rounded toward zero); if `t(mid) ≥ half` then `hi = mid` else
+//!    `mid = ⌊(lo + hi) / 2⌋`; if `t(mid) ≥ half` then `hi = mid` else
 //!    `lo = mid`. Among `C[hi..=e_max]` take the strongest class present and cut at its last
 //!    point.
 //! 5. Over-long word: cut at `s + token_prefix_len(text[s..w], chunk_size)` where `w` is the first
