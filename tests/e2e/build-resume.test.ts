@@ -214,4 +214,79 @@ describe('build through an OpenAI-compatible server', () => {
     expect(embedded.length).toBeGreaterThan(0);
     expect(embedded.filter((t) => oldVectors.has(t))).toEqual([]);
   });
+
+  it('on SIGINT lets requests in flight finish, saves INTERRUPTED, exits 130 and resumes without repeats', async () => {
+    await buildReference();
+    const p = await project(CORPUS, { rate_limit: 1.99 });
+    server.reset();
+    server.options.latencyMs = 300;
+    const llmCache = p.path('cache', 'response_cache', 'llm.jsonl');
+    const r = await p.build([], {
+      onSpawn: (child) => {
+        void (async () => {
+          while (!(await readFile(llmCache, 'utf8').catch(() => '')).includes('\n'))
+            await new Promise((res) => setTimeout(res, 20));
+          child.kill('SIGINT');
+        })();
+      },
+    });
+    server.options.latencyMs = 0;
+    expect(r.code).toBe(130);
+    expect(r.stderr).toContain('Text pipeline interrupted; state saved. Run the build again to resume.');
+    expect(await p.readJson('info/state.json')).toMatchObject({
+      current_state: 'Text pipeline',
+      error_type: 'INTERRUPTED',
+      error_message: 'interrupted by SIGINT',
+    });
+    expect(await p.readText('info/info.log')).toContain('SIGINT received');
+
+    await p.writeConfig({ model: {} });
+    const resumed = await p.build();
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toContain('resumes here: interrupted by SIGINT');
+    expect(await graphOf(p)).toEqual(reference);
+    // Every request of the interrupted run was answered and cached: nothing is sent twice.
+    expect(duplicates(server.requests.map(requestKey))).toEqual([]);
+  });
+
+  const fastRetry = { env: { NODERAG_TEST_FAST_RETRY: '1' } };
+  it('fails the Text pipeline naming the chunk that failed after six attempts; the re-run asks only for it', async () => {
+    await buildReference();
+    const p = await project(CORPUS, { rate_limit: 1.99 });
+    server.reset();
+    server.inject({ route: 'chat', times: 6, fault: { kind: 'status', status: 500 } });
+    const r = await p.build([], fastRetry);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/decomposition failed for 1 chunk\(s\) after retries \(text_id 1\)/);
+    expect(r.stderr).toContain('State saved; run the build again to resume.');
+    expect(await p.readJson('info/state.json')).toMatchObject({
+      current_state: 'Text pipeline',
+      error_type: 'ERROR',
+    });
+    expect(server.count('chat')).toBe(6 + 4);
+
+    await p.writeConfig({ model: {} });
+    server.reset();
+    const again = await p.build([], fastRetry);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('[failed]');
+    expect(decomposeTexts(server.requests)).toHaveLength(1);
+    expect(await graphOf(p)).toEqual(reference);
+  });
+
+  it('--allow-failures goes on without the failed chunk and lists it in info.log', async () => {
+    const p = await project(CORPUS, { rate_limit: 1.99 });
+    server.reset();
+    server.inject({ route: 'chat', times: 6, fault: { kind: 'status', status: 500 } });
+    const r = await p.build(['--allow-failures'], fastRetry);
+    expect(r.code).toBe(0);
+    const log = await p.readText('info/info.log');
+    expect(log).toMatch(/WARN --allow-failures: 1 chunk\(s\) failed and contribute nothing \(text_id 1\)/);
+    const records = (await p.readText('cache/text_decomposition.jsonl'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { status: string; text_id: number; error: string | null });
+    expect(records.map((x) => x.status)).toEqual(['failed', 'ok', 'ok', 'ok', 'ok']);
+    expect(records[0]!.error).toContain('500');
+  });
 });

@@ -301,3 +301,57 @@ describe('build: Chinese corpus and determinism', () => {
     expect(resumed.code).toBe(0);
   });
 });
+
+describe('build: renames, copies, queued documents, embedding changes', () => {
+  it('moves a renamed document and shares the chunks of a copy, without new chunks', async () => {
+    const files = exampleFiles('observatory', 3);
+    const [a, b] = Object.keys(files);
+    const p = await project({ files });
+    expect((await p.build()).code).toBe(0);
+    const before = await p.readJson<Counters>('info/indices.json');
+    await p.removeInput(a!);
+    await p.writeInput(`moved/${a}`, files[a!]!);
+    await p.writeInput('copy-of-b.md', files[b!]!);
+    const r = await p.build();
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('1 duplicate, 1 renamed, 0 changed, 0 deleted');
+    const after = await p.readJson<Counters>('info/indices.json');
+    expect(after).toEqual({ ...before, document_index: before.document_index + 1 });
+    const hashes = await p.readJson<Record<string, string>>('info/document_hash.json');
+    expect(Object.keys(hashes)).toEqual([b!, '03-edith-pryce.md', 'copy-of-b.md', `moved/${a}`].sort());
+    const docs = await duckdbQuery(
+      `SELECT doc_id, path, text_id FROM read_parquet('${p.path('cache/documents.parquet')}') ORDER BY doc_id`,
+    );
+    expect(docs.map((d) => d.path)).toEqual([`moved/${a}`, b, '03-edith-pryce.md', 'copy-of-b.md']);
+    expect(docs[3]!.text_id).toEqual(docs[1]!.text_id);
+  });
+
+  it('indexes documents queued while a cycle was unfinished in a follow-up cycle of the same run', async () => {
+    const files = exampleFiles('observatory', 2);
+    const p = await project({ files });
+    const killed = await p.build([], { env: { NODERAG_TEST_CRASH: 'Document pipeline' } });
+    expect(killed.signal).toBe('SIGKILL');
+    await p.writeInput('late.md', "Rosalind Franklin photographed DNA at King's College London in 1952.");
+    const r = await p.build();
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('queued (indexed by a follow-up cycle after generation 1): late.md');
+    expect(r.stdout).toMatch(/Build finished in [\d.]+ s \(generation 2\)/);
+    const docs = await duckdbQuery(
+      `SELECT path, generation FROM read_parquet('${p.path('cache/documents.parquet')}') ORDER BY doc_id`,
+    );
+    expect(docs.at(-1)).toEqual({ path: 'late.md', generation: 2 });
+    expect(await p.readJson('info/state.json')).toMatchObject({ current_state: 'FINISHED', generation: 2 });
+  });
+
+  it('refuses to mix embedding models (exit 2) and names the recorded one', async () => {
+    const p = await project({ files: { 'a.md': 'Marie Curie worked in Paris with Pierre Curie.' } });
+    expect((await p.build()).code).toBe(0);
+    await p.writeConfig({ embedding: { embedding_model_name: 'another-model' } });
+    await p.writeInput('b.md', 'Lise Meitner worked in Berlin.');
+    const r = await p.build();
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      'embeddings were made with local/feature-hash (64); changing the embedding model needs a rebuild from scratch',
+    );
+  });
+});

@@ -21,6 +21,7 @@ import { ConfigError, NodeRagError } from '../errors.js';
 import { IndexData } from '../index-io/index-data.js';
 import { parquetFooterOk } from '../index-io/parquet.js';
 import { createProviders, type ModelProviders } from '../llm/create-providers.js';
+import { BUILD_RETRY_POLICY, type RetryPolicy } from '../llm/retry.js';
 import { type CommitStep, recoverStaging, StageCommit } from './commit.js';
 import { type DiscoveryPlan, type DocuType, discoverDocuments } from './discover.js';
 import { BuildLockedError, NoDocumentsError } from './errors.js';
@@ -79,6 +80,12 @@ function die(): never {
   // SIGKILL is not catchable; this only satisfies the type checker.
   throw new Error('unreachable');
 }
+
+/**
+ * Test-only (NODERAG_TEST_FAST_RETRY=1): the build retry policy with millisecond delays, so
+ * end-to-end tests can exhaust six attempts against a failing fake server quickly.
+ */
+const FAST_TEST_RETRY: RetryPolicy = { ...BUILD_RETRY_POLICY, baseDelayMs: 5, maxDelayMs: 20 };
 
 /** One-line message of an error for the terminal and info.log. */
 function errorMessage(error: unknown): string {
@@ -187,7 +194,15 @@ export async function runBuild(options: BuildOptions): Promise<number> {
       return BUILD_EXIT.USAGE;
     }
 
-    providers = createProviders(config, { mode: 'build', tokenCounter: nativeTokenCounter });
+    providers = createProviders(config, {
+      mode: 'build',
+      tokenCounter: nativeTokenCounter,
+      retry: process.env.NODERAG_TEST_FAST_RETRY === '1' ? FAST_TEST_RETRY : undefined,
+      onRetry: (e) =>
+        log.warn(
+          `${e.section}: attempt ${e.attempt} failed (${e.error.message}); retrying in ${formatSeconds(e.delayMs)}`,
+        ),
+    });
     const cache = providers.cache
       ? { replies: providers.cache.replyCount, embeddings: providers.cache.embeddingCount }
       : null;

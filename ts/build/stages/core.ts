@@ -7,24 +7,24 @@ import { stat } from 'node:fs/promises';
 import type { Language } from '../../config/schema.js';
 import type { TokenCounter } from '../../llm/token-cap.js';
 import type { TextOps } from '../../model/text-ops.js';
-import { callNative, callNativeAsync, native } from '../../native.js';
+import * as text from '../../text/index.js';
 import { VectorIndex } from '../../vector/index.js';
 import { CACHE_FILES } from '../layout.js';
 
 /** H, norm_text and fold for ts/model. */
 export const textOps: TextOps = {
-  hashId: (tag, s) => callNative(() => native.hashId(tag, s)),
-  normText: (s) => callNative(() => native.normText(s)),
-  fold: (s) => callNative(() => native.fold(s)),
+  hashId: (tag, s) => text.hashId(tag, s),
+  normText: (s) => text.normText(s),
+  fold: (s) => text.fold(s),
 };
 
 export const nativeTokenCounter: TokenCounter = {
-  countTokens: (s) => callNative(() => native.countTokens(s)),
+  countTokens: (s) => text.countTokens(s),
 };
 
 /** o200k_base token counts of many texts at once. */
 export function countTokensBatch(texts: string[]): ArrayLike<number> {
-  return texts.length === 0 ? [] : callNative(() => native.countTokensBatch(texts));
+  return texts.length === 0 ? [] : text.countTokensBatch(texts);
 }
 
 export interface DocumentChunk {
@@ -34,12 +34,12 @@ export interface DocumentChunk {
 
 /** The chunks of one document (§3.2), off the main thread. */
 export async function chunkDocument(documentText: string, chunkSize: number): Promise<DocumentChunk[]> {
-  const c = await callNativeAsync(() => native.chunkTextAsync(documentText, chunkSize));
+  const c = await text.chunkTextAsync(documentText, chunkSize);
   return c.texts.map((t, i) => ({ text: t, tokens: c.tokenCounts[i]! }));
 }
 
 export function normalizeEntities(names: readonly string[], language: Language): string[] {
-  return callNative(() => native.normalizeEntities([...names], language));
+  return text.normalizeEntities(names, language);
 }
 
 export type ParsedRelationship =
@@ -53,9 +53,9 @@ export function parseRelationship(
   unitEntities: readonly string[],
   language: Language,
 ): ParsedRelationship {
-  const r = callNative(() => native.parseRelationship(s, [...unitEntities], language));
+  const r = text.parseRelationship(s, unitEntities, language);
   if (r.status === 'parsed')
-    return { kind: 'parsed', source: r.source!, relation: r.relation!, target: r.target! };
+    return { kind: 'parsed', source: r.source, relation: r.relation, target: r.target };
   return { kind: r.status };
 }
 
@@ -78,13 +78,7 @@ export function finalizeUnit(
   triples: readonly Triple[],
   language: Language,
 ): FinalizedUnit {
-  return callNative(() =>
-    native.finalizeUnit(
-      [...entities],
-      triples.map((t) => ({ ...t })),
-      language,
-    ),
-  );
+  return text.finalizeUnit(entities, triples, language);
 }
 
 /**
