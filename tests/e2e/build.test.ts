@@ -5,7 +5,7 @@
  * Chinese corpus and byte-identical rebuilds.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Counters } from '../../ts/model/types.js';
@@ -353,5 +353,76 @@ describe('build: renames, copies, queued documents, embedding changes', () => {
     expect(r.stderr).toContain(
       'embeddings were made with local/feature-hash (64); changing the embedding model needs a rebuild from scratch',
     );
+  });
+});
+
+describe('build: refusals and a damaged index', () => {
+  it('says there is nothing to index on a first build without documents (exit 1)', async () => {
+    const p = await project({ files: { 'notes.csv': 'a,b' } });
+    const r = await p.build();
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('no supported documents in input/');
+  });
+
+  it('refuses to run while another build holds the lock (exit 2)', async () => {
+    const p = await project({ files: { 'a.md': 'Alan Turing worked at Bletchley Park.' } });
+    await mkdir(p.path('info'), { recursive: true });
+    await writeFile(
+      p.path('info', 'build.lock'),
+      `${JSON.stringify({ pid: process.pid, started_at: new Date().toISOString() })}\n`,
+    );
+    const r = await p.build();
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`another build (pid ${process.pid}) is running`);
+  });
+
+  it('rebuilds an unusable vector index from the stored vectors, and stops on a missing table', async () => {
+    const p = await project({ files: exampleFiles('observatory', 3) });
+    expect((await p.build()).code).toBe(0);
+    const edgesBefore = await readFile(p.path('cache/hnsw_graph.parquet'));
+    await writeFile(p.path('cache/HNSW.bin'), 'not an index');
+    const r = await p.build();
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('resumes here');
+    expect(await readFile(p.path('cache/hnsw_graph.parquet'))).toEqual(edgesBefore);
+    expect(await p.readText('info/info.log')).toContain('rebuilding the vector index');
+
+    await rm(p.path('cache/entities.parquet'));
+    const damaged = await p.build();
+    expect(damaged.code).toBe(1);
+    expect(damaged.stderr).toContain(
+      'index damaged: cache/entities.parquet is missing; restore it or rebuild from scratch',
+    );
+  });
+
+  it('stores vectors the vector index finds again (every vector finds itself with a wide beam)', async () => {
+    const p = await project({ files: exampleFiles('observatory', 4) });
+    expect((await p.build()).code).toBe(0);
+    const { VectorIndex } = await import('../../ts/vector/index.js');
+    const rows = await duckdbQuery(
+      `SELECT id FROM read_parquet('${p.path('cache/id_map.parquet')}') ORDER BY id`,
+    );
+    const index = await VectorIndex.load(p.path('cache/HNSW.bin'), {
+      expectedDim: 64,
+      expectedCount: rows.length,
+    });
+    try {
+      const vectors: Float32Array[] = [];
+      for (const f of ['text', 'semantic_units', 'attributes', 'high_level_elements']) {
+        const order = f === 'text' ? 'text_id' : 'human_readable_id';
+        const r = await duckdbQuery(
+          `SELECT embedding FROM read_parquet('${p.path('cache', `${f}.parquet`)}') ORDER BY ${order}`,
+        );
+        for (const x of r) vectors.push(Float32Array.from(x.embedding as number[]));
+      }
+      expect(vectors).toHaveLength(rows.length);
+      vectors.forEach((v, label) => {
+        const hit = index.search(v, 1, 200);
+        // Identical texts give identical vectors: the hit may be a twin, but at distance 0.
+        expect(hit.distances[0], `label ${label}`).toBeLessThan(1e-5);
+      });
+    } finally {
+      index.close();
+    }
   });
 });
