@@ -1,0 +1,30 @@
+/**
+ * Gold-answer matching for retrieval quality, after the HotpotQA / SQuAD evaluation scripts'
+ * `normalize_answer`: lower-case, punctuation removed, the articles a / an / the removed,
+ * whitespace collapsed. A context "contains" the answer when the normalised answer occurs
+ * in the normalised context as a whole-token sequence (so "no" does not match "not").
+ */
+
+const PUNCTUATION = /[!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~\u2018\u2019\u201c\u201d\u2013\u2014]/g;
+
+export function normalizeAnswer(s: string): string {
+  return s
+    .toLowerCase()
+    .replace(PUNCTUATION, '')
+    .replace(/\b(a|an|the)\b/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+/** Whether `context` contains `answer` after normalisation, on token boundaries. */
+export function containsAnswer(context: string, answer: string): boolean {
+  const a = normalizeAnswer(answer);
+  if (a === '') return false;
+  return ` ${normalizeAnswer(context)} `.includes(` ${a} `);
+}
+
+/** Yes/no answers (HotpotQA comparison questions): a string match says nothing about them. */
+export function isYesNo(answer: string): boolean {
+  const a = normalizeAnswer(answer);
+  return a === 'yes' || a === 'no';
+}
