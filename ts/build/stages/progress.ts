@@ -62,7 +62,8 @@ export class StageProgress {
     this.#unit = unit;
     this.#done = 0;
     this.#extra = '';
-    this.#lastDraw = 0;
+    // Plain lines start after one interval (short stages print none); live lines at once.
+    this.#lastDraw = this.style === 'plain' ? performance.now() : Number.NEGATIVE_INFINITY;
     if (this.style === 'plain' && total > 0) this.out.write(`  ${fmt(total)} ${unit} to process\n`);
   }
 
