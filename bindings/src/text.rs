@@ -2,9 +2,10 @@
 //! chunker and the relationship-string parser (method.md §0, §2.1, §3.2, §3.3).
 //!
 //! Sync or async by cost: everything is sync except `chunkTextAsync`. Normal forms, ids and
-//! token counts of prompt-sized strings take microseconds. `chunkText` costs about 0.1 ms per
-//! 1,000 characters (a 50 KB document ≈ 5 ms, the 570 KB HotpotQA corpus ≈ 60–100 ms), so the
-//! build pipeline should use `chunkTextAsync` for documents and keep the event loop free.
+//! token counts of prompt-sized strings take microseconds (an entity id ≈ 1 µs per call).
+//! `chunkText` costs about 0.1–0.2 ms per 1,000 characters (a 62,000-character document
+//! ≈ 10 ms; the 568,000-character HotpotQA corpus 70–190 ms, depending on machine load), so
+//! the build pipeline should use `chunkTextAsync` for documents and keep the event loop free.
 //!
 //! Offsets cross as UTF-16 code units (JS string indices), not bytes: `text.slice(starts[i],
 //! ends[i]) === texts[i]` in JS. Strings from JS are converted to UTF-8 by napi; a lone
