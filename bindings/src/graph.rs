@@ -204,7 +204,7 @@ impl SearchGraph {
       let params = to_params(&options)?;
       let r = g.top_nodes(&seed_ids, &seed_weights, &params, &quotas).map_err(graph_error)?;
       Ok(NativeTopNodes {
-        bytes_touched: r.work.bytes_touched() as f64,
+        bytes_touched: r.work.bytes_touched as f64,
         sparse_steps: r.work.sparse_steps,
         dense_steps: r.work.dense_steps,
         ids: Uint32Array::new(r.ids),

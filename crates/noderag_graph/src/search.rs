@@ -23,7 +23,7 @@ use std::sync::Mutex;
 
 use crate::csr::{EdgeList, Graph};
 use crate::error::{invalid, Result};
-use crate::select::{keep_top_k, rank_order};
+use crate::select::{rank_order, TopK};
 
 /// The walk's stopping tolerance (method.md §0): stop when ‖Δp‖₂ < 1e-5.
 pub const WALK_TOLERANCE: f64 = 1e-5;
@@ -76,17 +76,15 @@ pub struct WorkStats {
   pub dense_steps: u32,
   /// CSR entries read (each is a u32 neighbour + an f64 weight).
   pub entries_read: u64,
-  /// Rows read (an offset pair, p, 1/W and the output per row).
+  /// Rows whose entries were read.
   pub rows_read: u64,
-}
-
-impl WorkStats {
-  /// A lower bound of the bytes the steps must move: 12 per CSR entry (u32 neighbour,
-  /// f64 weight), 32 per row (offset, p, 1/W, output; the neighbour-indexed gathers and
-  /// scatters are not counted, so the bound is optimistic).
-  pub fn bytes_touched(&self) -> u64 {
-    self.entries_read * 12 + self.rows_read * 32
-  }
+  /// A lower bound of the distinct bytes the propagation and selection must move, each
+  /// counted once per step (random accesses are counted by their own size, not by the
+  /// 64-byte line they pull in, so the bound is optimistic):
+  /// sparse step: 12 per entry (neighbour, weight) + 24 per pushing row (offset, p, 1/W)
+  /// + 20 per ball node after the step (next, p, mark); dense step: 12 per entry + 40 per
+  /// node (offset, p, 1/W, q, next); selection: 9 per ball node (score, type).
+  pub bytes_touched: u64,
 }
 
 /// Full result vectors of a propagation (tests, diagnostics).
@@ -192,14 +190,16 @@ impl SearchGraph {
     let mut scores = vec![0.0; n];
     let mut eligible = vec![false; n];
     if s.dense {
-      scores.copy_from_slice(&s.p);
+      for (out, cell) in scores.iter_mut().zip(&s.cells) {
+        *out = cell.v[s.cur];
+      }
     } else {
       for &i in &s.ball {
-        scores[i as usize] = s.p[i as usize];
+        scores[i as usize] = s.cells[i as usize].v[s.cur];
       }
     }
     for &i in &s.ball {
-      eligible[i as usize] = s.p[i as usize] > 0.0;
+      eligible[i as usize] = scores[i as usize] > 0.0;
     }
     self.return_scratch(s);
     Ok(Scores { scores, eligible, steps })
@@ -223,24 +223,28 @@ impl SearchGraph {
     }
     let mut s = self.take_scratch();
     let (steps, work) = self.run(&seeds, params, &mut s);
-    let mut buckets: Vec<Vec<(f64, u32)>> = vec![Vec::new(); quotas.len()];
+    let mut best: Vec<TopK> = quotas.iter().map(|&q| TopK::new(q as usize)).collect();
     let mut eligible = 0u32;
+    let cur = s.cur;
+    // One pass over the ball reads each score and its type from the same cell, offers it to
+    // its type's top-k and clears the cell (the scratch goes back to the pool clean, except
+    // after dense steps).
     for &i in &s.ball {
-      let score = s.p[i as usize];
+      let cell = &mut s.cells[i as usize];
+      let score = cell.v[cur];
+      cell.v[cur] = 0.0;
       if score > 0.0 {
         eligible += 1;
-        let t = self.types[i as usize] as usize;
-        if t < quotas.len() && quotas[t] > 0 {
-          buckets[t].push((score, i));
+        if let Some(top) = best.get_mut(cell.ty as usize) {
+          top.offer(score, i);
         }
       }
     }
-    self.return_scratch(s);
-    let mut winners: Vec<(f64, u32)> = Vec::new();
-    for (t, mut bucket) in buckets.into_iter().enumerate() {
-      keep_top_k(&mut bucket, quotas[t] as usize);
-      winners.extend(bucket);
+    if !s.dense {
+      s.ball.clear(); // every cell the walk touched is clean again
     }
+    self.return_scratch(s);
+    let mut winners: Vec<(f64, u32)> = best.into_iter().flat_map(TopK::into_sorted).collect();
     winners.sort_unstable_by(rank_order);
     Ok(TopNodes {
       ids: winners.iter().map(|w| w.1).collect(),
@@ -292,7 +296,7 @@ impl SearchGraph {
 
   fn take_scratch(&self) -> Scratch {
     let popped = self.pool.lock().map(|mut p| p.pop()).unwrap_or(None);
-    popped.unwrap_or_else(|| Scratch::new(self.node_count()))
+    popped.unwrap_or_else(|| Scratch::new(&self.types))
   }
 
   fn return_scratch(&self, mut s: Scratch) {
@@ -306,13 +310,14 @@ impl SearchGraph {
   }
 
   /// The walk itself. On return `s.ball` lists the nodes within `steps` hops of a seed
-  /// (marked), and `s.p` holds the scores (only on the ball unless `s.dense`).
+  /// (marked), and slot `s.cur` of the cells holds the scores (only on the ball unless `s.dense`).
   fn run(&self, seeds: &[(u32, f64)], params: &PropagationParams, s: &mut Scratch) -> (u32, WorkStats) {
     let mut work = WorkStats::default();
     s.start_epoch();
     for &(i, w) in seeds {
-      s.p[i as usize] = w;
-      s.mark[i as usize] = s.epoch;
+      let cell = &mut s.cells[i as usize];
+      cell.v[s.cur] = w;
+      cell.mark = s.epoch;
       s.ball.push(i);
     }
     let any_isolated_seed = seeds.iter().any(|&(i, _)| self.inv_strength[i as usize] == 0.0);
@@ -330,13 +335,14 @@ impl SearchGraph {
         work.dense_steps += 1;
         work.entries_read += entries;
         work.rows_read += self.node_count() as u64;
+        work.bytes_touched += entries * 12 + self.node_count() as u64 * 40;
         // Grow the ball by one level (BFS over the newest level only).
         let level_end = s.ball.len();
         for idx in level_start..level_end {
           let j = s.ball[idx];
           for &i in self.graph.neighbours(j) {
-            if s.mark[i as usize] != s.epoch {
-              s.mark[i as usize] = s.epoch;
+            if s.cells[i as usize].mark != s.epoch {
+              s.cells[i as usize].mark = s.epoch;
               s.ball.push(i);
               ball_entries += self.graph.degree(i) as u64;
             }
@@ -350,6 +356,7 @@ impl SearchGraph {
         work.sparse_steps += 1;
         work.entries_read += read;
         work.rows_read += before as u64;
+        work.bytes_touched += read * 12 + before as u64 * 24 + s.ball.len() as u64 * 20;
         for &i in &s.ball[before..] {
           ball_entries += self.graph.degree(i) as u64;
         }
@@ -361,54 +368,56 @@ impl SearchGraph {
         break;
       }
     }
+    work.bytes_touched += s.ball.len() as u64 * 9;
     (steps, work)
   }
 
-  /// One push step from the ball. Requires: p zero outside the ball, next zero everywhere.
-  /// Returns ‖Δp‖₂² and the number of CSR entries read.
+  /// One push step from the ball. Requires: scores zero outside the ball, the `next` slot
+  /// zero everywhere. Returns ‖Δp‖₂² and the number of CSR entries read.
   fn sparse_step(&self, seeds: &[(u32, f64)], params: &PropagationParams, s: &mut Scratch) -> (f64, u64) {
     let (offsets, nb, wt) = self.graph.raw();
     let alpha = params.alpha;
-    let Scratch { p, next, mark, ball, epoch, .. } = s;
+    let (c, x) = (s.cur, 1 - s.cur);
+    let Scratch { cells, ball, epoch, .. } = s;
     let epoch = *epoch;
     let old_len = ball.len();
     let mut read = 0u64;
     for idx in 0..old_len {
       let j = ball[idx] as usize;
       // Every ball node pushes (even with p = 0) so that the ball stays the exact k-hop ball.
-      let push = alpha * p[j] * self.inv_strength[j];
+      let push = alpha * cells[j].v[c] * self.inv_strength[j];
       let (a, b) = (offsets[j], offsets[j + 1]);
       read += (b - a) as u64;
       for e in a..b {
         let i = nb[e] as usize;
-        if mark[i] != epoch {
-          mark[i] = epoch;
+        let cell = &mut cells[i];
+        if cell.mark != epoch {
+          cell.mark = epoch;
           ball.push(i as u32);
         }
-        next[i] += wt[e] * push;
+        cell.v[x] += wt[e] * push;
       }
     }
-    match params.mode {
-      PropagationMode::Walk => {
-        for idx in 0..old_len {
-          let j = ball[idx] as usize;
-          next[j] += (1.0 - alpha) * p[j];
-        }
-      }
+    let lazy = match params.mode {
+      PropagationMode::Walk => 1.0 - alpha,
       PropagationMode::Restart => {
         for &(i, w) in seeds {
-          next[i as usize] += (1.0 - alpha) * w;
+          cells[i as usize].v[x] += (1.0 - alpha) * w;
         }
+        0.0
       }
-    }
+    };
     let mut diff2 = 0.0;
     for &i in ball.iter() {
-      let i = i as usize;
-      let d = next[i] - p[i];
+      let cell = &mut cells[i as usize];
+      let old = cell.v[c];
+      let new = cell.v[x] + lazy * old;
+      let d = new - old;
       diff2 += d * d;
-      p[i] = next[i];
-      next[i] = 0.0;
+      cell.v[x] = new;
+      cell.v[c] = 0.0;
     }
+    s.cur = x;
     (diff2, read)
   }
 
@@ -421,11 +430,16 @@ impl SearchGraph {
       PropagationMode::Walk => 1.0 - alpha,
       PropagationMode::Restart => 0.0,
     };
-    let Scratch { p, next, q, .. } = s;
-    let dangling: f64 = self.isolated.iter().map(|&j| p[j as usize]).sum();
+    let (c, x) = (s.cur, 1 - s.cur);
+    if s.q.len() != n {
+      s.q = vec![0.0; n];
+    }
+    let Scratch { cells, q, .. } = s;
+    let dangling: f64 = self.isolated.iter().map(|&j| cells[j as usize].v[c]).sum();
+    let seed_before: Vec<f64> = seeds.iter().map(|&(i, _)| cells[i as usize].v[c]).collect();
     let share = if n > 1 { 1.0 / (n - 1) as f64 } else { 0.0 };
     for j in 0..n {
-      q[j] = p[j] * self.inv_strength[j];
+      q[j] = cells[j].v[c] * self.inv_strength[j];
     }
     let mut diff2 = 0.0;
     for i in 0..n {
@@ -433,48 +447,60 @@ impl SearchGraph {
       for e in offsets[i]..offsets[i + 1] {
         acc += wt[e] * q[nb[e] as usize];
       }
-      let own_dangling = if self.inv_strength[i] == 0.0 { p[i] } else { 0.0 };
-      let v = alpha * (acc + (dangling - own_dangling) * share) + lazy * p[i];
-      next[i] = v;
-      let d = v - p[i];
+      let cell = &mut cells[i];
+      let old = cell.v[c];
+      let own_dangling = if self.inv_strength[i] == 0.0 { old } else { 0.0 };
+      let new = alpha * (acc + (dangling - own_dangling) * share) + lazy * old;
+      let d = new - old;
       diff2 += d * d;
+      cell.v[x] = new;
+      cell.v[c] = 0.0;
     }
     if params.mode == PropagationMode::Restart {
       // Add (1 − α)·p₀ on the seeds and correct their share of the change.
-      for &(i, w) in seeds {
-        let i = i as usize;
-        let before = next[i] - p[i];
-        next[i] += (1.0 - alpha) * w;
-        let after = next[i] - p[i];
+      for (&(i, w), &old) in seeds.iter().zip(&seed_before) {
+        let cell = &mut cells[i as usize];
+        let before = cell.v[x] - old;
+        cell.v[x] += (1.0 - alpha) * w;
+        let after = cell.v[x] - old;
         diff2 += after * after - before * before;
       }
       diff2 = diff2.max(0.0);
     }
-    std::mem::swap(p, next);
+    s.cur = x;
     diff2
   }
 }
 
-/// Per-query buffers of size N. Invariant between queries: `p` and `next` are all zero.
-/// Ball membership uses an epoch stamp so it never needs clearing.
+/// Per-node scratch state, one cache line's half: the score and the next score (slots
+/// `cur` and `1 − cur` alternate each step), the ball stamp and the node type, so the push,
+/// update and selection passes each touch one line per node instead of one per array.
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(32))]
+struct Cell {
+  v: [f64; 2],
+  mark: u32,
+  ty: u8,
+}
+
+/// Per-query buffers. Invariant between queries: every `v` is zero. Ball membership uses
+/// an epoch stamp so it never needs clearing.
 struct Scratch {
-  p: Vec<f64>,
-  next: Vec<f64>,
+  cells: Vec<Cell>,
+  cur: usize,
+  /// p / W for the dense step (allocated on first use).
   q: Vec<f64>,
-  mark: Vec<u32>,
   epoch: u32,
   ball: Vec<u32>,
   dense: bool,
 }
 
 impl Scratch {
-  fn new(n: usize) -> Scratch {
-    // vec![0; n] is calloc: pages are only materialised when a query touches them.
+  fn new(types: &[u8]) -> Scratch {
     Scratch {
-      p: vec![0.0; n],
-      next: vec![0.0; n],
-      q: vec![0.0; n],
-      mark: vec![0; n],
+      cells: types.iter().map(|&ty| Cell { ty, ..Cell::default() }).collect(),
+      cur: 0,
+      q: Vec::new(),
       epoch: 0,
       ball: Vec::new(),
       dense: false,
@@ -484,19 +510,23 @@ impl Scratch {
   fn start_epoch(&mut self) {
     self.epoch = self.epoch.wrapping_add(1);
     if self.epoch == 0 {
-      self.mark.fill(0);
+      for c in &mut self.cells {
+        c.mark = 0;
+      }
       self.epoch = 1;
     }
     self.ball.clear();
   }
 
+  /// Restores the invariant (selection may already have cleared the ball's cells).
   fn clear(&mut self) {
     if self.dense {
-      self.p.fill(0.0);
-      self.next.fill(0.0);
+      for c in &mut self.cells {
+        c.v = [0.0; 2];
+      }
     } else {
       for &i in &self.ball {
-        self.p[i as usize] = 0.0;
+        self.cells[i as usize].v = [0.0; 2];
       }
     }
     self.ball.clear();

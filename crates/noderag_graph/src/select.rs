@@ -9,6 +9,58 @@ pub(crate) fn rank_order(a: &(f64, u32), b: &(f64, u32)) -> Ordering {
   b.0.total_cmp(&a.0).then(a.1.cmp(&b.1))
 }
 
+/// (score, id) ordered by [`rank_order`]: the greatest is the WORST ranked, so a max-heap
+/// of these keeps its worst member on top.
+#[derive(Clone, Copy, Debug)]
+struct Ranked(f64, u32);
+
+impl PartialEq for Ranked {
+  fn eq(&self, other: &Self) -> bool {
+    self.cmp(other) == Ordering::Equal
+  }
+}
+impl Eq for Ranked {}
+impl PartialOrd for Ranked {
+  fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+    Some(self.cmp(other))
+  }
+}
+impl Ord for Ranked {
+  fn cmp(&self, other: &Self) -> Ordering {
+    rank_order(&(self.0, self.1), &(other.0, other.1))
+  }
+}
+
+/// Streaming partial selection: offers are compared with the worst kept item, so most of
+/// a long stream costs one comparison and no write. O(n + m log k) for m replacements.
+pub(crate) struct TopK {
+  k: usize,
+  heap: std::collections::BinaryHeap<Ranked>,
+}
+
+impl TopK {
+  pub(crate) fn new(k: usize) -> TopK {
+    TopK { k, heap: std::collections::BinaryHeap::with_capacity(k.min(1024)) }
+  }
+
+  #[inline]
+  pub(crate) fn offer(&mut self, score: f64, id: u32) {
+    if self.heap.len() < self.k {
+      self.heap.push(Ranked(score, id));
+    } else if let Some(mut worst) = self.heap.peek_mut() {
+      let cand = Ranked(score, id);
+      if cand < *worst {
+        *worst = cand;
+      }
+    }
+  }
+
+  /// The kept items, best first.
+  pub(crate) fn into_sorted(self) -> Vec<(f64, u32)> {
+    self.heap.into_sorted_vec().into_iter().map(|r| (r.0, r.1)).collect()
+  }
+}
+
 /// Keeps the best `k` items of `items`, sorted by [`rank_order`].
 pub(crate) fn keep_top_k(items: &mut Vec<(f64, u32)>, k: usize) {
   if items.len() > k {
@@ -32,6 +84,26 @@ pub fn top_n(scores: &[f64], k: usize) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
   use super::*;
+
+  #[test]
+  fn streaming_top_k_matches_full_sort() {
+    let mut rng = crate::rng::SplitMix64::new(9);
+    for n in [0usize, 1, 7, 500] {
+      let items: Vec<(f64, u32)> = (0..n).map(|i| (rng.below(6) as f64, i as u32)).collect();
+      let mut all = items.clone();
+      all.sort_by(rank_order);
+      for k in [0usize, 1, 4, n, n + 3] {
+        let mut t = TopK::new(k);
+        // offer in a shuffled order: the result must not depend on it
+        let mut order = items.clone();
+        rng.shuffle(&mut order);
+        for &(s, i) in &order {
+          t.offer(s, i);
+        }
+        assert_eq!(t.into_sorted(), all.iter().take(k).copied().collect::<Vec<_>>(), "n={n} k={k}");
+      }
+    }
+  }
 
   #[test]
   fn matches_full_sort() {
