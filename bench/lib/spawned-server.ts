@@ -1,0 +1,113 @@
+/**
+ * The real `noderag search -f <folder>` command spawned as a child process for benchmarks:
+ * a free loopback port, readiness by polling GET /health, the child's RSS from /proc, and a
+ * SIGINT stop that waits for the process to exit (so a --cpu-prof profile gets written).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { REPO_ROOT } from './hotpot.js';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const address = s.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** VmRSS and VmHWM (peak) of a process, in bytes (Linux /proc). */
+export function processMemory(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (key: string) =>
+    Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN);
+  return { rss: kb('VmRSS') * 1024, peak: kb('VmHWM') * 1024 };
+}
+
+/** CPU time (user + system) a process has used so far, in ms (Linux /proc, 100 ticks/s). */
+export function processCpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+export interface SpawnedServer {
+  child: ChildProcess;
+  pid: number;
+  url: string;
+  /** ms from spawn to the first GET /health that reports a ready index. */
+  startMs: number;
+  output: () => string;
+  stop: () => Promise<number | null>;
+}
+
+export async function spawnSearchServer(
+  folder: string,
+  options: { nodeFlags?: string[]; timeoutMs?: number } = {},
+): Promise<SpawnedServer> {
+  const port = await freePort();
+  const t0 = performance.now();
+  const child = spawn(
+    process.execPath,
+    [
+      ...(options.nodeFlags ?? []),
+      '--import',
+      'tsx',
+      join(REPO_ROOT, 'ts', 'cli', 'main.ts'),
+      'search',
+      '-f',
+      folder,
+      '--port',
+      String(port),
+      '--host',
+      '127.0.0.1',
+    ],
+    { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`search server exited (${child.exitCode}):\n${out}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`search server not ready within ${options.timeoutMs ?? 60_000} ms:\n${out}`);
+    }
+    try {
+      const r = await fetch(`${url}/health`);
+      const body = (await r.json()) as { index?: string };
+      if (body.index === 'ready') break;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const startMs = performance.now() - t0;
+  return {
+    child,
+    pid: child.pid!,
+    url,
+    startMs,
+    output: () => out,
+    stop: async () => {
+      if (child.exitCode === null) child.kill('SIGINT');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}

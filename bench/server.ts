@@ -1,0 +1,256 @@
+/**
+ * `npm run bench -- server [--duration S] [--connections 10,50,200] [--profile]`
+ *
+ * Load test of POST /retrieval on 127.0.0.1: the real `noderag search -f <folder>` command
+ * (spawned) serves the HotpotQA-100 index (local provider: the question's embedding and
+ * decomposition are computed in process, so the numbers are the server's own cost), and
+ * autocannon drives it at 10, 50 and 200 connections for 30 s each, rotating the 100
+ * questions. Errors = non-2xx replies + socket errors + timeouts. The server's RSS is read
+ * from /proc before and after. autocannon runs in this process on the same 2 cores as the
+ * server, so the load generator takes CPU from it.
+ *
+ * With --profile (or when a goal is missed) a second, short run at 50 connections under
+ * `node --cpu-prof` lists the server's top functions by self time.
+ */
+
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { topSelfTime } from './lib/cpu-profile.js';
+import { BENCH_DATA, ensureHotpotIndex, loadQuestions } from './lib/hotpot.js';
+import { writeResultsSection } from './lib/results-md.js';
+import { processCpuMs, processMemory, spawnSearchServer } from './lib/spawned-server.js';
+import { fmt, markdownTable, mib, percentile } from './lib/stats.js';
+
+const { values: args } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '30' },
+    connections: { type: 'string', default: '10,50,200' },
+    profile: { type: 'boolean', default: false },
+  },
+});
+const duration = Number(args.duration);
+const levels = args.connections.split(',').map(Number);
+if (!(duration > 0) || levels.some((c) => !Number.isInteger(c) || c < 1)) {
+  console.error('--duration must be > 0 seconds and --connections a comma list of positive integers');
+  process.exit(2);
+}
+const GOALS = { rps: 3000, p99: 20, errors: 0 };
+
+const folder = ensureHotpotIndex();
+const bodies = loadQuestions().map((q) => JSON.stringify({ question: q.question }));
+
+interface Row {
+  connections: number;
+  requests: number;
+  rps: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  non2xx: number;
+  socketErrors: number;
+  timeouts: number;
+  errors: number;
+  rssBefore: number;
+  rssAfter: number;
+  /** Server CPU time (user + system) per completed request. */
+  cpuMsPerRequest: number;
+  /** 1-minute load average of the machine at the end of the row. */
+  load: number;
+}
+
+async function load(url: string, connections: number, seconds: number): Promise<autocannon.Result> {
+  let next = 0;
+  return autocannon({
+    url: `${url}/retrieval`,
+    connections,
+    duration: seconds,
+    timeout: 10,
+    requests: [
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        setupRequest: (req) => ({ ...req, body: bodies[next++ % bodies.length] }),
+      },
+    ],
+  });
+}
+
+async function sanity(url: string): Promise<void> {
+  const r = await fetch(`${url}/retrieval`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: bodies[0],
+  });
+  const body = (await r.json()) as { retrieval?: string };
+  if (r.status !== 200 || !body.retrieval)
+    throw new Error(`POST /retrieval answered ${r.status}: ${JSON.stringify(body).slice(0, 300)}`);
+}
+
+const loadAtStart = loadavg()[0]!;
+const server = await spawnSearchServer(folder);
+const rows: Row[] = [];
+const serial: number[] = [];
+try {
+  await sanity(server.url);
+  // One request at a time: the latency of a lone request, without queueing.
+  for (let i = 0; i < bodies.length; i++) {
+    const t = performance.now();
+    const r = await fetch(`${server.url}/retrieval`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: bodies[i],
+    });
+    await r.arrayBuffer();
+    serial.push(performance.now() - t);
+  }
+  await load(server.url, 10, Math.min(3, duration)); // warm-up (JIT, tokenizer), not reported
+  for (const connections of levels) {
+    const rssBefore = processMemory(server.pid).rss;
+    const cpuBefore = processCpuMs(server.pid);
+    const r = await load(server.url, connections, duration);
+    const cpuMs = processCpuMs(server.pid) - cpuBefore;
+    const rssAfter = processMemory(server.pid).rss;
+    const errors = r.non2xx + r.errors + r.timeouts;
+    rows.push({
+      connections,
+      requests: r.requests.total,
+      rps: r.requests.average,
+      p50: r.latency.p50,
+      p90: r.latency.p90,
+      p99: r.latency.p99,
+      max: r.latency.max,
+      non2xx: r.non2xx,
+      socketErrors: r.errors,
+      timeouts: r.timeouts,
+      errors,
+      rssBefore,
+      rssAfter,
+      cpuMsPerRequest: cpuMs / Math.max(1, r.requests.total),
+      load: loadavg()[0]!,
+    });
+    console.log(
+      `${connections} connections: ${fmt(r.requests.average, 0)} req/s, p99 ${r.latency.p99} ms, errors ${errors}`,
+    );
+  }
+} finally {
+  await server.stop();
+}
+const peakRss = (() => {
+  // VmHWM of the exited process is gone; report the larger "after" reading instead.
+  return Math.max(...rows.map((r) => r.rssAfter));
+})();
+
+const table = markdownTable(
+  [
+    'connections',
+    'requests',
+    'req/s',
+    'p50 ms',
+    'p90 ms',
+    'p99 ms',
+    'max ms',
+    'non-2xx',
+    'socket errors',
+    'timeouts',
+    'RSS before MiB',
+    'RSS after MiB',
+    'server CPU ms / request',
+    'load avg (1 min)',
+  ],
+  rows.map((r) => [
+    r.connections,
+    r.requests,
+    fmt(r.rps, 0),
+    r.p50,
+    r.p90,
+    r.p99,
+    r.max,
+    r.non2xx,
+    r.socketErrors,
+    r.timeouts,
+    mib(r.rssBefore),
+    mib(r.rssAfter),
+    fmt(r.cpuMsPerRequest, 2),
+    fmt(r.load, 1),
+  ]),
+);
+// The RESULT line reports the 50-connection row (the issue's middle load), else the best row.
+const headline = rows.find((r) => r.connections === 50) ?? rows.reduce((a, b) => (b.rps > a.rps ? b : a));
+const totalErrors = rows.reduce((s, r) => s + r.errors, 0);
+const missed: string[] = [];
+if (headline.rps < GOALS.rps) missed.push(`throughput ${fmt(headline.rps, 0)} < ${GOALS.rps} req/s`);
+if (headline.p99 > GOALS.p99) missed.push(`p99 ${headline.p99} ms > ${GOALS.p99} ms`);
+if (totalErrors > GOALS.errors) missed.push(`${totalErrors} errors`);
+
+// Profile: where the server's time goes, at 50 connections.
+let profileText = '';
+if (args.profile || missed.length > 0) {
+  const dir = join(BENCH_DATA, 'server-profile');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const profiled = await spawnSearchServer(folder, { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${dir}`] });
+  const seconds = Math.min(10, duration);
+  try {
+    await load(profiled.url, 10, Math.min(2, seconds));
+    await load(profiled.url, 50, seconds);
+  } finally {
+    await profiled.stop();
+  }
+  const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+  if (file) {
+    const top = topSelfTime(JSON.parse(readFileSync(join(dir, file), 'utf8')), 15);
+    profileText = [
+      `CPU profile of the server (\`node --cpu-prof\`, whole process life, ${seconds} s at 50 connections after start-up), top functions by self time:`,
+      '',
+      markdownTable(
+        ['function', 'location', 'self ms', 'self %'],
+        top.map((t) => [t.name, t.location, fmt(t.selfMs, 0), fmt(t.percent, 1)]),
+      ),
+    ].join('\n');
+  } else {
+    profileText = `CPU profile: no .cpuprofile written in ${dir} (the server did not exit cleanly).`;
+  }
+}
+
+const resultLine = `RESULT server rps=${fmt(headline.rps, 0)} p99_ms=${headline.p99} errors=${headline.errors}`;
+const serialText = `One request at a time (100 questions, fetch client): p50 ${fmt(percentile(serial, 50), 1)} ms, p99 ${fmt(percentile(serial, 99), 1)} ms; server start to ready ${fmt(server.startMs / 1000, 1)} s; ${cpus().length} cores, load average at start ${fmt(loadAtStart, 1)}.`;
+const verdict =
+  missed.length === 0
+    ? `Goals (≥ ${GOALS.rps} req/s, p99 ≤ ${GOALS.p99} ms, 0 errors) met at ${headline.connections} connections.`
+    : `Goals (≥ ${GOALS.rps} req/s, p99 ≤ ${GOALS.p99} ms, 0 errors) MISSED at ${headline.connections} connections: ${missed.join('; ')}.`;
+
+console.log(`\nPOST /retrieval load test, HotpotQA-100 index, ${duration} s per row\n`);
+console.log(table);
+console.log(`\n${serialText}\n${verdict}`);
+if (profileText) console.log(`\n${profileText}`);
+
+if (duration >= 30) {
+  writeResultsSection(
+    'server',
+    [
+      'Load test of POST /retrieval on 127.0.0.1: the real `noderag search -f` command (spawned, Node',
+      'with tsx) serving the HotpotQA-100 index built with the `local` provider (question embedding',
+      'and decomposition computed in the server process, no network call), driven by autocannon 9',
+      `in the benchmark process on the same 2 cores, ${duration} s per row after a 3 s warm-up, the 100`,
+      'questions rotated per request. Errors = non-2xx + socket errors + timeouts (10 s). RSS from',
+      '/proc of the server process before and after each row. The RESULT line uses the',
+      `50-connection row. Peak RSS seen: ${mib(peakRss)} MiB.`,
+      '',
+      `Command: \`npm run bench -- server\` (about ${Math.round((levels.length * duration + 10) / 60)} min; \`--duration 5\` for a smoke run)`,
+      '',
+      table,
+      '',
+      serialText,
+      '',
+      verdict,
+      ...(profileText ? ['', profileText] : []),
+      '',
+      resultLine,
+    ].join('\n'),
+  );
+}
+console.log(resultLine);
