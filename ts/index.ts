@@ -1,5 +1,64 @@
 /**
- * Public library API of noderag. See README.md for usage.
+ * Public library API of noderag. See README.md ("Library use").
+ *
+ *   import { NodeConfig, NodeSearch } from 'noderag';
+ *   const search = new NodeSearch(NodeConfig.fromMainFolder('./my-project'));
+ *   const { response, retrievalInfo } = await search.answer('Who founded Halden Observatory?');
+ *
+ * The main classes are exported by name; the native building blocks (vector index, graph
+ * algorithms, parquet tables, text core) as namespaces, so their names never collide.
  */
+
+export { type BuildOptions, runBuild } from './build/pipeline.js';
+export {
+  CONFIG_FILE_NAME,
+  type ConfigPatch,
+  type ConfigProblem,
+  type ConfigSettings,
+  type EmbeddingSettings,
+  type EnsureConfigResult,
+  ensureConfig,
+  KNOWN_EMBEDDING_MODELS,
+  type Language,
+  type LoadConfigOptions,
+  type ModelSettings,
+  NodeConfig,
+  type ProviderName,
+  redactSecrets,
+  renderConfigTemplate,
+  updateConfigFile,
+} from './config/index.js';
 export * from './errors.js';
+export * as graph from './graph/index.js';
+export {
+  BUILD_RETRY_POLICY,
+  type CreateProvidersOptions,
+  createProviders,
+  type EmbeddingBatch,
+  GeminiProvider,
+  LocalProvider,
+  ModelProviders,
+  OpenAIProvider,
+  type Provider,
+  type ProviderStats,
+  RateLimiter,
+  ResponseCache,
+  type RetryPolicy,
+  SEARCH_RETRY_POLICY,
+  type Task,
+  type TaskInputs,
+  type TaskOutputs,
+} from './llm/index.js';
+export { NODE_TYPES, type NodeType } from './model/types.js';
+export {
+  NodeSearch,
+  type NodeSearchOptions,
+  type RetrievedItem,
+  type SearchAnswer,
+  type SearchRetrieval,
+} from './search/index.js';
+export * as store from './store/index.js';
+export * as text from './text/index.js';
+export * as vector from './vector/index.js';
 export { nativeVersion } from './version.js';
+export { type VisResult, writeVisualisation } from './vis/write.js';
