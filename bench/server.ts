@@ -5,7 +5,7 @@
  * (spawned) serves the HotpotQA-100 index (local provider: the question's embedding and
  * decomposition are computed in process, so the numbers are the server's own cost), and
  * autocannon drives it at 10, 50 and 200 connections for 30 s each, rotating the 100
- * questions. Errors = non-2xx replies + socket errors + timeouts. The server's RSS is read
+ * questions. Errors = non-2xx replies + socket errors + timeouts (10 s). The server's RSS is read
  * from /proc before and after. autocannon runs in this process on the same 2 cores as the
  * server, so the load generator takes CPU from it.
  *
@@ -114,7 +114,8 @@ try {
     const r = await load(server.url, connections, duration);
     const cpuMs = processCpuMs(server.pid) - cpuBefore;
     const rssAfter = processMemory(server.pid).rss;
-    const errors = r.non2xx + r.errors + r.timeouts;
+    // autocannon's `errors` already includes the timeouts.
+    const errors = r.non2xx + r.errors;
     rows.push({
       connections,
       requests: r.requests.total,
@@ -124,7 +125,7 @@ try {
       p99: r.latency.p99,
       max: r.latency.max,
       non2xx: r.non2xx,
-      socketErrors: r.errors,
+      socketErrors: r.errors - r.timeouts,
       timeouts: r.timeouts,
       errors,
       rssBefore,
@@ -236,7 +237,7 @@ if (duration >= 30) {
       'with tsx) serving the HotpotQA-100 index built with the `local` provider (question embedding',
       'and decomposition computed in the server process, no network call), driven by autocannon 9',
       `in the benchmark process on the same 2 cores, ${duration} s per row after a 3 s warm-up, the 100`,
-      'questions rotated per request. Errors = non-2xx + socket errors + timeouts (10 s). RSS from',
+      'questions rotated per request. Errors = non-2xx + socket errors + timeouts (10 s, autocannon closes the connection). RSS from',
       '/proc of the server process before and after each row. The RESULT line uses the',
       `50-connection row. Peak RSS seen: ${mib(peakRss)} MiB.`,
       '',
