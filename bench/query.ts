@@ -491,6 +491,8 @@ function measure(index: LoadedIndex, queries: readonly QueryInputs[], params: Se
   // Warm-up pass (JIT, caches), not recorded.
   for (const q of queries) retrieve(index, q, params);
   for (let r = 0; r < repeats; r++) {
+    // A full collection between passes, so one pass's garbage is not charged to the next.
+    (globalThis as { gc?: () => void }).gc?.();
     for (const q of queries) {
       const start = performance.now();
       const res = retrieve(index, q, params);

@@ -273,6 +273,9 @@ describe('loading', () => {
     engines.push(s1);
     await expect(s1.ready()).rejects.toThrow('index damaged: cache/relationship.parquet is missing');
     expect((await s1.status()).ready).toBe(false);
+    // Restoring the index is noticed by the next call (state.json unchanged).
+    await writeSearchIndex(second, curieSpec());
+    expect((await s1.status()).ready).toBe(true);
 
     writeFileSync(join(root, 'cache', 'HNSW.bin'), 'not an index');
     const s2 = new NodeSearch(NodeConfig.fromMainFolder(root), { providers: scripted({ questions }) });

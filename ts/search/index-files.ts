@@ -93,6 +93,23 @@ export async function readStateText(root: string): Promise<string | null> {
   }
 }
 
+/**
+ * What a failed load depends on: state.json's text and the index files' sizes and mtimes.
+ * While it is unchanged, loading again would fail the same way.
+ */
+export async function indexFingerprint(root: string): Promise<string> {
+  const parts: string[] = [(await readStateText(root).catch(() => null)) ?? '<no state.json>'];
+  for (const relative of SEARCH_FILES) {
+    try {
+      const s = await stat(resolveInProject(root, relative));
+      parts.push(`${relative}:${s.size}:${s.mtimeMs}`);
+    } catch {
+      parts.push(`${relative}:-`);
+    }
+  }
+  return parts.join('\n');
+}
+
 /** Parses state.json text; a damaged file is "not built" (the server answers 503). */
 export function parseStateText(text: string): BuildState {
   try {

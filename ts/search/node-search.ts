@@ -6,9 +6,10 @@
  *   search.close();
  *
  * The index is loaded once, in the background from the constructor on (`ready()` waits for
- * it). While no build has finished, every call re-reads info/state.json and loads the index
- * as soon as one has, so a server started before the first build needs no restart. A
- * loaded engine keeps its snapshot; restart it to see a newer build.
+ * it). While no build has finished (or the index is damaged), every call re-reads
+ * info/state.json and looks at the index files, and loads the index as soon as they
+ * changed, so a server started before the first build needs no restart. A loaded engine
+ * keeps its snapshot; restart it to see a newer build.
  *
  * Per question, the embedding and the decomposition run concurrently; the rest is a
  * synchronous retrieval on the immutable loaded index. The engine holds no per-question
@@ -22,7 +23,7 @@ import type { TokenCounter } from '../llm/token-cap.js';
 import type { CallOptions } from '../llm/types.js';
 import type { EngineStatus } from '../server/engine.js';
 import { validateQuestion } from '../server/question.js';
-import { readStateText } from './index-files.js';
+import { indexFingerprint } from './index-files.js';
 import { LoadedIndex } from './loaded-index.js';
 import { answerResult, retrievalResult, type SearchAnswer, type SearchRetrieval } from './results.js';
 import { type Retrieval, retrieve, type SearchParams, searchParamsFrom, vectorK } from './retrieve.js';
@@ -44,8 +45,8 @@ export interface QuestionOptions {
 }
 
 interface LoadFailure {
-  /** info/state.json as it was when the load was attempted (null: absent). */
-  stateText: string | null;
+  /** state.json and the index files as they were when the load was attempted. */
+  fingerprint: string;
   error: unknown;
 }
 
@@ -160,17 +161,17 @@ export class NodeSearch {
     if (this.#closed) throw closedError();
     if (this.#index) return this.#index;
     if (this.#loading) return this.#loading;
-    const stateText = await readStateText(this.config.mainFolder).catch(() => null);
+    const fingerprint = await indexFingerprint(this.config.mainFolder);
     if (this.#index) return this.#index;
     if (this.#loading) return this.#loading;
-    if (this.#failure && this.#failure.stateText === stateText) throw this.#failure.error;
+    if (this.#failure && this.#failure.fingerprint === fingerprint) throw this.#failure.error;
     return this.#startLoad();
   }
 
   #startLoad(): Promise<LoadedIndex> {
     const root = this.config.mainFolder;
     const loading = (async () => {
-      const stateText = await readStateText(root).catch(() => null);
+      const fingerprint = await indexFingerprint(root);
       let index: LoadedIndex;
       try {
         index = await LoadedIndex.load(root, {
@@ -178,7 +179,9 @@ export class NodeSearch {
           unbalanceAdjust: this.config.config.unbalance_adjust,
         });
       } catch (error) {
-        this.#failure = { stateText, error };
+        // A missing or damaged index stays so until state.json changes; anything else
+        // (out of file handles, …) is tried again on the next call.
+        this.#failure = error instanceof IndexNotBuiltError ? { fingerprint, error } : null;
         throw error;
       } finally {
         this.#loading = null;
