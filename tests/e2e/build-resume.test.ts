@@ -8,6 +8,7 @@
  *   again (the response cache serves it);
  * - a file added later sends only its own chunks for decomposition.
  */
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -61,6 +62,33 @@ async function graphOf(p: Project): Promise<{ nodes: string[]; edges: string[] }
   return { nodes: nodes.map((r) => r.k as string), edges: edges.map((r) => r.k as string) };
 }
 
+const TABLES = [
+  'documents.parquet',
+  'text.parquet',
+  'semantic_units.parquet',
+  'entities.parquet',
+  'relationship.parquet',
+  'attributes.parquet',
+  'high_level_elements.parquet',
+  'high_level_elements_titles.parquet',
+  'graph_nodes.parquet',
+  'graph_edges.parquet',
+  'hnsw_graph.parquet',
+  'id_map.parquet',
+  'HNSW.bin',
+  'text_decomposition.jsonl',
+];
+
+/** SHA-256 of every index file: a resumed build must give the same bytes. */
+async function fingerprints(p: Project): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const f of TABLES)
+    out[f] = createHash('sha256')
+      .update(await readFile(p.path('cache', f)))
+      .digest('hex');
+  return out;
+}
+
 /** A request's identity: its route and body (what a provider would bill twice). */
 function requestKey(r: LoggedRequest): string {
   return `${r.route} ${JSON.stringify(r.body)}`;
@@ -88,6 +116,7 @@ function decomposeTexts(requests: LoggedRequest[]): string[] {
 
 let reference: { nodes: string[]; edges: string[] };
 let referenceRequests: string[];
+let referenceFiles: Record<string, string>;
 
 describe('build through an OpenAI-compatible server', () => {
   // The uninterrupted build every resumed one is compared with (built once, on first use).
@@ -100,6 +129,7 @@ describe('build through an OpenAI-compatible server', () => {
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
       reference = await graphOf(p);
+      referenceFiles = await fingerprints(p);
       referenceRequests = server.requests.map(requestKey).sort();
       return p;
     })();
@@ -137,6 +167,7 @@ describe('build through an OpenAI-compatible server', () => {
       expect(resumed.stderr).toBe('');
       expect(resumed.code).toBe(0);
       expect(await graphOf(p)).toEqual(reference);
+      expect(await fingerprints(p)).toEqual(referenceFiles);
       const keys = server.requests.map(requestKey);
       expect(duplicates(keys)).toEqual([]);
       expect(keys.sort()).toEqual(referenceRequests);
@@ -245,6 +276,7 @@ describe('build through an OpenAI-compatible server', () => {
     expect(resumed.code).toBe(0);
     expect(resumed.stdout).toContain('resumes here: interrupted by SIGINT');
     expect(await graphOf(p)).toEqual(reference);
+    expect(await fingerprints(p)).toEqual(referenceFiles);
     // Every request of the interrupted run was answered and cached: nothing is sent twice.
     expect(duplicates(server.requests.map(requestKey))).toEqual([]);
   });
@@ -272,6 +304,7 @@ describe('build through an OpenAI-compatible server', () => {
     expect(again.stdout).toContain('[failed]');
     expect(decomposeTexts(server.requests)).toHaveLength(1);
     expect(await graphOf(p)).toEqual(reference);
+    expect(await fingerprints(p)).toEqual(referenceFiles);
   });
 
   it('--allow-failures goes on without the failed chunk and lists it in info.log', async () => {
