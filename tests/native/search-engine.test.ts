@@ -171,6 +171,31 @@ describe('context string, answer and token counts', () => {
     expect(Object.keys(r)).toEqual(['retrievalInfo', 'retrievalTokens', 'items']);
   });
 
+  it('token counts are computed on first read only (the HTTP routes never read them)', async () => {
+    const root = tempDir();
+    await writeSearchProject(root, curieSpec({ config, similarity: [] }));
+    const counted: string[] = [];
+    const search = new NodeSearch(NodeConfig.fromMainFolder(root), {
+      providers: scripted(script),
+      tokenCounter: {
+        countTokens: (t) => {
+          counted.push(t);
+          return native.countTokens(t);
+        },
+      },
+    });
+    engines.push(search);
+    const a = await search.answer('Who married Pierre Curie?');
+    const r = await search.search('Who married Pierre Curie?');
+    expect(counted).toEqual([]);
+    expect(r.retrievalTokens).toBe(a.retrievalTokens);
+    expect(a.responseTokens).toBe(2);
+    expect(a.retrieval_tokens).toBe(a.retrievalTokens);
+    expect(counted).toEqual([a.retrievalInfo, a.retrievalInfo, 'Hello world']);
+    a.responseTokens = 7; // still a plain, assignable field
+    expect(a.response_tokens).toBe(7);
+  });
+
   it('an empty retrieval is the empty string with 0 tokens', async () => {
     const { search } = await curieEngine(
       { questions: { 'Nothing?': { vector: [0, 0, 0, 0], elements: ['Zzz'] } } },

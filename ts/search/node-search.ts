@@ -103,11 +103,7 @@ export class NodeSearch {
   /** The retrieval alone: the context string, its token count and its items. */
   async search(question: string, options: QuestionOptions = {}): Promise<SearchRetrieval> {
     const r = await this.#retrieve(question, options);
-    return retrievalResult({
-      retrievalInfo: r.context,
-      retrievalTokens: this.#count(r.context),
-      items: r.items,
-    });
+    return retrievalResult(r.context, r.items, this.#count);
   }
 
   /** Retrieval, then the answer (prompt ANS: the context, then the question). */
@@ -115,12 +111,7 @@ export class NodeSearch {
     const r = await this.#retrieve(question, options);
     const call: CallOptions = options.signal ? { signal: options.signal } : {};
     const response = await this.#providers.run('answer', { context: r.context, question }, call);
-    return answerResult({
-      response,
-      responseTokens: this.#count(response),
-      retrievalInfo: r.context,
-      retrievalTokens: this.#count(r.context),
-    });
+    return answerResult(response, r.context, this.#count);
   }
 
   /** Frees the native memory. Later calls throw ClosedError. Idempotent. */
@@ -152,9 +143,7 @@ export class NodeSearch {
     return retrieve(index, { vector, elements: decomposition.elements }, this.#params);
   }
 
-  #count(text: string): number {
-    return text === '' ? 0 : this.#tokens.countTokens(text);
-  }
+  readonly #count = (text: string): number => (text === '' ? 0 : this.#tokens.countTokens(text));
 
   /** The loaded index; while none is, re-checks state.json and loads when a build has finished. */
   async #current(): Promise<LoadedIndex> {

@@ -2,6 +2,9 @@
  * The objects `NodeSearch.answer` and `NodeSearch.search` resolve to (method.md §7.4):
  * camelCase fields, plus read-only, non-enumerable snake_case aliases named as in the
  * original API, so `JSON.stringify` shows the camelCase fields only.
+ *
+ * Token counts are computed on first read: counting a 10 KB context costs about as much as
+ * the whole retrieval, and the HTTP routes never read them.
  */
 import type { AnswerResult } from '../server/engine.js';
 import type { RetrievedItem } from './retrieve.js';
@@ -23,28 +26,55 @@ export interface SearchRetrieval {
   readonly retrieval_tokens: number;
 }
 
-function alias<T extends object>(target: T, names: Record<string, keyof T>): void {
+export type CountTokens = (text: string) => number;
+
+/** An enumerable field computed on first read (assigning it replaces the value). */
+function lazyCount(target: object, name: string, text: string, count: CountTokens): void {
+  let value: number | undefined;
+  Object.defineProperty(target, name, {
+    enumerable: true,
+    configurable: true,
+    get: () => {
+      value ??= count(text);
+      return value;
+    },
+    set: (v: number) => {
+      value = v;
+    },
+  });
+}
+
+function alias(target: object, names: Record<string, string>): void {
   for (const [name, field] of Object.entries(names)) {
-    Object.defineProperty(target, name, { get: () => target[field], enumerable: false, configurable: false });
+    Object.defineProperty(target, name, {
+      get: () => (target as Record<string, unknown>)[field],
+      enumerable: false,
+      configurable: false,
+    });
   }
 }
 
-export function answerResult(fields: AnswerResult): SearchAnswer {
-  const r = { ...fields };
+export function answerResult(response: string, retrievalInfo: string, count: CountTokens): SearchAnswer {
+  const r = { response } as Record<string, unknown>;
+  lazyCount(r, 'responseTokens', response, count);
+  r.retrievalInfo = retrievalInfo;
+  lazyCount(r, 'retrievalTokens', retrievalInfo, count);
   alias(r, {
     response_tokens: 'responseTokens',
     retrieval_info: 'retrievalInfo',
     retrieval_tokens: 'retrievalTokens',
   });
-  return r as SearchAnswer;
+  return r as unknown as SearchAnswer;
 }
 
-export function retrievalResult(fields: {
-  retrievalInfo: string;
-  retrievalTokens: number;
-  items: RetrievedItem[];
-}): SearchRetrieval {
-  const r = { ...fields };
+export function retrievalResult(
+  retrievalInfo: string,
+  items: RetrievedItem[],
+  count: CountTokens,
+): SearchRetrieval {
+  const r = { retrievalInfo } as Record<string, unknown>;
+  lazyCount(r, 'retrievalTokens', retrievalInfo, count);
+  r.items = items;
   alias(r, { retrieval_info: 'retrievalInfo', retrieval_tokens: 'retrievalTokens' });
-  return r as SearchRetrieval;
+  return r as unknown as SearchRetrieval;
 }
