@@ -2,7 +2,8 @@
 //! arrow-rs. Pure Rust; knows nothing of JS.
 //!
 //! - [`Table`]: ordered, typed columns held as flat buffers (see [`ColumnData`]).
-//! - [`write_table`]: ZSTD (level [`ZSTD_LEVEL`]), `ARROW:schema` kept, `Utf8` strings,
+//! - [`write_table`]: ZSTD (level [`ZSTD_LEVEL`]; [`ZSTD_LEVEL_EMBEDDINGS`] for vectors),
+//!   `ARROW:schema` kept, `Utf8` strings,
 //!   embeddings `FixedSizeList<Float32, dim>`; atomic replace ([`write_atomically`]).
 //! - [`read_table`]: optional projection and type expectations ([`ColumnRequest`]);
 //!   accepts `List<Float32|Float64>` embeddings and large/view string types.
@@ -22,7 +23,7 @@ pub use error::{Result, StoreError};
 pub use footer::{validate_footer, FooterInfo};
 pub use read::{kind_of, read_table, ColumnRequest, ReadOptions};
 pub use table::{Column, ColumnData, ColumnKind, Strings, Table, Validity};
-pub use write::{write_table, ZSTD_LEVEL};
+pub use write::{write_table, ZSTD_LEVEL, ZSTD_LEVEL_EMBEDDINGS};
 
 #[cfg(test)]
 mod tests;

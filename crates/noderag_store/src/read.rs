@@ -18,9 +18,6 @@ use parquet::arrow::ProjectionMask;
 use crate::error::{Result, StoreError};
 use crate::table::{Column, ColumnData, ColumnKind, Strings, Table};
 
-/// Rows decoded per step; only affects memory held by one in-flight batch.
-const READ_BATCH_ROWS: usize = 8192;
-
 /// One column to read, optionally with the kind (and embedding dimension) it must have.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ColumnRequest {
@@ -177,10 +174,15 @@ fn read_open_file(path: &Path, file: File, options: &ReadOptions) -> Result<Tabl
   let mut roots: Vec<usize> = plans.iter().map(|p| p.file_index).collect();
   roots.sort_unstable();
   roots.dedup();
+  // Size decode batches from the file's own uncompressed bytes per row (see BATCH_BYTES).
+  let meta = builder.metadata();
+  let bytes: i64 = meta.row_groups().iter().map(|g| g.total_byte_size()).sum();
+  let row_bytes = usize::try_from(bytes).unwrap_or(0) / num_rows.max(1);
+  let batch_rows = crate::write::rows_per_batch(row_bytes);
   let mask = ProjectionMask::roots(builder.parquet_schema(), roots.iter().copied());
   let reader = builder
     .with_projection(mask)
-    .with_batch_size(READ_BATCH_ROWS)
+    .with_batch_size(batch_rows)
     .build()
     .map_err(|e| StoreError::corrupt(path, e))?;
 
@@ -555,6 +557,31 @@ impl EmbeddingSink<'_> {
 
   fn push_fixed(&mut self, a: &FixedSizeListArray) -> Step {
     let len = a.value_length() as usize;
+    let child = a.values();
+    if a.null_count() == 0 && child.null_count() == 0 && *self.dim == Some(len) {
+      // Common case (a fully computed column): one copy of the whole block.
+      let start = a.value_offset_at(0);
+      let n = a.len() * len;
+      match child.data_type() {
+        DataType::Float32 => self
+          .values
+          .extend_from_slice(&child.as_primitive::<Float32Type>().values()[start..start + n]),
+        DataType::Float64 => self.values.extend(
+          child.as_primitive::<Float64Type>().values()[start..start + n]
+            .iter()
+            .map(|&x| x as f32),
+        ),
+        other => {
+          return Err(ColumnFailure::Unsupported(format!(
+            "vector elements of type {other}"
+          )))
+        }
+      }
+      for _ in 0..a.len() {
+        self.validity.push(true);
+      }
+      return Ok(());
+    }
     for i in 0..a.len() {
       if a.is_null(i) {
         self.push_null();

@@ -95,8 +95,12 @@ fn tmp() -> tempfile::TempDir {
   tempfile::tempdir().unwrap()
 }
 
+/// Writes like pyarrow/pandas by default: snappy, no ARROW:schema-driven types of ours.
 fn write_arrow(path: &Path, batch: RecordBatch) {
-  let mut w = ArrowWriter::try_new(File::create(path).unwrap(), batch.schema(), None).unwrap();
+  let props = parquet::file::properties::WriterProperties::builder()
+    .set_compression(parquet::basic::Compression::SNAPPY)
+    .build();
+  let mut w = ArrowWriter::try_new(File::create(path).unwrap(), batch.schema(), Some(props)).unwrap();
   w.write(&batch).unwrap();
   w.close().unwrap();
 }
@@ -303,8 +307,16 @@ fn writes_zstd_with_arrow_schema_and_fixed_size_list_item_child() {
     .find(|c| c.column_path().string().starts_with("embedding"))
     .unwrap();
   assert_eq!(leaf.column_path().string(), "embedding.list.item");
-  // Our dictionary switch-off must hit the embedding leaf (path above): no dictionary page.
+  // Our per-column settings must hit the embedding leaf (path above): no dictionary page,
+  // byte-stream-split values.
   assert!(leaf.dictionary_page_offset().is_none());
+  assert!(
+    leaf
+      .encodings()
+      .any(|e| e == parquet::basic::Encoding::BYTE_STREAM_SPLIT),
+    "{:?}",
+    leaf.encodings().collect::<Vec<_>>()
+  );
 
   let b =
     parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(File::open(&p).unwrap()).unwrap();
