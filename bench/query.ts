@@ -22,6 +22,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { CACHE_FILES, resolveInProject } from '../ts/build/layout.js';
 import { initialState, writeState } from '../ts/build/state.js';
@@ -531,6 +532,7 @@ function sameResults(a: Retrieval[], b: Retrieval[]): boolean {
 // ----------------------------------------------------------------------------- main
 
 async function main(): Promise<void> {
+  const loadAtStart = loadavg()[0]!;
   console.log(`# query benchmark (Node ${process.version}, ${process.platform}/${process.arch})\n`);
 
   // HotpotQA-100 -----------------------------------------------------------------------
@@ -655,6 +657,7 @@ async function main(): Promise<void> {
     `Local provider (embedding + decomposition) per HotpotQA question: ${fmt(providerMs)} ms (not in the retrieval times).`,
   );
   console.log(`HotpotQA contexts containing the gold answer string: ${contains}/${questions.length}.`);
+  console.log(`Load average (1 min) at start ${fmt(loadAtStart, 1)}, at end ${fmt(loadavg()[0]!, 1)}.`);
 
   hotpot.close();
   large.close();
