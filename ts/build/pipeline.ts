@@ -342,7 +342,7 @@ class BuildRun {
         const fresh = plan.cycle.filter((p) => !attempted.has(p));
         if (fresh.length === 0 || this.#stop.stopping) break;
         this.#say(
-          `${fresh.length} document(s) arrived during the build; indexing them in generation ${this.#state.generation + 1}.`,
+          `Follow-up cycle: ${fresh.length} queued document(s) found since generation ${this.#state.generation} started; indexing them in generation ${this.#state.generation + 1}.`,
         );
         log.info(`follow-up cycle for queued documents: ${fresh.join(', ')}`);
         await this.#startCycle();

@@ -77,6 +77,9 @@ export async function summaryStage(ctx: StageContext): Promise<StageResult> {
   const dim = ctx.config.config.dim;
   const space = ctx.config.config.space;
 
+  const before = ctx.providers.chat.stats();
+  const embedBefore = ctx.providers.embedding.stats();
+
   // Steps 1–3: communities of the nodes touched in g.
   const ids = communityNodeIds(graph, g);
   const sub = communityGraph(graph, ids);
@@ -102,7 +105,6 @@ export async function summaryStage(ctx: StageContext): Promise<StageResult> {
       return trimToBudget(rankMaterial(items), budget, countTokensBatch).map((i) => i.text);
     });
 
-    const before = ctx.providers.chat.stats();
     const note = () => {
       const s = ctx.providers.chat.stats();
       return `calls ${s.calls - before.calls}, cache hits ${s.cacheHits - before.cacheHits}`;
@@ -211,8 +213,16 @@ export async function summaryStage(ctx: StageContext): Promise<StageResult> {
   await ctx.out.table(CACHE_FILES.highLevelElementTitles, titlesToTable(tables.titles.values()));
   await stageGraphTables(ctx.index, ctx.out);
   const s = ctx.providers.chat.stats();
+  const e = ctx.providers.embedding.stats();
+  const calls = s.calls - before.calls;
+  const hits = s.cacheHits - before.cacheHits;
   return {
-    counts: { items: communities.length },
-    summary: `${ids.length} nodes in the community graph, ${communities.length} communities summarised, ${tables.elements.size} elements in total; chat calls ${s.calls}`,
+    counts: {
+      items: communities.length,
+      calls: calls + e.calls - embedBefore.calls,
+      cacheHits: hits,
+      retries: s.retries - before.retries,
+    },
+    summary: `${ids.length} nodes in the community graph, ${communities.length} communities summarised, ${tables.elements.size} elements in total; calls ${calls}, cache hits ${hits}`,
   };
 }
