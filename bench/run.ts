@@ -26,4 +26,10 @@ for (const n of names) {
   });
   if (r.status !== 0) failed++;
 }
+if (!name) {
+  // `npm run bench` (all): refresh the machine header of RESULTS.md, keeping every section.
+  const { writeResultsPreamble } = await import('./lib/results-md.js');
+  const { machineInfo } = await import('./lib/machine.js');
+  writeResultsPreamble(machineInfo());
+}
 process.exit(failed ? 1 : 0);
