@@ -133,6 +133,8 @@ pub struct NativeTopNodes {
   pub eligible: u32,
   /// Lower bound of the bytes the steps moved (for the bandwidth bound of the benchmark).
   pub bytes_touched: f64,
+  /// The same traffic counted by 64-byte line for random accesses (a realistic bound).
+  pub line_bytes: f64,
   pub sparse_steps: u32,
   pub dense_steps: u32,
 }
@@ -205,6 +207,7 @@ impl SearchGraph {
       let r = g.top_nodes(&seed_ids, &seed_weights, &params, &quotas).map_err(graph_error)?;
       Ok(NativeTopNodes {
         bytes_touched: r.work.bytes_touched as f64,
+        line_bytes: r.work.line_bytes as f64,
         sparse_steps: r.work.sparse_steps,
         dense_steps: r.work.dense_steps,
         ids: Uint32Array::new(r.ids),

@@ -52,7 +52,8 @@ export interface TopNodes {
   steps: number;
   /** Eligible nodes of every type, before quotas. */
   eligible: number;
-  work: { bytesTouched: number; sparseSteps: number; denseSteps: number };
+  /** Traffic of the walk: a lower bound in bytes, the same counted by cache line for random accesses, steps by kind. */
+  work: { bytesTouched: number; lineBytes: number; sparseSteps: number; denseSteps: number };
 }
 
 export interface FullScores {
@@ -109,7 +110,12 @@ export class SearchGraph {
       types: r.types,
       steps: r.steps,
       eligible: r.eligible,
-      work: { bytesTouched: r.bytesTouched, sparseSteps: r.sparseSteps, denseSteps: r.denseSteps },
+      work: {
+        bytesTouched: r.bytesTouched,
+        lineBytes: r.lineBytes,
+        sparseSteps: r.sparseSteps,
+        denseSteps: r.denseSteps,
+      },
     };
   }
 

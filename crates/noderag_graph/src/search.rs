@@ -85,6 +85,10 @@ pub struct WorkStats {
   /// + 20 per ball node after the step (next, p, mark); dense step: 12 per entry + 40 per
   /// node (offset, p, 1/W, q, next); selection: 9 per ball node (score, type).
   pub bytes_touched: u64,
+  /// The same traffic counted by cache line: sequential bytes (12 per entry) plus 64 per
+  /// random access (a scatter, gather or ball-order visit of a node's state). A more
+  /// realistic bound for a walk whose nodes are scattered over memory.
+  pub line_bytes: u64,
 }
 
 /// Full result vectors of a propagation (tests, diagnostics).
@@ -186,7 +190,7 @@ impl SearchGraph {
     params.validate()?;
     let n = self.node_count();
     let mut s = self.take_scratch();
-    let (steps, _) = self.run(&seeds, params, &mut s);
+    let (steps, _, _) = self.run(&seeds, params, &mut s, None);
     let mut scores = vec![0.0; n];
     let mut eligible = vec![false; n];
     if s.dense {
@@ -222,28 +226,25 @@ impl SearchGraph {
       return Ok(TopNodes::default());
     }
     let mut s = self.take_scratch();
-    let (steps, work) = self.run(&seeds, params, &mut s);
-    let mut best: Vec<TopK> = quotas.iter().map(|&q| TopK::new(q as usize)).collect();
-    let mut eligible = 0u32;
-    let cur = s.cur;
-    // One pass over the ball reads each score and its type from the same cell, offers it to
-    // its type's top-k and clears the cell (the scratch goes back to the pool clean, except
-    // after dense steps).
-    for &i in &s.ball {
-      let cell = &mut s.cells[i as usize];
-      let score = cell.v[cur];
-      cell.v[cur] = 0.0;
-      if score > 0.0 {
-        eligible += 1;
-        if let Some(top) = best.get_mut(cell.ty as usize) {
-          top.offer(score, i);
-        }
+    let mut sel = Selector { best: quotas.iter().map(|&q| TopK::new(q as usize)).collect(), eligible: 0 };
+    let (steps, mut work, fused) = self.run(&seeds, params, &mut s, Some(&mut sel));
+    if !fused {
+      // One pass over the ball reads each score and its type from the same cell, offers it
+      // to its type's top-k and clears the cell.
+      let cur = s.cur;
+      for &i in &s.ball {
+        let cell = &mut s.cells[i as usize];
+        let score = cell.v[cur];
+        cell.v[cur] = 0.0;
+        sel.offer(i, score, cell.ty);
       }
+      work.line_bytes += s.ball.len() as u64 * 64;
     }
     if !s.dense {
       s.ball.clear(); // every cell the walk touched is clean again
     }
     self.return_scratch(s);
+    let Selector { best, eligible } = sel;
     let mut winners: Vec<(f64, u32)> = best.into_iter().flat_map(TopK::into_sorted).collect();
     winners.sort_unstable_by(rank_order);
     Ok(TopNodes {
@@ -311,7 +312,17 @@ impl SearchGraph {
 
   /// The walk itself. On return `s.ball` lists the nodes within `steps` hops of a seed
   /// (marked), and slot `s.cur` of the cells holds the scores (only on the ball unless `s.dense`).
-  fn run(&self, seeds: &[(u32, f64)], params: &PropagationParams, s: &mut Scratch) -> (u32, WorkStats) {
+  /// With `sel`, the last step (when it is the `max_iter`-th and sparse) hands each score
+  /// straight to the selector and clears the cell in the same visit; the third value tells
+  /// whether that happened.
+  fn run(
+    &self,
+    seeds: &[(u32, f64)],
+    params: &PropagationParams,
+    s: &mut Scratch,
+    mut sel: Option<&mut Selector>,
+  ) -> (u32, WorkStats, bool) {
+    let mut fused = false;
     let mut work = WorkStats::default();
     s.start_epoch();
     for &(i, w) in seeds {
@@ -336,6 +347,7 @@ impl SearchGraph {
         work.entries_read += entries;
         work.rows_read += self.node_count() as u64;
         work.bytes_touched += entries * 12 + self.node_count() as u64 * 40;
+        work.line_bytes += entries * (12 + 64) + self.node_count() as u64 * 40;
         // Grow the ball by one level (BFS over the newest level only).
         let level_end = s.ball.len();
         for idx in level_start..level_end {
@@ -352,11 +364,14 @@ impl SearchGraph {
         d
       } else {
         let before = s.ball.len();
-        let (d, read) = self.sparse_step(seeds, params, s);
+        let last = if steps + 1 == params.max_iter { sel.as_deref_mut() } else { None };
+        fused = last.is_some();
+        let (d, read) = self.sparse_step(seeds, params, s, last);
         work.sparse_steps += 1;
         work.entries_read += read;
         work.rows_read += before as u64;
         work.bytes_touched += read * 12 + before as u64 * 24 + s.ball.len() as u64 * 20;
+        work.line_bytes += read * (12 + 64) + (before + s.ball.len()) as u64 * 64;
         for &i in &s.ball[before..] {
           ball_entries += self.graph.degree(i) as u64;
         }
@@ -369,12 +384,18 @@ impl SearchGraph {
       }
     }
     work.bytes_touched += s.ball.len() as u64 * 9;
-    (steps, work)
+    (steps, work, fused)
   }
 
   /// One push step from the ball. Requires: scores zero outside the ball, the `next` slot
   /// zero everywhere. Returns ‖Δp‖₂² and the number of CSR entries read.
-  fn sparse_step(&self, seeds: &[(u32, f64)], params: &PropagationParams, s: &mut Scratch) -> (f64, u64) {
+  fn sparse_step(
+    &self,
+    seeds: &[(u32, f64)],
+    params: &PropagationParams,
+    s: &mut Scratch,
+    sel: Option<&mut Selector>,
+  ) -> (f64, u64) {
     let (offsets, nb, wt) = self.graph.raw();
     let alpha = params.alpha;
     let (c, x) = (s.cur, 1 - s.cur);
@@ -408,14 +429,30 @@ impl SearchGraph {
       }
     };
     let mut diff2 = 0.0;
-    for &i in ball.iter() {
-      let cell = &mut cells[i as usize];
-      let old = cell.v[c];
-      let new = cell.v[x] + lazy * old;
-      let d = new - old;
-      diff2 += d * d;
-      cell.v[x] = new;
-      cell.v[c] = 0.0;
+    match sel {
+      None => {
+        for &i in ball.iter() {
+          let cell = &mut cells[i as usize];
+          let old = cell.v[c];
+          let new = cell.v[x] + lazy * old;
+          let d = new - old;
+          diff2 += d * d;
+          cell.v[x] = new;
+          cell.v[c] = 0.0;
+        }
+      }
+      Some(sel) => {
+        // Final step: select in the same visit and leave the cell clean.
+        for &i in ball.iter() {
+          let cell = &mut cells[i as usize];
+          let old = cell.v[c];
+          let new = cell.v[x] + lazy * old;
+          let d = new - old;
+          diff2 += d * d;
+          cell.v = [0.0; 2];
+          sel.offer(i, new, cell.ty);
+        }
+      }
     }
     s.cur = x;
     (diff2, read)
@@ -469,6 +506,24 @@ impl SearchGraph {
     }
     s.cur = x;
     diff2
+  }
+}
+
+/// Per-type streaming top-k plus the count of eligible nodes.
+struct Selector {
+  best: Vec<TopK>,
+  eligible: u32,
+}
+
+impl Selector {
+  #[inline]
+  fn offer(&mut self, id: u32, score: f64, ty: u8) {
+    if score > 0.0 {
+      self.eligible += 1;
+      if let Some(top) = self.best.get_mut(ty as usize) {
+        top.offer(score, id);
+      }
+    }
   }
 }
 

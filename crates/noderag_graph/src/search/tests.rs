@@ -162,27 +162,38 @@ fn typed_top_k_equals_sorting_the_eligible_nodes() {
   let edges = random_edges(&mut rng, n, 1200);
   let types: Vec<u8> = (0..n).map(|_| rng.below(4) as u8).collect();
   let g = SearchGraph::from_graph(Graph::from_edges(n, &edges.0, &edges.1, &edges.2).unwrap(), types.clone()).unwrap();
-  let params = PropagationParams::walk(0.5, 2);
   let ids = [3u32, 17, 250, 3];
   let ws = [1.0, 2.0, 1.0, 1.0];
   let quotas = [5u32, 0, 3, 1000]; // type 3 effectively unlimited
-  let top = g.top_nodes(&ids, &ws, &params, &quotas).unwrap();
-  let full = g.scores(&ids, &ws, &params).unwrap();
-  let mut want: Vec<(f64, u32)> = vec![];
-  for t in 0..4u8 {
-    let mut of_type: Vec<(f64, u32)> =
-      (0..n).filter(|&i| full.eligible[i] && types[i] == t).map(|i| (full.scores[i], i as u32)).collect();
-    of_type.sort_by(rank_order);
-    of_type.truncate(quotas[t as usize] as usize);
-    want.extend(of_type);
+  let variants = [
+    PropagationParams::walk(0.5, 1),
+    PropagationParams::walk(0.5, 2), // selection fused into the last sparse step
+    PropagationParams::walk(0.5, 3),
+    PropagationParams { strategy: Strategy::Dense, ..PropagationParams::walk(0.5, 2) },
+    PropagationParams { mode: PropagationMode::Restart, ..PropagationParams::walk(0.85, 40) }, // early stop
+  ];
+  for params in variants {
+    // twice: the pooled scratch must come back clean
+    for _ in 0..2 {
+      let top = g.top_nodes(&ids, &ws, &params, &quotas).unwrap();
+      let full = g.scores(&ids, &ws, &params).unwrap();
+      let mut want: Vec<(f64, u32)> = vec![];
+      for t in 0..4u8 {
+        let mut of_type: Vec<(f64, u32)> =
+          (0..n).filter(|&i| full.eligible[i] && types[i] == t).map(|i| (full.scores[i], i as u32)).collect();
+        of_type.sort_by(rank_order);
+        of_type.truncate(quotas[t as usize] as usize);
+        want.extend(of_type);
+      }
+      want.sort_by(rank_order);
+      assert_eq!(top.ids, want.iter().map(|w| w.1).collect::<Vec<_>>(), "{params:?}");
+      assert_eq!(top.scores, want.iter().map(|w| w.0).collect::<Vec<_>>());
+      assert_eq!(top.types, top.ids.iter().map(|&i| types[i as usize]).collect::<Vec<_>>());
+      assert_eq!(top.eligible as usize, full.eligible.iter().filter(|&&e| e).count());
+      assert!(top.types.iter().all(|&t| t != 1));
+      assert_eq!(top.steps, full.steps);
+    }
   }
-  want.sort_by(rank_order);
-  assert_eq!(top.ids, want.iter().map(|w| w.1).collect::<Vec<_>>());
-  assert_eq!(top.scores, want.iter().map(|w| w.0).collect::<Vec<_>>());
-  assert_eq!(top.types, top.ids.iter().map(|&i| types[i as usize]).collect::<Vec<_>>());
-  assert_eq!(top.eligible as usize, full.eligible.iter().filter(|&&e| e).count());
-  assert!(top.types.iter().all(|&t| t != 1));
-  assert_eq!(top.steps, 2);
 }
 
 #[test]
