@@ -495,6 +495,25 @@ describe('parquet store: errors', () => {
     expect(readdirSync(join(dir, 'keep'))).toEqual(['table.parquet']);
   });
 
+  it('an int64 beyond ±(2^53 − 1) in a file is an IndexFileError, not a rounded number', async () => {
+    const path = join(dir, 'huge-int.parquet');
+    const db = await DuckDBInstance.create(':memory:');
+    const conn = await db.connect();
+    try {
+      await conn.run(
+        `COPY (SELECT * FROM (VALUES (1::BIGINT), (9007199254740993)) AS t(id)) TO '${path}' (FORMAT parquet)`,
+      );
+    } finally {
+      conn.closeSync();
+      db.closeSync();
+    }
+    const e = await rejection(readTable(path));
+    expect(e).toBeInstanceOf(IndexFileError);
+    expect(e.code).toBe('NATIVE_CORRUPT_FILE');
+    expect(e.message).toContain('column `id` holds 9007199254740993 at row 1');
+    expect(e.message).toContain(path);
+  });
+
   it('writing into a missing folder is an IndexFileError naming it', async () => {
     const e = await rejection(writeTable(join(dir, 'no-such-folder', 't.parquet'), everyKind()));
     expect(e).toBeInstanceOf(IndexFileError);
