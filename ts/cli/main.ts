@@ -15,6 +15,7 @@ const subCommands: Record<string, () => Promise<CommandDef>> = {
   build: lazy(() => import('./build.js')),
   vis: lazy(() => import('./vis.js')),
   search: lazy(() => import('./search.js')),
+  ui: lazy(() => import('./ui.js')),
 };
 
 const main = defineCommand({

@@ -1,0 +1,52 @@
+/**
+ * `noderag ui -f <folder> [--port N]`: the local web UI (configure, upload, build with live
+ * progress, inspect the indices, ask questions) on 127.0.0.1. A folder without
+ * Node_config.yaml gets the commented template first, so the page opens on a valid config.
+ * Port 0 picks a free port. Stops on SIGINT/SIGTERM.
+ */
+import { resolve } from 'node:path';
+import { defineCommand } from 'citty';
+import { ensureConfig } from '../config/index.js';
+import { ServerStartError, serveApp } from '../server/serve.js';
+import { createUiApp } from '../ui/app.js';
+import { realUiDeps } from '../ui/deps.js';
+import { folderArg } from './args.js';
+import { CliExit, EXIT } from './exit.js';
+import { parsePort } from './search.js';
+
+export const DEFAULT_UI_PORT = 8501;
+
+export default defineCommand({
+  meta: { name: 'ui', description: 'open the local web UI: configure, upload, build, inspect, ask' },
+  args: {
+    ...folderArg,
+    port: {
+      type: 'string',
+      description: `port on 127.0.0.1 (default ${DEFAULT_UI_PORT}; 0 = any free port)`,
+    },
+  },
+  async run({ args }) {
+    const folder = resolve(args.folder);
+    const port = args.port === '0' ? 0 : parsePort(args.port, DEFAULT_UI_PORT);
+    const ensured = ensureConfig(folder);
+    if (ensured.created) console.log(`Created ${ensured.configPath} from the template; edit it in the UI.`);
+    const app = createUiApp(realUiDeps(folder));
+    let server: Awaited<ReturnType<typeof serveApp>>;
+    try {
+      server = await serveApp(app, { host: '127.0.0.1', port, graceMs: 1000 });
+    } catch (e) {
+      if (e instanceof ServerStartError) throw new CliExit(EXIT.FAILURE, `Cannot start the UI: ${e.message}`);
+      throw e;
+    }
+    console.log(`noderag UI for ${folder}: ${server.url}/ (Ctrl-C to stop)`);
+    await new Promise<void>((done) => {
+      const stop = () => {
+        process.off('SIGINT', stop);
+        process.off('SIGTERM', stop);
+        server.close().finally(done);
+      };
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+    });
+  },
+});

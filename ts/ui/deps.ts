@@ -1,0 +1,33 @@
+/**
+ * The real dependencies of the web UI: the build pipeline run in this process, NodeSearch
+ * for the chat, and the edge count read from the graph's parquet footer. Kept apart from
+ * app.ts so the routes can be tested without the native addon.
+ */
+
+import { CACHE_FILES, resolveInProject } from '../build/layout.js';
+import { runBuild } from '../build/pipeline.js';
+import { NodeSearch } from '../search/node-search.js';
+import { validateParquetFooter } from '../store/parquet.js';
+import type { UiDeps } from './app.js';
+
+export function realUiDeps(folder: string): UiDeps {
+  return {
+    folder,
+    runBuild: (sinks) =>
+      runBuild({
+        folder,
+        yes: true,
+        handleSignals: false,
+        stdout: sinks.stdout,
+        stderr: sinks.stderr,
+      }),
+    openSearch: (config) => new NodeSearch(config),
+    countEdges: async (root) => {
+      try {
+        return (await validateParquetFooter(resolveInProject(root, CACHE_FILES.graphEdges))).numRows;
+      } catch {
+        return null;
+      }
+    },
+  };
+}
