@@ -124,7 +124,8 @@ legend { font-weight: 600; margin-bottom: 4px; }
 label { display: flex; justify-content: space-between; align-items: center; gap: 8px; margin: 3px 0; }
 label.check { justify-content: flex-start; margin-top: 8px; }
 input, select, textarea { font: inherit; padding: 3px 5px; border: 1px solid #b8bfcc; border-radius: 4px; }
-label input, label select { width: 170px; }
+label input, label select { width: 160px; }
+label.check input { width: auto; }
 .field-error { display: block; color: #b3261e; font-size: 12px; }
 .field-error:empty { display: none; }
 button { font: inherit; padding: 6px 14px; border-radius: 5px; border: 1px solid #3056d3; background: #3b63e0; color: #fff; cursor: pointer; }
