@@ -2,7 +2,8 @@
 //! `cargo run --release -p noderag_graph --example propagation [scale]`.
 //! Builds a NodeRAG-shaped synthetic graph (Zipf entity hubs, similarity edges), runs 300
 //! queries of 10 vector seeds + 3 entity seeds, prints min / p50 / p99 latency and the
-//! bytes-touched bound inputs. The node benchmark (bench/graph.ts) is the reference.
+//! bytes-touched bound inputs, then times Leiden on the unit–entity–relationship graph.
+//! The node benchmark (bench/graph.ts) is the reference.
 
 use std::time::Instant;
 
@@ -54,6 +55,8 @@ fn main() {
     d.push(starts[2] + i);
     w.push(1.0);
   }
+  let community_edges: (Vec<u32>, Vec<u32>) =
+    s.iter().zip(&d).filter(|(&a, &b)| a >= starts[1] && b >= starts[1]).map(|(&a, &b)| (a, b)).unzip();
   let vector: Vec<u32> = (starts[0]..starts[0] + text)
     .chain(starts[1]..starts[1] + unit)
     .chain(starts[4]..starts[4] + attr + hle)
@@ -96,4 +99,15 @@ fn main() {
       lines[lines.len() / 2] / 1048576.0
     );
   }
+  let cg = noderag_graph::csr::Graph::from_unweighted(g.node_count(), &community_edges.0, &community_edges.1).unwrap();
+  let t = Instant::now();
+  let r = noderag_graph::leiden::leiden(&cg, &Default::default());
+  println!(
+    "leiden: {:.0} ms, {} edges, Q = {:.4}, {} communities, {} iterations",
+    t.elapsed().as_secs_f64() * 1e3,
+    cg.edge_count(),
+    r.modularity,
+    r.count,
+    r.iterations
+  );
 }

@@ -314,6 +314,30 @@ mod tests {
   }
 
   #[test]
+  fn rows_are_sorted_and_symmetric_bit_for_bit() {
+    let mut rng = crate::rng::SplitMix64::new(31);
+    let n = 50;
+    let (mut s, mut d, mut w) = (vec![], vec![], vec![]);
+    for _ in 0..2000 {
+      // many duplicates in both directions, weights whose sum depends on the order
+      s.push(rng.below(n) as u32);
+      d.push(rng.below(n) as u32);
+      w.push(rng.next_f64() * 1e3 + 1e-7);
+    }
+    let g = Graph::from_edges(n as usize, &s, &d, &w).unwrap();
+    for u in 0..n as u32 {
+      assert!(g.neighbours(u).windows(2).all(|p| p[0] < p[1]));
+      for (v, wt) in g.row(u) {
+        assert_eq!(g.edge_weight(v, u).unwrap().to_bits(), wt.to_bits());
+      }
+    }
+    // every input edge is present and the total weight is preserved
+    let total: f64 = w.iter().sum();
+    let stored: f64 = (0..n as u32).flat_map(|u| g.row(u).filter(move |&(v, _)| v >= u).map(|x| x.1)).sum();
+    assert!((total - stored).abs() < 1e-6 * total);
+  }
+
+  #[test]
   fn empty_graph() {
     let g = Graph::from_unweighted(3, &[], &[]).unwrap();
     assert_eq!(g.node_count(), 3);

@@ -43,11 +43,27 @@ pub struct Communities {
   pub iterations: u32,
 }
 
-/// A level of the aggregation: a simple graph without self-loops plus node strengths
-/// (an aggregate node's strength includes its internal edges).
+/// A level of the aggregation: a compact adjacency without self-loops (rows in a fixed
+/// but not necessarily sorted order) plus node strengths (an aggregate node's strength
+/// includes its internal edges).
 struct Level {
-  g: Graph,
+  offsets: Vec<usize>,
+  nb: Vec<u32>,
+  w: Vec<f64>,
   k: Vec<f64>,
+}
+
+impl Level {
+  #[inline]
+  fn row(&self, u: u32) -> impl Iterator<Item = (u32, f64)> + '_ {
+    let (a, b) = (self.offsets[u as usize], self.offsets[u as usize + 1]);
+    self.nb[a..b].iter().copied().zip(self.w[a..b].iter().copied())
+  }
+
+  #[inline]
+  fn neighbours(&self, u: u32) -> &[u32] {
+    &self.nb[self.offsets[u as usize]..self.offsets[u as usize + 1]]
+  }
 }
 
 pub fn leiden(input: &Graph, opts: &LeidenOptions) -> Communities {
@@ -91,7 +107,7 @@ fn modularity_of(base: &Level, membership: &[u32], two_m: f64, gamma: f64) -> f6
   for u in 0..n as u32 {
     let cu = membership[u as usize];
     tot[cu as usize] += base.k[u as usize];
-    for (v, w) in base.g.row(u) {
+    for (v, w) in base.row(u) {
       if membership[v as usize] == cu {
         internal += w; // each internal edge is seen from both ends: Σ = 2·in_c
       }
@@ -102,19 +118,22 @@ fn modularity_of(base: &Level, membership: &[u32], two_m: f64, gamma: f64) -> f6
 
 fn base_level(input: &Graph, weighted: bool) -> Level {
   let n = input.node_count();
-  let (mut src, mut dst, mut w) = (Vec::new(), Vec::new(), Vec::new());
+  let mut offsets = Vec::with_capacity(n + 1);
+  offsets.push(0);
+  let (mut nb, mut w) = (Vec::with_capacity(input.entry_count()), Vec::with_capacity(input.entry_count()));
+  let mut k = vec![0.0; n];
   for u in 0..n as u32 {
     for (v, wt) in input.row(u) {
-      if u < v {
-        src.push(u);
-        dst.push(v);
-        w.push(if weighted { wt } else { 1.0 });
+      if v != u {
+        let wt = if weighted { wt } else { 1.0 };
+        nb.push(v);
+        w.push(wt);
+        k[u as usize] += wt;
       }
     }
+    offsets.push(nb.len());
   }
-  let g = Graph::from_edges(n, &src, &dst, &w).expect("edges of a valid graph");
-  let k = (0..n as u32).map(|u| g.strength(u)).collect();
-  Level { g, k }
+  Level { offsets, nb, w, k }
 }
 
 /// Renumbers communities by smallest member id.
@@ -190,7 +209,7 @@ fn move_nodes_fast(level: &Level, comm: &mut [u32], two_m: f64, gamma: f64) {
     queued[v_] = false;
     let cv = comm[v_];
     let kv = level.k[v_];
-    for (u, w) in level.g.row(v) {
+    for (u, w) in level.row(v) {
       let c = comm[u as usize];
       if to_comm[c as usize] == 0.0 {
         touched.push(c);
@@ -221,7 +240,7 @@ fn move_nodes_fast(level: &Level, comm: &mut [u32], two_m: f64, gamma: f64) {
       if size[cv as usize] == 0 {
         empty.push(cv);
       }
-      for &u in level.g.neighbours(v) {
+      for &u in level.neighbours(v) {
         if comm[u as usize] != best && !queued[u as usize] {
           queued[u as usize] = true;
           queue.push_back(u);
@@ -249,7 +268,7 @@ fn refine(level: &Level, comm: &[u32], two_m: f64, gamma: f64, theta: f64, rng: 
   let mut stot = vec![0.0; n];
   for v in 0..n as u32 {
     stot[comm[v as usize] as usize] += k[v as usize];
-    for (u, w) in level.g.row(v) {
+    for (u, w) in level.row(v) {
       if comm[u as usize] == comm[v as usize] {
         ext[v as usize] += w;
       }
@@ -266,7 +285,7 @@ fn refine(level: &Level, comm: &[u32], two_m: f64, gamma: f64, theta: f64, rng: 
     if rsize[own as usize] != 1 || ext[own as usize] < gamma * k[v_] * (s_tot - k[v_]) / two_m {
       continue;
     }
-    for (u, w) in level.g.row(v) {
+    for (u, w) in level.row(v) {
       if comm[u as usize] == c {
         let rc = r[u as usize];
         if to_cluster[rc as usize] == 0.0 {
@@ -322,22 +341,51 @@ fn refine(level: &Level, comm: &[u32], two_m: f64, gamma: f64, theta: f64, rng: 
 /// Collapses each refined cluster into one node; internal edges vanish (their weight stays
 /// in the node strength), parallel edges are summed.
 fn aggregate(level: &Level, refined: &[u32], count: usize) -> Level {
+  let n = level.k.len();
+  // Members of each cluster, in id order (counting sort).
+  let mut start = vec![0usize; count + 1];
+  for &c in refined {
+    start[c as usize + 1] += 1;
+  }
+  for c in 0..count {
+    start[c + 1] += start[c];
+  }
+  let mut members = vec![0u32; n];
+  let mut fill = start.clone();
+  for v in 0..n {
+    let c = refined[v] as usize;
+    members[fill[c]] = v as u32;
+    fill[c] += 1;
+  }
   let mut k = vec![0.0; count];
-  let (mut src, mut dst, mut w) = (Vec::new(), Vec::new(), Vec::new());
-  for v in 0..level.k.len() as u32 {
-    let a = refined[v as usize];
-    k[a as usize] += level.k[v as usize];
-    for (u, wt) in level.g.row(v) {
-      let b = refined[u as usize];
-      if a < b {
-        src.push(a);
-        dst.push(b);
-        w.push(wt);
+  let mut offsets = Vec::with_capacity(count + 1);
+  offsets.push(0);
+  let (mut nb, mut w) = (Vec::new(), Vec::new());
+  let mut acc = vec![0.0f64; count];
+  let mut touched: Vec<u32> = Vec::new();
+  for a in 0..count {
+    for &v in &members[start[a]..start[a + 1]] {
+      k[a] += level.k[v as usize];
+      for (u, wt) in level.row(v) {
+        let b = refined[u as usize];
+        if b as usize != a {
+          if acc[b as usize] == 0.0 {
+            touched.push(b);
+          }
+          acc[b as usize] += wt;
+        }
       }
     }
+    // Neighbours in order of first contact: fixed for a given input, no sort needed.
+    for &b in &touched {
+      nb.push(b);
+      w.push(acc[b as usize]);
+      acc[b as usize] = 0.0;
+    }
+    touched.clear();
+    offsets.push(nb.len());
   }
-  let g = Graph::from_edges(count, &src, &dst, &w).expect("aggregate of a valid graph");
-  Level { g, k }
+  Level { offsets, nb, w, k }
 }
 
 #[cfg(test)]
