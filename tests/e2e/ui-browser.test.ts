@@ -17,7 +17,8 @@ const ARTIFACTS = join(REPO_ROOT, 'tests', 'artifacts');
 const EVIL = '<img src=x onerror=alert(1)>';
 
 const DOCS: Record<string, string> = {
-  'harbor.txt':
+  // A file name with markup: allowed (no folder separator), and must show as text.
+  [`harbor ${EVIL}.txt`]:
     'The harbor town of Velmora exports salted fish and amber. Captain Ilse Brandt runs the Velmora harbor authority and inspects every ship.',
   'notes.md': `# Amber trade\n\nAmber from Velmora is polished by the guild of Orrin Vale. The guild sells amber beads to traders. Markup sample: ${EVIL}`,
   'lighthouse.html':
@@ -123,6 +124,8 @@ describe.skipIf(skipBrowserTests)('web UI in headless Chromium', () => {
     await page.dispatchEvent('#dropzone', 'drop', { dataTransfer });
     await expect.poll(() => page.locator('#file-list tbody tr').count()).toBe(3);
     expect(await page.locator('#file-list tbody').textContent()).toMatch(/new/);
+    expect(await page.locator('#file-list tbody').textContent()).toContain(`harbor ${EVIL}.txt`);
+    expect(await page.locator('#file-list img').count()).toBe(0);
     await shot(page, '3-files');
 
     await page.click('#build-button');

@@ -3,7 +3,8 @@
  * (traversal names, wrong types, oversize, overwrite), config save validation, the
  * build lock and the context split. Builds and search are fakes; no addon is loaded.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -60,11 +61,22 @@ describe('ui app: first start and the origin check', () => {
       for (const path of ['/api/build', '/api/config', '/api/files']) {
         const r = await app.request(path, { method: 'POST', headers });
         expect(r.status, `${path} ${JSON.stringify(headers)}`).toBe(403);
-        expect(((await r.json()) as { error: { code: string } }).error.code).toBe('cross_origin');
+        const code = ((await r.json()) as { error: { code: string } }).error.code;
+        expect(code).toBe(headers.host === HOST ? 'cross_origin' : 'wrong_host');
       }
     }
     const ok = await app.request('/api/build', { method: 'POST', headers: SAME });
     expect(ok.status).toBe(202);
+  });
+
+  it('refuses reads under a foreign Host name (DNS rebinding)', async () => {
+    const { app } = makeApp();
+    for (const host of ['evil.example:8501', '']) {
+      const r = await app.request('/api/files', { headers: host ? { host } : {} });
+      expect(r.status, host).toBe(403);
+      expect(((await r.json()) as { error: { code: string } }).error.code).toBe('wrong_host');
+    }
+    expect((await app.request('/api/status', { headers: { host: 'localhost:8501' } })).status).toBe(200);
   });
 
   it('originProblem accepts the own origin with or without Sec-Fetch-Site', () => {
@@ -86,10 +98,30 @@ describe('ui app: uploads', () => {
     });
     expect(r.status).toBe(200);
     expect(readFileSync(join(folder, 'input', 'a.txt'), 'utf8')).toBe('hello');
-    const list = (await (await app.request('/api/files')).json()) as {
+    const list = (await (await app.request('/api/files', { headers: { host: HOST } })).json()) as {
       files: { path: string; status: string }[];
     };
     expect(list.files).toEqual([expect.objectContaining({ path: 'a.txt', status: 'new' })]);
+  });
+
+  it('lists indexed, changed and new files against document_hash.json', async () => {
+    const { app, folder } = makeApp();
+    writeFileSync(join(folder, 'input', 'same.txt'), 'same');
+    writeFileSync(join(folder, 'input', 'edited.txt'), 'edited');
+    writeFileSync(join(folder, 'input', 'fresh.txt'), 'fresh');
+    const sha = (t: string) => createHash('sha256').update(t).digest('hex');
+    mkdirSync(join(folder, 'info'), { recursive: true });
+    writeFileSync(
+      join(folder, 'info', 'document_hash.json'),
+      JSON.stringify({ 'edited.txt': sha('before'), 'same.txt': sha('same') }),
+    );
+    const r = await app.request('/api/files', { headers: { host: HOST } });
+    const body = (await r.json()) as { files: { path: string; status: string }[] };
+    expect(Object.fromEntries(body.files.map((f) => [f.path, f.status]))).toEqual({
+      'edited.txt': 'changed',
+      'fresh.txt': 'new',
+      'same.txt': 'indexed',
+    });
   });
 
   it('refuses traversal and hidden names, writing nothing', async () => {
@@ -183,7 +215,7 @@ describe('ui app: config save', () => {
     expect(text).toMatch(/chunk_size: 256/);
     expect(text).toMatch(/#/);
     expect(text).toContain('sk-secret-123');
-    const got = await (await app.request('/api/config')).text();
+    const got = await (await app.request('/api/config', { headers: { host: HOST } })).text();
     expect(got).not.toContain('sk-secret-123');
     expect(JSON.parse(got).apiKeySet.model_config).toBe(true);
   });
@@ -205,10 +237,12 @@ describe('ui app: build lock and chat', () => {
     const second = await app.request('/api/build', { method: 'POST', headers: SAME });
     expect(second.status).toBe(409);
     expect(((await second.json()) as { error: { code: string } }).error.code).toBe('build_running');
-    const status = (await (await app.request('/api/status')).json()) as { status: string };
+    const status = (await (await app.request('/api/status', { headers: { host: HOST } })).json()) as {
+      status: string;
+    };
     expect(status.status).toBe('Building');
     release();
-    const events = await app.request('/api/build/events');
+    const events = await app.request('/api/build/events', { headers: { host: HOST } });
     const reader = events.body!.getReader();
     let text = '';
     while (!text.includes('event: done')) {

@@ -30,7 +30,7 @@ import type { AnswerResult } from '../server/engine.js';
 import { APP_CSS, APP_JS, PAGE_HTML } from './assets.js';
 import { BuildJob, type BuildRunner } from './build-job.js';
 import { splitContext } from './context-sections.js';
-import { fileNameProblem, originProblem } from './guards.js';
+import { fileNameProblem, hostProblem, originProblem } from './guards.js';
 
 export const DEFAULT_MAX_UPLOAD_BYTES = 20 * 1024 * 1024;
 const MAX_QUESTION_CHARS = 4000;
@@ -158,6 +158,8 @@ export function createUiApp(deps: UiDeps): Hono {
   });
 
   app.use('/api/*', async (c, next) => {
+    const wrongHost = hostProblem(c.req.header('host'));
+    if (wrongHost) throw new UiError(403, 'wrong_host', `refused: ${wrongHost}`);
     if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
       const problem = originProblem({
         host: c.req.header('host'),
@@ -341,11 +343,13 @@ export function createUiApp(deps: UiDeps): Hono {
             await stream.writeSSE({ event: e.kind, data: JSON.stringify(e) });
           }
           if (stream.aborted || stream.closed) break;
+          let timer: NodeJS.Timeout | undefined;
           await new Promise<void>((r) => {
             wake = r;
             // A comment every 15 s keeps proxies and the browser from timing the stream out.
-            setTimeout(r, 15_000).unref();
+            timer = setTimeout(r, 15_000);
           });
+          clearTimeout(timer);
           wake = null;
           if (queue.length === 0 && !stream.aborted) await stream.write(': keep-alive\n\n');
         }

@@ -13,6 +13,17 @@ function hostName(host: string): string {
 }
 
 /**
+ * Why a request's Host is refused, or null. Every API route checks it: a page on another
+ * site that rebinds its DNS name to 127.0.0.1 reaches the app under its own name, not ours.
+ */
+export function hostProblem(host: string | undefined): string | null {
+  if (!LOOPBACK_HOSTS.has(hostName(host ?? '').toLowerCase())) {
+    return `Host "${host ?? ''}" is not this app's loopback address`;
+  }
+  return null;
+}
+
+/**
  * Why a state-changing request is refused, or null when it comes from the app's own page.
  * Browsers send `Sec-Fetch-Site` (and `Origin` on every POST); a cross-site page cannot
  * forge either. A request that shows neither is refused too: the UI never sends one.
@@ -24,9 +35,8 @@ export function originProblem(headers: {
   secFetchSite?: string;
 }): string | null {
   const host = headers.host ?? '';
-  if (!LOOPBACK_HOSTS.has(hostName(host).toLowerCase())) {
-    return `Host "${host}" is not this app's loopback address`;
-  }
+  const wrongHost = hostProblem(host);
+  if (wrongHost) return wrongHost;
   const site = headers.secFetchSite?.toLowerCase();
   if (site !== undefined && site !== 'same-origin') {
     return `Sec-Fetch-Site is "${site}"; only the app's own page may change its state`;
