@@ -187,6 +187,7 @@ export const APP_JS = `'use strict';
     box.textContent = s.status;
     box.className = 'status' + (s.status === 'Finished' ? ' finished' : s.errorType && s.errorType !== 'NO_ERROR' ? ' error' : s.building ? ' building' : '');
     const detail = [];
+    if (s.building && s.state) detail.push('state: ' + s.state);
     if (s.generation) detail.push('generation ' + s.generation);
     if (s.errorType && s.errorType !== 'NO_ERROR') detail.push(s.errorType + (s.errorMessage ? ': ' + s.errorMessage : ''));
     $('#status-detail').textContent = detail.join(' · ');
