@@ -60,7 +60,7 @@ pub fn kmeans(data: &[f32], dim: usize, k: usize, opts: &KMeansOptions) -> Resul
   if dim == 0 {
     return Err(invalid("dim must be >= 1"));
   }
-  if data.len() % dim != 0 {
+  if !data.len().is_multiple_of(dim) {
     return Err(invalid(format!("vectors has {} values, not a multiple of dim {dim}", data.len())));
   }
   let n = data.len() / dim;

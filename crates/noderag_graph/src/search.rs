@@ -81,8 +81,8 @@ pub struct WorkStats {
   /// A lower bound of the distinct bytes the propagation and selection must move, each
   /// counted once per step (random accesses are counted by their own size, not by the
   /// 64-byte line they pull in, so the bound is optimistic):
-  /// sparse step: 12 per entry (neighbour, weight) + 24 per pushing row (offset, p, 1/W)
-  /// + 20 per ball node after the step (next, p, mark); dense step: 12 per entry + 40 per
+  /// sparse step: 12 per entry (neighbour, weight), 24 per pushing row (offset, p, 1/W),
+  /// 20 per ball node after the step (next, p, mark); dense step: 12 per entry, 40 per
   /// node (offset, p, 1/W, q, next); selection: 9 per ball node (score, type).
   pub bytes_touched: u64,
   /// The same traffic counted by cache line: sequential bytes (12 per entry) plus 64 per
@@ -141,7 +141,7 @@ impl SearchGraph {
     if unbalance_adjust {
       graph.unbalance_adjust();
     }
-    Ok(Self::from_graph(graph, node_types)?)
+    Self::from_graph(graph, node_types)
   }
 
   pub fn from_graph(graph: Graph, node_types: Vec<u8>) -> Result<SearchGraph> {
