@@ -11,7 +11,9 @@ const args = process.argv.slice(2);
 const folderFlag = args.indexOf('--folder');
 const folder = resolve(root, folderFlag >= 0 ? args[folderFlag + 1] : 'examples/observatory');
 const rest = args.filter((_, i) => i !== folderFlag && i !== folderFlag + 1);
-const question = rest[0] ?? (folder.endsWith('chinese') ? '陈明远是谁？' : 'Who discovered Comet Pryce, and with which telescope?');
+const question =
+  rest[0] ??
+  (folder.endsWith('chinese') ? '陈明远是谁？' : 'Who discovered Comet Pryce, and with which telescope?');
 
 const build = spawnSync(process.execPath, [join(root, 'bin', 'noderag.js'), 'build', '-f', folder, '--yes'], {
   stdio: 'inherit',
