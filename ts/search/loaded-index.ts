@@ -7,6 +7,8 @@
  * Dense node indexes follow ascending hash id (graph_nodes.parquet order), so the native
  * ranking's tie-break by index is the method's tie-break by id.
  */
+import { stat } from 'node:fs/promises';
+import { CACHE_FILES, resolveInProject } from '../build/layout.js';
 import { IndexFileError, IndexNotBuiltError } from '../errors.js';
 import { PhraseMatcher, SearchGraph } from '../graph/index.js';
 import type { TableReader } from '../index-io/columns.js';
@@ -108,11 +110,26 @@ export class LoadedIndex {
   /** Reads the committed index of `root` and builds the search structures. */
   static async load(root: string, options: LoadOptions): Promise<LoadedIndex> {
     const t0 = performance.now();
-    const snapshot = await readSnapshot(root);
+    // The vector index loads (off the main thread) while the tables are read; it is
+    // checked against the snapshot afterwards and loaded again if a build replaced it.
+    const early = EarlyVectors.start(resolveInProject(root, CACHE_FILES.hnswBin), options.dim);
+    let snapshot: IndexSnapshot;
+    let arrays: IndexArrays;
+    try {
+      snapshot = await readSnapshot(root);
+    } catch (e) {
+      await early.discard();
+      throw e;
+    }
     const t1 = performance.now();
-    const arrays = buildArrays(snapshot);
+    try {
+      arrays = buildArrays(snapshot);
+    } catch (e) {
+      await early.discard();
+      throw e;
+    }
     const t2 = performance.now();
-    const native = await buildNative(snapshot, arrays, options);
+    const native = await buildNative(snapshot, arrays, options, early);
     const t3 = performance.now();
     return new LoadedIndex(snapshot.state.last_finished_generation, arrays, native, {
       readMs: t1 - t0,
@@ -343,10 +360,73 @@ function edgeArrays(
   return { src, dst, weight };
 }
 
+/** HNSW.bin loading started before the tables are read. */
+class EarlyVectors {
+  private constructor(
+    readonly path: string,
+    readonly fileBefore: Promise<string>,
+    readonly result: Promise<{ index: VectorIndex } | { error: unknown }>,
+  ) {}
+
+  static start(path: string, dim: number): EarlyVectors {
+    return new EarlyVectors(
+      path,
+      fileIdentity(path),
+      VectorIndex.load(path, { expectedDim: dim }).then(
+        (index) => ({ index }),
+        (error: unknown) => ({ error }),
+      ),
+    );
+  }
+
+  /** The early index if it is the file of the snapshot with `count` vectors; else null (and closed). */
+  async take(count: number): Promise<VectorIndex | null> {
+    const r = await this.result;
+    if (!('index' in r)) return null;
+    const unchanged = (await this.fileBefore) === (await fileIdentity(this.path));
+    if (unchanged && r.index.size === count) return r.index;
+    r.index.close();
+    return null;
+  }
+
+  async discard(): Promise<void> {
+    const r = await this.result;
+    if ('index' in r) r.index.close();
+  }
+}
+
+async function fileIdentity(path: string): Promise<string> {
+  try {
+    const s = await stat(path);
+    return `${s.ino}:${s.size}:${s.mtimeMs}`;
+  } catch {
+    return 'missing';
+  }
+}
+
+async function loadVectors(
+  snapshot: IndexSnapshot,
+  a: IndexArrays,
+  options: LoadOptions,
+  early: EarlyVectors,
+): Promise<VectorIndex | null> {
+  if (a.labelNode.length === 0) {
+    await early.discard();
+    return null;
+  }
+  const taken = await early.take(a.labelNode.length);
+  // Not usable (damaged, replaced meanwhile, other count): load it again, with the checks.
+  return (
+    taken ??
+    VectorIndex.load(snapshot.hnswPath, { expectedDim: options.dim, expectedCount: a.labelNode.length })
+  );
+}
+
 async function buildNative(
   snapshot: IndexSnapshot,
   a: IndexArrays,
   options: LoadOptions,
+  early: EarlyVectors,
 ): Promise<{ graph: SearchGraph; vectors: VectorIndex | null; matcher: PhraseMatcher<number> }> {
   // The three builds run off the main thread, side by side.
   const results = await Promise.allSettled([
@@ -356,9 +436,7 @@ async function buildNative(
       similarity: a.similarity,
       unbalanceAdjust: options.unbalanceAdjust,
     }),
-    a.labelNode.length === 0
-      ? Promise.resolve(null)
-      : VectorIndex.load(snapshot.hnswPath, { expectedDim: options.dim, expectedCount: a.labelNode.length }),
+    loadVectors(snapshot, a, options, early),
     PhraseMatcher.buildWithIds(a.names),
   ] as const);
   const [graph, vectors, matcher] = results;
