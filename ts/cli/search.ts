@@ -86,31 +86,34 @@ function parseSafely(text: string) {
   }
 }
 
-/** Resolves when the server has shut down after SIGINT/SIGTERM. */
-function closeOnSignal(server: RunningServer, search: NodeSearch): Promise<void> {
-  return new Promise((done) => {
-    let stopping = false;
-    const onSignal = (signal: NodeJS.Signals) => {
-      if (stopping) {
-        console.error(`${signal} again: exiting now.`);
-        process.exit(EXIT.INTERRUPTED);
-      }
-      stopping = true;
-      console.error(`${signal}: stopping; in-flight requests get up to 10 s to finish.`);
-      server
-        .close()
-        .catch((e: unknown) => console.error(e))
-        .finally(() => {
-          search.close();
-          process.off('SIGINT', onSignal);
-          process.off('SIGTERM', onSignal);
-          console.error('Search server stopped.');
-          done();
-        });
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
+/**
+ * SIGINT/SIGTERM handling, installed before anything is printed: without a listener a
+ * signal kills the process outright, so a client that reacts to the "listening" line could
+ * otherwise beat the handler. The first signal resolves `received`; a second one exits.
+ */
+function stopSignals(): { received: Promise<NodeJS.Signals>; dispose(): void } {
+  let resolve!: (s: NodeJS.Signals) => void;
+  const received = new Promise<NodeJS.Signals>((r) => {
+    resolve = r;
   });
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      console.error(`${signal} again: exiting now.`);
+      process.exit(EXIT.INTERRUPTED);
+    }
+    stopping = true;
+    resolve(signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    received,
+    dispose: () => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
 }
 
 export default defineCommand({
@@ -130,10 +133,12 @@ export default defineCommand({
     for (const w of config.warnings) console.error(`Warning: ${w}`);
 
     const search = await startEngine(config, args.folder);
+    const signals = stopSignals();
     let server: RunningServer;
     try {
       server = await serveApp(createApp({ engine: searchEngine(search) }), { host, port });
     } catch (e) {
+      signals.dispose();
       search.close();
       if (e instanceof ServerStartError)
         throw new CliExit(EXIT.FAILURE, `Cannot start the search server: ${e.message}`);
@@ -151,6 +156,14 @@ export default defineCommand({
     console.log(
       `Search server for ${config.mainFolder} listening on ${server.url} (${what}). Stop it with Ctrl-C.`,
     );
-    await closeOnSignal(server, search);
+    const signal = await signals.received;
+    console.error(`${signal}: stopping; in-flight requests get up to 10 s to finish.`);
+    try {
+      await server.close();
+    } finally {
+      search.close();
+      signals.dispose();
+    }
+    console.error('Search server stopped.');
   },
 });
