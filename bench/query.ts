@@ -18,7 +18,8 @@
  * does per step); results must be identical, only the time differs.
  *
  * Last line: RESULT query load_ms=<l> retrieval_p50_ms=<a> retrieval_p99_ms=<b>
- * large_retrieval_p50_ms=<c> — load and retrieval of HotpotQA, p50 of the large index.
+ * large_retrieval_p50_ms=<c> — HotpotQA's load (median of 5 LoadedIndex.load) and
+ * retrieval (wall clock), and the large index's retrieval p50.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -667,7 +668,9 @@ async function main(): Promise<void> {
 
   hotpot.close();
   large.close();
-  const loadResult = coldLoadMs;
+  // The median of five full loads: the first load of a process also pays for warming up
+  // the JIT and the libuv pool, and on a shared machine it swings the most.
+  const loadResult = percentile(loadMs, 0.5);
   console.log(
     `RESULT query load_ms=${fmt(loadResult, 1)} retrieval_p50_ms=${fmt(percentile(sparse.t.total, 0.5))} retrieval_p99_ms=${fmt(percentile(sparse.t.total, 0.99))} large_retrieval_p50_ms=${fmt(percentile(lSparse.t.total, 0.5))}`,
   );
