@@ -246,13 +246,13 @@ impl SearchGraph {
   /// Distinct undirected edges (self-loops included).
   #[napi(getter)]
   pub fn edge_count(&self) -> napi::Result<f64> {
-    guard(|| Ok(self.get()?.graph().edge_count() as f64))
+    guard(|| Ok(self.get()?.edge_count() as f64))
   }
 
   /// Bytes of the CSR arrays.
   #[napi(getter)]
   pub fn memory_bytes(&self) -> napi::Result<f64> {
-    guard(|| Ok(self.get()?.graph().heap_bytes() as f64))
+    guard(|| Ok(self.get()?.heap_bytes() as f64))
   }
 
   /// Weight of edge {u, v} after similarity edges and adjustment, or null.
@@ -264,7 +264,7 @@ impl SearchGraph {
       if u >= n || v >= n {
         return Err(err(codes::INVALID_ARGUMENT, format!("node {} is out of range for {n} nodes", u.max(v))));
       }
-      Ok(g.graph().edge_weight(u, v))
+      Ok(g.edge_weight(u, v))
     })
   }
 

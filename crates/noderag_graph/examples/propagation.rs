@@ -70,7 +70,7 @@ fn main() {
   }
   let t = Instant::now();
   let g = SearchGraph::build(types, EdgeList::weighted(&s, &d, &w), &ss, &sd, true).unwrap();
-  println!("nodes {} edges {} build {:.1} ms", g.node_count(), g.graph().edge_count(), t.elapsed().as_secs_f64() * 1e3);
+  println!("nodes {} edges {} build {:.1} ms", g.node_count(), g.edge_count(), t.elapsed().as_secs_f64() * 1e3);
   let quotas = [40u32, 40, 10, 30, 40, 40, 10];
   for strategy in [Strategy::Auto, Strategy::Dense] {
     let params = PropagationParams { strategy, ..PropagationParams::walk(0.5, 2) };

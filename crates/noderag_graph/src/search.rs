@@ -115,10 +115,16 @@ pub struct TopNodes {
 }
 
 pub struct SearchGraph {
+  /// The graph under the internal numbering `order` (see [`Graph::locality_order`]); every
+  /// id that enters or leaves this type is an original id.
   graph: Graph,
+  /// internal → original id, and original → internal.
+  order: Vec<u32>,
+  rank: Vec<u32>,
+  /// Node types by original id.
   types: Vec<u8>,
   type_count: usize,
-  /// 1 / W(j), or 0 for an isolated node (W(j) = 0).
+  /// 1 / W(j), or 0 for an isolated node (W(j) = 0); internal ids.
   inv_strength: Vec<f64>,
   isolated: Vec<u32>,
   pool: Mutex<Vec<Scratch>>,
@@ -144,6 +150,9 @@ impl SearchGraph {
     Self::from_graph(graph, node_types)
   }
 
+  /// Wraps a graph. Internally the nodes are renumbered for memory locality (neighbourhoods
+  /// of hubs become contiguous); the mathematics is unchanged and all ids in and out are
+  /// the original ones, ties still broken by original id.
   pub fn from_graph(graph: Graph, node_types: Vec<u8>) -> Result<SearchGraph> {
     if node_types.len() != graph.node_count() {
       return Err(invalid(format!(
@@ -153,6 +162,12 @@ impl SearchGraph {
       )));
     }
     let n = graph.node_count();
+    let order = graph.locality_order();
+    let graph = graph.permuted(&order);
+    let mut rank = vec![0u32; n];
+    for (r, &u) in order.iter().enumerate() {
+      rank[u as usize] = r as u32;
+    }
     let mut inv_strength = vec![0.0; n];
     let mut isolated = Vec::new();
     for u in 0..n as u32 {
@@ -164,17 +179,38 @@ impl SearchGraph {
       }
     }
     let type_count = node_types.iter().map(|&t| t as usize + 1).max().unwrap_or(0);
-    Ok(SearchGraph { graph, types: node_types, type_count, inv_strength, isolated, pool: Mutex::new(Vec::new()) })
-  }
-
-  pub fn graph(&self) -> &Graph {
-    &self.graph
+    Ok(SearchGraph {
+      graph,
+      order,
+      rank,
+      types: node_types,
+      type_count,
+      inv_strength,
+      isolated,
+      pool: Mutex::new(Vec::new()),
+    })
   }
 
   pub fn node_count(&self) -> usize {
     self.graph.node_count()
   }
 
+  /// Distinct undirected edges (self-loops included).
+  pub fn edge_count(&self) -> usize {
+    self.graph.edge_count()
+  }
+
+  /// Bytes of the CSR arrays.
+  pub fn heap_bytes(&self) -> usize {
+    self.graph.heap_bytes()
+  }
+
+  /// Weight of edge {u, v} (original ids), if present. Ids must be < node count.
+  pub fn edge_weight(&self, u: u32, v: u32) -> Option<f64> {
+    self.graph.edge_weight(self.rank[u as usize], self.rank[v as usize])
+  }
+
+  /// Node types by original id.
   pub fn node_types(&self) -> &[u8] {
     &self.types
   }
@@ -194,16 +230,18 @@ impl SearchGraph {
     let mut scores = vec![0.0; n];
     let mut eligible = vec![false; n];
     if s.dense {
-      for (out, cell) in scores.iter_mut().zip(&s.cells) {
-        *out = cell.v[s.cur];
+      for cell in &s.cells {
+        scores[cell.id as usize] = cell.v[s.cur];
       }
     } else {
       for &i in &s.ball {
-        scores[i as usize] = s.cells[i as usize].v[s.cur];
+        let cell = &s.cells[i as usize];
+        scores[cell.id as usize] = cell.v[s.cur];
       }
     }
     for &i in &s.ball {
-      eligible[i as usize] = scores[i as usize] > 0.0;
+      let id = s.cells[i as usize].id as usize;
+      eligible[id] = scores[id] > 0.0;
     }
     self.return_scratch(s);
     Ok(Scores { scores, eligible, steps })
@@ -236,7 +274,7 @@ impl SearchGraph {
         let cell = &mut s.cells[i as usize];
         let score = cell.v[cur];
         cell.v[cur] = 0.0;
-        sel.offer(i, score, cell.ty);
+        sel.offer(cell.id, score, cell.ty);
       }
       work.line_bytes += s.ball.len() as u64 * 64;
     }
@@ -257,7 +295,8 @@ impl SearchGraph {
     })
   }
 
-  /// Seeds → (id, weight / total) sorted by id, duplicates summed, zero weights dropped.
+  /// Seeds → (internal id, weight / total) sorted by internal id, duplicates summed, zero
+  /// weights dropped.
   fn normalise_seeds(&self, ids: &[u32], weights: &[f64]) -> Result<Vec<(u32, f64)>> {
     if ids.len() != weights.len() {
       return Err(invalid(format!(
@@ -276,7 +315,7 @@ impl SearchGraph {
         return Err(invalid(format!("seed weights[{k}] = {w} (must be finite and >= 0)")));
       }
       if w > 0.0 {
-        seeds.push((i, w));
+        seeds.push((self.rank[i as usize], w));
       }
     }
     seeds.sort_by_key(|s| s.0);
@@ -297,7 +336,7 @@ impl SearchGraph {
 
   fn take_scratch(&self) -> Scratch {
     let popped = self.pool.lock().map(|mut p| p.pop()).unwrap_or(None);
-    popped.unwrap_or_else(|| Scratch::new(&self.types))
+    popped.unwrap_or_else(|| Scratch::new(&self.types, &self.order))
   }
 
   fn return_scratch(&self, mut s: Scratch) {
@@ -450,7 +489,7 @@ impl SearchGraph {
           let d = new - old;
           diff2 += d * d;
           cell.v = [0.0; 2];
-          sel.offer(i, new, cell.ty);
+          sel.offer(cell.id, new, cell.ty);
         }
       }
     }
@@ -527,14 +566,17 @@ impl Selector {
   }
 }
 
-/// Per-node scratch state, one cache line's half: the score and the next score (slots
-/// `cur` and `1 − cur` alternate each step), the ball stamp and the node type, so the push,
+/// Per-node scratch state, half a cache line: the score and the next score (slots
+/// `cur` and `1 − cur` alternate each step), the ball stamp, the original id and the node
+/// type, so the push,
 /// update and selection passes each touch one line per node instead of one per array.
 #[derive(Clone, Copy, Default)]
 #[repr(C, align(32))]
 struct Cell {
   v: [f64; 2],
   mark: u32,
+  /// Original id (rankings break ties by it).
+  id: u32,
   ty: u8,
 }
 
@@ -551,9 +593,10 @@ struct Scratch {
 }
 
 impl Scratch {
-  fn new(types: &[u8]) -> Scratch {
+  /// `types` by original id; `order` maps internal → original ids.
+  fn new(types: &[u8], order: &[u32]) -> Scratch {
     Scratch {
-      cells: types.iter().map(|&ty| Cell { ty, ..Cell::default() }).collect(),
+      cells: order.iter().map(|&id| Cell { id, ty: types[id as usize], ..Cell::default() }).collect(),
       cur: 0,
       q: Vec::new(),
       epoch: 0,
