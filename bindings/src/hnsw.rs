@@ -15,8 +15,8 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use noderag_hnsw::{
-  exact_search as core_exact_search, read_file_header, ErrorKind, HnswError, HnswIndex as CoreIndex, IndexParams,
-  SearchResult, Space,
+  exact_search as core_exact_search, read_file_header, ErrorKind, HnswError, HnswIndex as CoreIndex,
+  IndexParams, SearchResult, Space,
 };
 
 use crate::error::{codes, err, guard};
@@ -33,12 +33,21 @@ fn hnsw_error(e: HnswError) -> napi::Error {
 }
 
 fn parse_space(space: &str) -> napi::Result<Space> {
-  Space::parse(space)
-    .ok_or_else(|| err(codes::INVALID_ARGUMENT, format!("space must be \"l2\" or \"cosine\", got {space:?}")))
+  Space::parse(space).ok_or_else(|| {
+    err(
+      codes::INVALID_ARGUMENT,
+      format!("space must be \"l2\" or \"cosine\", got {space:?}"),
+    )
+  })
 }
 
 fn params(space: &str, dim: u32, m: u32, ef_construction: u32) -> napi::Result<IndexParams> {
-  Ok(IndexParams { space: parse_space(space)?, dim: dim as usize, m: m as usize, ef_construction: ef_construction as usize })
+  Ok(IndexParams {
+    space: parse_space(space)?,
+    dim: dim as usize,
+    m: m as usize,
+    ef_construction: ef_construction as usize,
+  })
 }
 
 /// Top-k hits, best first: `labels[i]` is at `distances[i]` (squared L2, or 1 − cos).
@@ -50,7 +59,10 @@ pub struct NativeSearchResult {
 
 impl From<SearchResult> for NativeSearchResult {
   fn from(r: SearchResult) -> Self {
-    NativeSearchResult { labels: Uint32Array::new(r.labels), distances: Float32Array::new(r.distances) }
+    NativeSearchResult {
+      labels: Uint32Array::new(r.labels),
+      distances: Float32Array::new(r.distances),
+    }
   }
 }
 
@@ -96,7 +108,7 @@ fn write(shared: &Shared) -> napi::Result<RwLockWriteGuard<'_, Option<CoreIndex>
   }
 }
 
-fn open<'a>(g: &'a Option<CoreIndex>) -> napi::Result<&'a CoreIndex> {
+fn open(g: &Option<CoreIndex>) -> napi::Result<&CoreIndex> {
   g.as_ref().ok_or_else(|| err(codes::CLOSED, CLOSED_MSG))
 }
 
@@ -108,7 +120,9 @@ pub struct HnswIndex {
 
 impl HnswIndex {
   fn wrap(index: CoreIndex) -> HnswIndex {
-    HnswIndex { inner: Arc::new(RwLock::new(Some(index))) }
+    HnswIndex {
+      inner: Arc::new(RwLock::new(Some(index))),
+    }
   }
 
   fn with<T>(&self, f: impl FnOnce(&CoreIndex) -> napi::Result<T>) -> napi::Result<T> {
@@ -124,7 +138,11 @@ impl HnswIndex {
   /// `m` in 2..=256 (layer 0 keeps 2·m links).
   #[napi(factory)]
   pub fn create(space: String, dim: u32, m: u32, ef_construction: u32) -> napi::Result<HnswIndex> {
-    guard(|| Ok(HnswIndex::wrap(CoreIndex::new(params(&space, dim, m, ef_construction)?).map_err(hnsw_error)?)))
+    guard(|| {
+      Ok(HnswIndex::wrap(
+        CoreIndex::new(params(&space, dim, m, ef_construction)?).map_err(hnsw_error)?,
+      ))
+    })
   }
 
   /// Builds an index from `vectors` (rows × dim), labels 0..n. Async (libuv pool).
@@ -137,15 +155,30 @@ impl HnswIndex {
     ef_construction: u32,
     vectors: Float32Array,
   ) -> napi::Result<AsyncTask<BuildTask>> {
-    guard(|| Ok(AsyncTask::new(BuildTask { params: params(&space, dim, m, ef_construction)?, vectors: vectors.to_vec() })))
+    guard(|| {
+      Ok(AsyncTask::new(BuildTask {
+        params: params(&space, dim, m, ef_construction)?,
+        vectors: vectors.to_vec(),
+      }))
+    })
   }
 
   /// Loads an index file written by `save`. Async. The file is fully validated before
   /// use; `expectedCount` (when given) must equal the number of stored vectors.
   /// Errors: NATIVE_IO (missing/unreadable), NATIVE_CORRUPT_FILE, NATIVE_DIMENSION_MISMATCH.
   #[napi(ts_return_type = "Promise<HnswIndex>")]
-  pub fn load(path: String, expected_dim: u32, expected_count: Option<u32>) -> napi::Result<AsyncTask<LoadTask>> {
-    guard(|| Ok(AsyncTask::new(LoadTask { path: PathBuf::from(path), expected_dim, expected_count })))
+  pub fn load(
+    path: String,
+    expected_dim: u32,
+    expected_count: Option<u32>,
+  ) -> napi::Result<AsyncTask<LoadTask>> {
+    guard(|| {
+      Ok(AsyncTask::new(LoadTask {
+        path: PathBuf::from(path),
+        expected_dim,
+        expected_count,
+      }))
+    })
   }
 
   /// Reads and checks the header of an index file without loading it. Sync (reads a few
@@ -154,7 +187,12 @@ impl HnswIndex {
   pub fn read_header(path: String) -> napi::Result<NativeIndexHeader> {
     guard(|| {
       let h = read_file_header(std::path::Path::new(&path)).map_err(hnsw_error)?;
-      let too_big = |what: &str| err(codes::CORRUPT_FILE, format!("{path}: {what} does not fit in 32 bits"));
+      let too_big = |what: &str| {
+        err(
+          codes::CORRUPT_FILE,
+          format!("{path}: {what} does not fit in 32 bits"),
+        )
+      };
       Ok(NativeIndexHeader {
         space: h.space.name().to_string(),
         dim: u32::try_from(h.dim).map_err(|_| too_big("dim"))?,
@@ -184,7 +222,10 @@ impl HnswIndex {
   pub fn add_batch(&self, vectors: Float32Array) -> napi::Result<AsyncTask<AddTask>> {
     guard(|| {
       open(&*read(&self.inner)?)?;
-      Ok(AsyncTask::new(AddTask { inner: Arc::clone(&self.inner), vectors: vectors.to_vec() }))
+      Ok(AsyncTask::new(AddTask {
+        inner: Arc::clone(&self.inner),
+        vectors: vectors.to_vec(),
+      }))
     })
   }
 
@@ -192,7 +233,15 @@ impl HnswIndex {
   /// `k` is clamped to the number of live vectors; the beam is max(efSearch, k).
   #[napi]
   pub fn search(&self, query: Float32Array, k: u32, ef_search: u32) -> napi::Result<NativeSearchResult> {
-    guard(|| self.with(|i| Ok(i.search(&query, k as usize, ef_search as usize).map_err(hnsw_error)?.into())))
+    guard(|| {
+      self.with(|i| {
+        Ok(
+          i.search(&query, k as usize, ef_search as usize)
+            .map_err(hnsw_error)?
+            .into(),
+        )
+      })
+    })
   }
 
   /// Exact search over the stored vectors (same result shape as `search`). Sync.
@@ -218,7 +267,10 @@ impl HnswIndex {
     guard(|| {
       self.with(|i| {
         let (src, dst) = i.layer0_edges();
-        Ok(NativeEdges { src: Uint32Array::new(src), dst: Uint32Array::new(dst) })
+        Ok(NativeEdges {
+          src: Uint32Array::new(src),
+          dst: Uint32Array::new(dst),
+        })
       })
     })
   }
@@ -229,7 +281,10 @@ impl HnswIndex {
   pub fn save(&self, path: String) -> napi::Result<AsyncTask<SaveTask>> {
     guard(|| {
       open(&*read(&self.inner)?)?;
-      Ok(AsyncTask::new(SaveTask { inner: Arc::clone(&self.inner), path: PathBuf::from(path) }))
+      Ok(AsyncTask::new(SaveTask {
+        inner: Arc::clone(&self.inner),
+        path: PathBuf::from(path),
+      }))
     })
   }
 
@@ -306,8 +361,12 @@ impl Task for LoadTask {
 
   fn compute(&mut self) -> napi::Result<CoreIndex> {
     guard(|| {
-      CoreIndex::load(&self.path, self.expected_dim as usize, self.expected_count.map(|c| c as usize))
-        .map_err(hnsw_error)
+      CoreIndex::load(
+        &self.path,
+        self.expected_dim as usize,
+        self.expected_count.map(|c| c as usize),
+      )
+      .map_err(hnsw_error)
     })
   }
 
@@ -328,7 +387,10 @@ impl Task for AddTask {
   fn compute(&mut self) -> napi::Result<u32> {
     guard(|| {
       // Off the main thread, waiting for the lock is fine.
-      let mut g = self.inner.write().map_err(|_| err(codes::INTERNAL, POISONED_MSG))?;
+      let mut g = self
+        .inner
+        .write()
+        .map_err(|_| err(codes::INTERNAL, POISONED_MSG))?;
       let index = g.as_mut().ok_or_else(|| err(codes::CLOSED, CLOSED_MSG))?;
       index.add(&std::mem::take(&mut self.vectors)).map_err(hnsw_error)
     })
@@ -350,7 +412,10 @@ impl Task for SaveTask {
 
   fn compute(&mut self) -> napi::Result<()> {
     guard(|| {
-      let g = self.inner.read().map_err(|_| err(codes::INTERNAL, POISONED_MSG))?;
+      let g = self
+        .inner
+        .read()
+        .map_err(|_| err(codes::INTERNAL, POISONED_MSG))?;
       open(&g)?.save(&self.path).map_err(hnsw_error)
     })
   }
@@ -373,6 +438,22 @@ pub fn exact_search(
 ) -> napi::Result<NativeSearchResult> {
   guard(|| {
     let space = parse_space(&space)?;
-    Ok(core_exact_search(&vectors, dim as usize, space, &query, k as usize).map_err(hnsw_error)?.into())
+    Ok(
+      core_exact_search(&vectors, dim as usize, space, &query, k as usize)
+        .map_err(hnsw_error)?
+        .into(),
+    )
   })
+}
+
+/// "release" or "debug": how the addon was compiled (benchmarks refuse a debug build,
+/// whose timings mean nothing).
+#[napi]
+pub fn native_build_profile() -> String {
+  if cfg!(debug_assertions) {
+    "debug"
+  } else {
+    "release"
+  }
+  .to_string()
 }

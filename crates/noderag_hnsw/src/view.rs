@@ -7,8 +7,8 @@
 //! is a stamp array, and plain binary heaps of (distance, label). It also gives every
 //! search the (distance, label) total order and the `retired` filter of method.md §3.9.
 
-use std::collections::{BinaryHeap, HashMap};
 use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use hnsw_rs::hnsw::{Hnsw, Point};
@@ -28,254 +28,349 @@ unsafe impl Sync for VecPtr {}
 
 /// Reusable visited set: a stamp per label; a label is visited iff its stamp equals `epoch`.
 struct Visited {
-    stamps: Vec<u32>,
-    epoch: u32,
+  stamps: Vec<u32>,
+  epoch: u32,
 }
 
 impl Visited {
-    fn new(n: usize) -> Visited {
-        Visited { stamps: vec![0; n], epoch: 0 }
+  fn new(n: usize) -> Visited {
+    Visited {
+      stamps: vec![0; n],
+      epoch: 0,
     }
-    fn reset(&mut self, n: usize) {
-        if self.stamps.len() != n {
-            self.stamps = vec![0; n];
-            self.epoch = 0;
-        }
-        self.epoch = self.epoch.wrapping_add(1);
-        if self.epoch == 0 {
-            self.stamps.fill(0);
-            self.epoch = 1;
-        }
+  }
+  fn reset(&mut self, n: usize) {
+    if self.stamps.len() != n {
+      self.stamps = vec![0; n];
+      self.epoch = 0;
     }
-    /// Marks `label`; true if it was not visited before.
-    #[inline]
-    fn insert(&mut self, label: u32) -> bool {
-        let s = &mut self.stamps[label as usize];
-        if *s == self.epoch {
-            false
-        } else {
-            *s = self.epoch;
-            true
-        }
+    self.epoch = self.epoch.wrapping_add(1);
+    if self.epoch == 0 {
+      self.stamps.fill(0);
+      self.epoch = 1;
     }
+  }
+  /// Marks `label`; true if it was not visited before.
+  #[inline]
+  fn insert(&mut self, label: u32) -> bool {
+    let s = &mut self.stamps[label as usize];
+    if *s == self.epoch {
+      false
+    } else {
+      *s = self.epoch;
+      true
+    }
+  }
 }
 
 pub(crate) struct GraphView {
-    space: Space,
-    dim: usize,
-    /// Owns hnsw_rs's points so the `vectors` pointers stay valid.
-    _points: Vec<Arc<Point<'static, f32>>>,
-    vectors: Vec<VecPtr>,
-    /// Layer-0 links of label i: `l0_links[l0_offsets[i]..l0_offsets[i + 1]]`.
-    l0_offsets: Vec<usize>,
-    l0_links: Vec<u32>,
-    /// Links of layers 1..=level for the few points above layer 0 (index 0 = layer 1).
-    upper: HashMap<u32, Vec<Vec<u32>>>,
-    /// (label, level) of the entry point.
-    entry: Option<(u32, u8)>,
-    visited_pool: Mutex<Vec<Visited>>,
+  space: Space,
+  dim: usize,
+  /// Owns hnsw_rs's points so the `vectors` pointers stay valid.
+  _points: Vec<Arc<Point<'static, f32>>>,
+  vectors: Vec<VecPtr>,
+  /// Layer-0 links of label i: `l0_links[l0_offsets[i]..l0_offsets[i + 1]]`.
+  l0_offsets: Vec<usize>,
+  l0_links: Vec<u32>,
+  /// Layer-0 adjacency the beam search walks: `l0_*` itself, or with reverse links added
+  /// (see `add_reverse_links`).
+  search_offsets: Option<Vec<usize>>,
+  search_links: Option<Vec<u32>>,
+  /// Links of layers 1..=level for the few points above layer 0 (index 0 = layer 1).
+  upper: HashMap<u32, Vec<Vec<u32>>>,
+  /// (label, level) of the entry point.
+  entry: Option<(u32, u8)>,
+  visited_pool: Mutex<Vec<Visited>>,
 }
 
 impl GraphView {
-    /// Copies the structure of `hnsw` (links only; vectors are borrowed through `Arc`s).
-    /// Labels must be exactly 0..n.
-    pub(crate) fn new(hnsw: &Hnsw<'static, f32, SpaceDistance>, space: Space, dim: usize) -> Result<GraphView> {
-        let n = hnsw.get_nb_point();
-        let indexation = hnsw.get_point_indexation();
-        let top = hnsw.get_max_level_observed();
-        let mut points: Vec<Option<Arc<Point<'static, f32>>>> = vec![None; n];
-        let mut entry = None;
-        for layer in 0..=top as usize {
-            for (rank, p) in indexation.get_layer_iterator(layer).enumerate() {
-                let label = p.get_origin_id();
-                if label >= n || points[label].is_some() {
-                    return Err(HnswError::Library(format!(
-                        "graph labels are not exactly 0..{n} (found label {label} twice or out of range)"
-                    )));
-                }
-                if p.get_v().len() != dim {
-                    return Err(HnswError::Library(format!(
-                        "stored vector {label} has {} values, expected {dim}",
-                        p.get_v().len()
-                    )));
-                }
-                // hnsw_rs makes the first point to reach a new top level the entry point,
-                // and keeps points of a level in insertion order: so it is rank 0 of the top level.
-                if layer == top as usize && rank == 0 {
-                    entry = Some((label as u32, top));
-                }
-                points[label] = Some(p);
+  /// Copies the structure of `hnsw` (links only; vectors are borrowed through `Arc`s).
+  /// Labels must be exactly 0..n.
+  pub(crate) fn new(
+    hnsw: &Hnsw<'static, f32, SpaceDistance>,
+    space: Space,
+    dim: usize,
+    reverse_links: bool,
+  ) -> Result<GraphView> {
+    let n = hnsw.get_nb_point();
+    let indexation = hnsw.get_point_indexation();
+    let top = hnsw.get_max_level_observed();
+    let mut points: Vec<Option<Arc<Point<'static, f32>>>> = vec![None; n];
+    let mut entry = None;
+    for layer in 0..=top as usize {
+      for (rank, p) in indexation.get_layer_iterator(layer).enumerate() {
+        let label = p.get_origin_id();
+        if label >= n || points[label].is_some() {
+          return Err(HnswError::Library(format!(
+            "graph labels are not exactly 0..{n} (found label {label} twice or out of range)"
+          )));
+        }
+        if p.get_v().len() != dim {
+          return Err(HnswError::Library(format!(
+            "stored vector {label} has {} values, expected {dim}",
+            p.get_v().len()
+          )));
+        }
+        // hnsw_rs makes the first point to reach a new top level the entry point,
+        // and keeps points of a level in insertion order: so it is rank 0 of the top level.
+        if layer == top as usize && rank == 0 {
+          entry = Some((label as u32, top));
+        }
+        points[label] = Some(p);
+      }
+    }
+    let points: Vec<Arc<Point<'static, f32>>> = points
+      .into_iter()
+      .enumerate()
+      .map(|(i, p)| p.ok_or_else(|| HnswError::Library(format!("label {i} is missing from the graph"))))
+      .collect::<Result<_>>()?;
+
+    let mut l0_offsets = Vec::with_capacity(n + 1);
+    let mut l0_links = Vec::with_capacity(n * 2 * hnsw.get_max_nb_connection() as usize);
+    let mut upper = HashMap::new();
+    l0_offsets.push(0);
+    for p in &points {
+      let hood = p.get_neighborhood_id();
+      let level = p.get_point_id().0 as usize;
+      if let Some(l0) = hood.first() {
+        l0_links.extend(l0.iter().map(|nb| nb.d_id as u32));
+      }
+      if level > 0 {
+        let lists = (1..=level)
+          .map(|l| {
+            hood
+              .get(l)
+              .map(|v| v.iter().map(|nb| nb.d_id as u32).collect())
+              .unwrap_or_default()
+          })
+          .collect();
+        upper.insert(p.get_origin_id() as u32, lists);
+      }
+      l0_offsets.push(l0_links.len());
+    }
+    let vectors = points.iter().map(|p| VecPtr(p.get_v().as_ptr())).collect();
+    let (search_offsets, search_links) = if reverse_links {
+      let (o, l) = add_reverse_links(&l0_offsets, &l0_links);
+      (Some(o), Some(l))
+    } else {
+      (None, None)
+    };
+    Ok(GraphView {
+      search_offsets,
+      search_links,
+      space,
+      dim,
+      _points: points,
+      vectors,
+      l0_offsets,
+      l0_links,
+      upper,
+      entry,
+      visited_pool: Mutex::new(Vec::new()),
+    })
+  }
+
+  pub(crate) fn len(&self) -> usize {
+    self.vectors.len()
+  }
+
+  #[inline]
+  pub(crate) fn vector(&self, label: u32) -> &[f32] {
+    // SAFETY: see `VecPtr`; every pointer addresses `dim` values (checked in `new`).
+    unsafe { std::slice::from_raw_parts(self.vectors[label as usize].0, self.dim) }
+  }
+
+  #[inline]
+  fn dist(&self, query: &[f32], label: u32) -> f32 {
+    distance(self.space, query, self.vector(label))
+  }
+
+  /// The links the beam search follows from `label` on layer 0.
+  #[inline]
+  fn search_links(&self, label: u32) -> &[u32] {
+    match (&self.search_offsets, &self.search_links) {
+      (Some(o), Some(l)) => &l[o[label as usize]..o[label as usize + 1]],
+      _ => self.layer0(label),
+    }
+  }
+
+  #[inline]
+  pub(crate) fn layer0(&self, label: u32) -> &[u32] {
+    let i = label as usize;
+    &self.l0_links[self.l0_offsets[i]..self.l0_offsets[i + 1]]
+  }
+
+  /// Layer-0 links as parallel (src, dst) arrays, in label order.
+  pub(crate) fn layer0_edges(&self) -> (Vec<u32>, Vec<u32>) {
+    let mut src = Vec::with_capacity(self.l0_links.len());
+    for label in 0..self.len() {
+      let deg = self.l0_offsets[label + 1] - self.l0_offsets[label];
+      src.extend(std::iter::repeat_n(label as u32, deg));
+    }
+    (src, self.l0_links.clone())
+  }
+
+  /// Exact search over the stored vectors. `query` is prepared (normalised for cosine).
+  pub(crate) fn exact(&self, query: &[f32], k: usize, retired: &[bool]) -> SearchResult {
+    let mut top = TopK::new(k);
+    for label in 0..self.len() as u32 {
+      if !is_retired(retired, label) {
+        top.push(Hit {
+          dist: self.dist(query, label),
+          label,
+        });
+      }
+    }
+    top.into_result()
+  }
+
+  /// HNSW search: greedy descent through the upper layers, then a beam of width `ef`
+  /// on layer 0. Retired labels are walked through but never returned.
+  pub(crate) fn search(&self, query: &[f32], k: usize, ef: usize, retired: &[bool]) -> SearchResult {
+    let Some((entry, top)) = self.entry else {
+      return SearchResult::default();
+    };
+    let ef = ef.max(k);
+    let mut cur = Hit {
+      dist: self.dist(query, entry),
+      label: entry,
+    };
+    for layer in (1..=top as usize).rev() {
+      loop {
+        let mut moved = false;
+        if let Some(links) = self.upper.get(&cur.label).and_then(|l| l.get(layer - 1)) {
+          for &nb in links {
+            let h = Hit {
+              dist: self.dist(query, nb),
+              label: nb,
+            };
+            if h < cur {
+              cur = h;
+              moved = true;
             }
+          }
         }
-        let points: Vec<Arc<Point<'static, f32>>> = points
-            .into_iter()
-            .enumerate()
-            .map(|(i, p)| p.ok_or_else(|| HnswError::Library(format!("label {i} is missing from the graph"))))
-            .collect::<Result<_>>()?;
+        if !moved {
+          break;
+        }
+      }
+    }
 
-        let mut l0_offsets = Vec::with_capacity(n + 1);
-        let mut l0_links = Vec::with_capacity(n * 2 * hnsw.get_max_nb_connection() as usize);
-        let mut upper = HashMap::new();
-        l0_offsets.push(0);
-        for p in &points {
-            let hood = p.get_neighborhood_id();
-            let level = p.get_point_id().0 as usize;
-            if let Some(l0) = hood.first() {
-                l0_links.extend(l0.iter().map(|nb| nb.d_id as u32));
+    let mut visited = self
+      .visited_pool
+      .lock()
+      .map(|mut p| p.pop())
+      .unwrap_or(None)
+      .unwrap_or_else(|| Visited::new(self.len()));
+    visited.reset(self.len());
+    let mut candidates: BinaryHeap<Reverse<Hit>> = BinaryHeap::with_capacity(ef * 4);
+    let mut results: BinaryHeap<Hit> = BinaryHeap::with_capacity(ef + 1);
+    visited.insert(cur.label);
+    candidates.push(Reverse(cur));
+    if !is_retired(retired, cur.label) {
+      results.push(cur);
+    }
+    let filtering = !retired.is_empty();
+    let mut pending: Vec<u32> = Vec::with_capacity(64);
+    while let Some(Reverse(c)) = candidates.pop() {
+      if let Some(worst) = results.peek() {
+        // With retired labels about, keep walking until the beam holds ef live hits.
+        if c > *worst && (results.len() >= ef || !filtering) {
+          break;
+        }
+      }
+      // Mark the unvisited neighbours first, then walk them while the next one's vector
+      // is being fetched: a vector of a few hundred floats spans many cache lines, and a
+      // 100k-vector index does not fit in cache, so memory latency dominates otherwise.
+      pending.clear();
+      pending.extend(
+        self
+          .search_links(c.label)
+          .iter()
+          .copied()
+          .filter(|&nb| visited.insert(nb)),
+      );
+      #[cfg(target_arch = "x86_64")]
+      for &nb in pending.iter().take(PREFETCH_AHEAD) {
+        self.prefetch(nb);
+      }
+      for (i, &nb) in pending.iter().enumerate() {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(&next) = pending.get(i + PREFETCH_AHEAD) {
+          self.prefetch(next);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = i;
+        let h = Hit {
+          dist: self.dist(query, nb),
+          label: nb,
+        };
+        let admit = results.len() < ef || results.peek().is_some_and(|w| h < *w);
+        if admit {
+          candidates.push(Reverse(h));
+          if !is_retired(retired, nb) {
+            results.push(h);
+            if results.len() > ef {
+              results.pop();
             }
-            if level > 0 {
-                let lists = (1..=level)
-                    .map(|l| hood.get(l).map(|v| v.iter().map(|nb| nb.d_id as u32).collect()).unwrap_or_default())
-                    .collect();
-                upper.insert(p.get_origin_id() as u32, lists);
-            }
-            l0_offsets.push(l0_links.len());
+          }
         }
-        let vectors = points.iter().map(|p| VecPtr(p.get_v().as_ptr())).collect();
-        Ok(GraphView {
-            space,
-            dim,
-            _points: points,
-            vectors,
-            l0_offsets,
-            l0_links,
-            upper,
-            entry,
-            visited_pool: Mutex::new(Vec::new()),
-        })
+      }
     }
-
-    pub(crate) fn len(&self) -> usize {
-        self.vectors.len()
+    if let Ok(mut pool) = self.visited_pool.lock() {
+      pool.push(visited);
     }
-
-    #[inline]
-    pub(crate) fn vector(&self, label: u32) -> &[f32] {
-        // SAFETY: see `VecPtr`; every pointer addresses `dim` values (checked in `new`).
-        unsafe { std::slice::from_raw_parts(self.vectors[label as usize].0, self.dim) }
+    let mut sorted = results.into_sorted_vec();
+    sorted.truncate(k);
+    SearchResult {
+      labels: sorted.iter().map(|h| h.label).collect(),
+      distances: sorted.iter().map(|h| h.dist).collect(),
     }
+  }
 
-    #[inline]
-    fn dist(&self, query: &[f32], label: u32) -> f32 {
-        distance(self.space, query, self.vector(label))
+  /// Asks the CPU to start loading the whole vector of `label` (every cache line).
+  #[cfg(target_arch = "x86_64")]
+  #[inline]
+  fn prefetch(&self, label: u32) {
+    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+    let p = self.vectors[label as usize].0 as *const i8;
+    let bytes = self.dim * std::mem::size_of::<f32>();
+    for offset in (0..bytes).step_by(64) {
+      // SAFETY: prefetch is a hint; it never faults, even on an invalid address, and
+      // `offset` stays inside the vector anyway.
+      unsafe { _mm_prefetch(p.wrapping_add(offset), _MM_HINT_T0) };
     }
+  }
+}
 
-    #[inline]
-    pub(crate) fn layer0(&self, label: u32) -> &[u32] {
-        let i = label as usize;
-        &self.l0_links[self.l0_offsets[i]..self.l0_offsets[i + 1]]
+/// How many neighbours ahead of the distance computation their vectors are prefetched.
+const PREFETCH_AHEAD: usize = 1;
+
+/// Layer-0 lists extended with the links that point at each node and are missing from
+/// its own list (u → v without v → u adds v → u).
+fn add_reverse_links(offsets: &[usize], links: &[u32]) -> (Vec<usize>, Vec<u32>) {
+  let n = offsets.len() - 1;
+  let list = |u: usize| &links[offsets[u]..offsets[u + 1]];
+  let mut extra: Vec<Vec<u32>> = vec![Vec::new(); n];
+  for u in 0..n {
+    for &v in list(u) {
+      if !list(v as usize).contains(&(u as u32)) {
+        extra[v as usize].push(u as u32);
+      }
     }
-
-    /// Layer-0 links as parallel (src, dst) arrays, in label order.
-    pub(crate) fn layer0_edges(&self) -> (Vec<u32>, Vec<u32>) {
-        let mut src = Vec::with_capacity(self.l0_links.len());
-        for label in 0..self.len() {
-            let deg = self.l0_offsets[label + 1] - self.l0_offsets[label];
-            src.extend(std::iter::repeat_n(label as u32, deg));
-        }
-        (src, self.l0_links.clone())
-    }
-
-    /// Exact search over the stored vectors. `query` is prepared (normalised for cosine).
-    pub(crate) fn exact(&self, query: &[f32], k: usize, retired: &[bool]) -> SearchResult {
-        let mut top = TopK::new(k);
-        for label in 0..self.len() as u32 {
-            if !is_retired(retired, label) {
-                top.push(Hit { dist: self.dist(query, label), label });
-            }
-        }
-        top.into_result()
-    }
-
-    /// HNSW search: greedy descent through the upper layers, then a beam of width `ef`
-    /// on layer 0. Retired labels are walked through but never returned.
-    pub(crate) fn search(&self, query: &[f32], k: usize, ef: usize, retired: &[bool]) -> SearchResult {
-        let Some((entry, top)) = self.entry else { return SearchResult::default() };
-        let ef = ef.max(k);
-        let mut cur = Hit { dist: self.dist(query, entry), label: entry };
-        for layer in (1..=top as usize).rev() {
-            loop {
-                let mut moved = false;
-                if let Some(links) = self.upper.get(&cur.label).and_then(|l| l.get(layer - 1)) {
-                    for &nb in links {
-                        let h = Hit { dist: self.dist(query, nb), label: nb };
-                        if h < cur {
-                            cur = h;
-                            moved = true;
-                        }
-                    }
-                }
-                if !moved {
-                    break;
-                }
-            }
-        }
-
-        let mut visited = self.visited_pool.lock().map(|mut p| p.pop()).unwrap_or(None).unwrap_or_else(|| Visited::new(self.len()));
-        visited.reset(self.len());
-        let mut candidates: BinaryHeap<Reverse<Hit>> = BinaryHeap::with_capacity(ef * 4);
-        let mut results: BinaryHeap<Hit> = BinaryHeap::with_capacity(ef + 1);
-        visited.insert(cur.label);
-        candidates.push(Reverse(cur));
-        if !is_retired(retired, cur.label) {
-            results.push(cur);
-        }
-        let filtering = !retired.is_empty();
-        while let Some(Reverse(c)) = candidates.pop() {
-            if let Some(worst) = results.peek() {
-                // With retired labels about, keep walking until the beam holds ef live hits.
-                if c > *worst && (results.len() >= ef || !filtering) {
-                    break;
-                }
-            }
-            let links = self.layer0(c.label);
-            for (i, &nb) in links.iter().enumerate() {
-                #[cfg(target_arch = "x86_64")]
-                if let Some(&next) = links.get(i + 1) {
-                    self.prefetch(next);
-                }
-                #[cfg(not(target_arch = "x86_64"))]
-                let _ = i;
-                if !visited.insert(nb) {
-                    continue;
-                }
-                let h = Hit { dist: self.dist(query, nb), label: nb };
-                let admit = results.len() < ef || results.peek().is_some_and(|w| h < *w);
-                if admit {
-                    candidates.push(Reverse(h));
-                    if !is_retired(retired, nb) {
-                        results.push(h);
-                        if results.len() > ef {
-                            results.pop();
-                        }
-                    }
-                }
-            }
-        }
-        if let Ok(mut pool) = self.visited_pool.lock() {
-            pool.push(visited);
-        }
-        let mut sorted = results.into_sorted_vec();
-        sorted.truncate(k);
-        SearchResult {
-            labels: sorted.iter().map(|h| h.label).collect(),
-            distances: sorted.iter().map(|h| h.dist).collect(),
-        }
-    }
-
-    /// Asks the CPU to start loading the vector of `label` (hides the memory latency of a
-    /// graph walk, as hnswlib does).
-    #[cfg(target_arch = "x86_64")]
-    #[inline]
-    fn prefetch(&self, label: u32) {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let p = self.vectors[label as usize].0 as *const i8;
-        // SAFETY: prefetch is a hint; it never faults, even on an invalid address.
-        unsafe { _mm_prefetch(p, _MM_HINT_T0) };
-    }
+  }
+  let mut out_offsets = Vec::with_capacity(n + 1);
+  let mut out = Vec::with_capacity(links.len() + extra.iter().map(Vec::len).sum::<usize>());
+  out_offsets.push(0);
+  for (u, more) in extra.iter().enumerate() {
+    out.extend_from_slice(list(u));
+    out.extend_from_slice(more);
+    out_offsets.push(out.len());
+  }
+  (out_offsets, out)
 }
 
 #[inline]
 fn is_retired(retired: &[bool], label: u32) -> bool {
-    retired.get(label as usize).copied().unwrap_or(false)
+  retired.get(label as usize).copied().unwrap_or(false)
 }
