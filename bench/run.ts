@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const ALL = ['hnsw', 'graph', 'providers', 'build', 'query', 'vis', 'quality', 'peer', 'server'];
+const ALL = ['hnsw', 'graph', 'store', 'providers', 'build', 'query', 'vis', 'quality', 'peer', 'server'];
 
 const [name, ...rest] = process.argv.slice(2);
 const names = name ? [name] : ALL.filter((n) => existsSync(join(here, `${n}.ts`)));
