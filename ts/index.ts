@@ -57,6 +57,9 @@ export {
   type SearchAnswer,
   type SearchRetrieval,
 } from './search/index.js';
+export { type AppDeps, createApp } from './server/app.js';
+export type { EngineStatus, SearchEngine } from './server/engine.js';
+export { searchEngine } from './server/engine-adapter.js';
 export * as store from './store/index.js';
 export * as text from './text/index.js';
 export * as vector from './vector/index.js';

@@ -64,8 +64,8 @@ function report(e: unknown): number {
     return EXIT.FAILURE;
   }
   const code = (e as { code?: unknown })?.code;
-  if (typeof code === 'string' && code.startsWith('E_')) {
-    // citty usage errors (unknown command, missing argument).
+  // citty's usage errors (CLIError): EARG for a missing/invalid argument, E_* for commands.
+  if (typeof code === 'string' && (code === 'EARG' || code.startsWith('E_'))) {
     console.error(`${(e as Error).message}\nRun \`noderag --help\` for usage.`);
     return EXIT.USAGE;
   }
