@@ -20,7 +20,7 @@ import { ensureConfig, NodeConfig } from '../config/node-config.js';
 import { ConfigError, NodeRagError } from '../errors.js';
 import { IndexData } from '../index-io/index-data.js';
 import { parquetFooterOk } from '../index-io/parquet.js';
-import { createProviders, type ModelProviders } from '../llm/create-providers.js';
+import { createProviders, type ModelProviders, o200kTokenCounter } from '../llm/create-providers.js';
 import { BUILD_RETRY_POLICY, type RetryPolicy } from '../llm/retry.js';
 import { type CommitStep, recoverStaging, StageCommit } from './commit.js';
 import { type DiscoveryPlan, type DocuType, discoverDocuments } from './discover.js';
@@ -31,7 +31,7 @@ import { INFO_FILES, INPUT_DIR, resolveInProject } from './layout.js';
 import { acquireBuildLock, type BuildLock } from './lock.js';
 import { BuildLog, formatSeconds, secretRedactor } from './log.js';
 import type { StageContext, StageResult, StageTable } from './stages/context.js';
-import { nativeTokenCounter, probeIndexFile } from './stages/core.js';
+import { probeIndexFile } from './stages/core.js';
 import { STAGE_RUNNERS } from './stages/index.js';
 import { InterruptedError, StopSignal } from './stages/interrupt.js';
 import { StageOutputs } from './stages/outputs.js';
@@ -196,7 +196,7 @@ export async function runBuild(options: BuildOptions): Promise<number> {
 
     providers = createProviders(config, {
       mode: 'build',
-      tokenCounter: nativeTokenCounter,
+      tokenCounter: o200kTokenCounter,
       retry: process.env.NODERAG_TEST_FAST_RETRY === '1' ? FAST_TEST_RETRY : undefined,
       onRetry: (e) =>
         log.warn(

@@ -18,7 +18,7 @@
  */
 import type { NodeConfig } from '../config/node-config.js';
 import { ClosedError, IndexNotBuiltError } from '../errors.js';
-import { createProviders, type ModelProviders } from '../llm/create-providers.js';
+import { createProviders, type ModelProviders, o200kTokenCounter } from '../llm/create-providers.js';
 import type { TokenCounter } from '../llm/token-cap.js';
 import type { CallOptions } from '../llm/types.js';
 import type { EngineStatus } from '../server/engine.js';
@@ -27,7 +27,6 @@ import { indexFingerprint } from './index-files.js';
 import { LoadedIndex } from './loaded-index.js';
 import { answerResult, retrievalResult, type SearchAnswer, type SearchRetrieval } from './results.js';
 import { type Retrieval, retrieve, type SearchParams, searchParamsFrom, vectorK } from './retrieve.js';
-import { o200kTokenCounter } from './tokens.js';
 
 /** The provider calls search makes (ModelProviders has them; tests may pass a stand-in). */
 export type SearchProviders = Pick<ModelProviders, 'run' | 'embed'>;

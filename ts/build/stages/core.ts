@@ -5,7 +5,6 @@
  */
 import { stat } from 'node:fs/promises';
 import type { Language } from '../../config/schema.js';
-import type { TokenCounter } from '../../llm/token-cap.js';
 import type { TextOps } from '../../model/text-ops.js';
 import * as text from '../../text/index.js';
 import { VectorIndex } from '../../vector/index.js';
@@ -16,10 +15,6 @@ export const textOps: TextOps = {
   hashId: (tag, s) => text.hashId(tag, s),
   normText: (s) => text.normText(s),
   fold: (s) => text.fold(s),
-};
-
-export const nativeTokenCounter: TokenCounter = {
-  countTokens: (s) => text.countTokens(s),
 };
 
 /** o200k_base token counts of many texts at once. */
