@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { CachedProvider } from '../../ts/llm/cached-provider.js';
 import { featureHashBatch, hashTokens } from '../../ts/llm/local/feature-hash.js';
 import { LocalProvider, localReply } from '../../ts/llm/local/provider.js';
 import { splitSentences } from '../../ts/llm/local/sentences.js';
@@ -11,6 +12,7 @@ import {
   localRepair,
 } from '../../ts/llm/local/tasks.js';
 import { buildRequest } from '../../ts/llm/prompts/index.js';
+import { SEARCH_RETRY_POLICY } from '../../ts/llm/retry.js';
 import { runTask } from '../../ts/llm/run-task.js';
 import { TASK_VALIDATORS } from '../../ts/llm/task-schemas.js';
 import type { TaskCall } from '../../ts/llm/types.js';
@@ -239,5 +241,44 @@ describe('local embeddings (feature hashing)', () => {
     const ctl = new AbortController();
     ctl.abort(new Error('stop'));
     await expect(p.embed(['x'], { signal: ctl.signal })).rejects.toThrow('stop');
+  });
+});
+
+describe('local provider behind CachedProvider', () => {
+  let timers = 0;
+  const wrap = () =>
+    new CachedProvider({
+      // Counts the timers the policy would start (a per-attempt timeout is one).
+      clock: {
+        now: () => 0,
+        sleep: () => {
+          timers++;
+          return new Promise(() => {});
+        },
+      },
+      adapter: new LocalProvider({ dim: 8 }),
+      section: 'embedding_config',
+      retry: SEARCH_RETRY_POLICY,
+      timeouts: { chatMs: 1000, embedMs: 1000 },
+      tokenCounter: { countTokens: (s) => s.length, truncateToTokens: (s) => s },
+      expectedDim: 8,
+    });
+
+  it('answers without timers or retries, one request per call', async () => {
+    const p = wrap();
+    const a = await p.embed(['Marie Curie']);
+    expect(Array.from(a.vectors)).toEqual(Array.from(featureHashBatch(['Marie Curie'], 8)));
+    const q = await runTask(p, 'English', 'query', { question: 'Where was Marie Curie born?' });
+    expect(q.elements).toContain('Marie Curie');
+    expect(p.stats()).toMatchObject({ calls: 2, requests: 2, retries: 0 });
+    expect(timers).toBe(0);
+  });
+
+  it("still honours the caller's abort", async () => {
+    const p = wrap();
+    const c = new AbortController();
+    c.abort(new Error('gone'));
+    await expect(p.embed(['Marie Curie'], { signal: c.signal })).rejects.toThrow();
+    expect(p.stats().requests).toBe(0);
   });
 });

@@ -65,6 +65,9 @@ export interface CachedProviderOptions {
   secrets?: readonly string[];
 }
 
+/** The signal of a call nobody can abort. */
+const NEVER_ABORTED = new AbortController().signal;
+
 /** Marks our own timeout, to tell it apart from the caller's abort. */
 class AttemptTimeout extends Error {}
 
@@ -253,6 +256,14 @@ export class CachedProvider implements Provider {
     signal: AbortSignal | undefined,
     call: (signal: AbortSignal) => Promise<T>,
   ): Promise<T> {
+    // The local provider answers in process, deterministically and at once: a retry would
+    // get the same reply and a timer could never fire before it, so it gets neither (the
+    // timer, controller and listener per call were a measurable share of a search request).
+    if (this.identity.provider === 'local') {
+      throwIfAborted(signal);
+      this.#stats.requests++;
+      return call(signal ?? NEVER_ABORTED);
+    }
     const timeoutMs = kind === 'embed' ? this.#o.timeouts.embedMs : this.#o.timeouts.chatMs;
     return withRetry(
       async ({ remainingMs }) => {
