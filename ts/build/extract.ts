@@ -5,6 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
+import { cleanText } from '../text/index.js';
 import { sha256Bytes } from './discover.js';
 import { DocumentError } from './errors.js';
 import { extractDoc } from './loaders/doc.js';
@@ -41,19 +42,12 @@ export async function extractRawText(bytes: Uint8Array, format: DocumentFormat):
   }
 }
 
-// Cc characters other than TAB and LF (CR is handled before, as a line end).
-// biome-ignore lint/suspicious/noControlCharactersInRegex: removing control characters is the point
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
-
 /**
- * CRLF and CR become LF; control characters other than TAB and LF are removed.
- * TS twin of the native `cleanDocumentText` (ts/text): kept here because extraction must
- * work without the addon in unit tests; the two are checked against each other once the
- * native one exists.
+ * CRLF and CR become LF; control characters other than TAB and LF are removed (method.md
+ * §3.2). The Rust core's clean-up (ts/text `cleanText`), re-exported under the name the
+ * document stage uses; there is no TS copy to drift from it.
  */
-export function cleanDocumentText(text: string): string {
-  return text.replace(/\r\n?/g, '\n').replace(CONTROL, '');
-}
+export { cleanText as cleanDocumentText };
 
 /** True when the text has a character that is not Unicode White_Space (U+FEFF counts as text, §0). */
 export function hasContent(text: string): boolean {
@@ -80,7 +74,7 @@ export async function extractFromBytes(path: string, bytes: Uint8Array): Promise
   const hash = sha256Bytes(bytes);
   let text: string;
   try {
-    text = cleanDocumentText(await extractRawText(bytes, format));
+    text = cleanText(await extractRawText(bytes, format));
   } catch (error) {
     const reason =
       error instanceof ExtractionFailure ? error.message : `cannot parse .${format} (${oneLine(error)})`;
