@@ -8,7 +8,6 @@
  * wrapper that remembers the Retry-After of a failed response.
  */
 import { ApiError, type Content, GoogleGenAI, type Schema, Type } from '@google/genai';
-import { requestedEmbeddingDim } from '../config/embedding-models.js';
 import {
   abortReason,
   type ErrorContext,
@@ -18,6 +17,7 @@ import {
   networkError,
   parseRetryAfter,
 } from './provider-errors.js';
+import { packEmbeddings, type RemoteProviderOptions, remoteSetup } from './remote-provider.js';
 import { structuredWithRepair } from './structured.js';
 import type {
   CallOptions,
@@ -30,16 +30,7 @@ import type {
   Validator,
 } from './types.js';
 
-export interface GeminiProviderOptions {
-  section: 'model_config' | 'embedding_config';
-  model: string;
-  apiKey: string | undefined;
-  baseUrl: string | null;
-  temperature?: number;
-  maxTokens?: number;
-  /** config.dim, sent as outputDimensionality for models that support it. */
-  dim?: number;
-}
+export type GeminiProviderOptions = RemoteProviderOptions;
 
 const TYPES: Readonly<Record<string, Type>> = {
   object: Type.OBJECT,
@@ -114,23 +105,10 @@ export class GeminiProvider implements Provider {
       apiKey: options.apiKey ?? 'not-set',
       httpOptions: options.baseUrl ? { baseUrl: options.baseUrl } : undefined,
     });
-    this.#requestDim =
-      options.dim === undefined ? undefined : requestedEmbeddingDim(options.model, options.dim);
-    this.identity = {
-      provider: 'gemini',
-      baseUrl: options.baseUrl,
-      model: options.model,
-      params:
-        options.section === 'embedding_config'
-          ? { outputDimensionality: this.#requestDim ?? null }
-          : { temperature: options.temperature ?? 0, max_tokens: options.maxTokens ?? null },
-    };
-    this.#ctx = {
-      provider: 'gemini',
-      section: options.section,
-      model: options.model,
-      secrets: options.apiKey ? [options.apiKey] : [],
-    };
+    const setup = remoteSetup('gemini', options, 'outputDimensionality');
+    this.identity = setup.identity;
+    this.#ctx = setup.ctx;
+    this.#requestDim = setup.requestDim;
   }
 
   async chat(request: ChatRequest, options: CallOptions = {}): Promise<string> {
@@ -162,24 +140,11 @@ export class GeminiProvider implements Provider {
           httpOptions: { fetch: capture.fetch },
         },
       });
-      const rows = res.embeddings ?? [];
-      if (rows.length !== texts.length) {
-        throw invalidReplyError(
-          this.#ctx,
-          'embedding reply',
-          `expected ${texts.length} vectors, got ${rows.length}`,
-        );
-      }
-      const dim = rows[0]?.values?.length ?? 0;
-      const out = new Float32Array(rows.length * dim);
-      rows.forEach((r, i) => {
-        const v = r.values ?? [];
-        if (v.length !== dim) {
-          throw invalidReplyError(this.#ctx, 'embedding reply', 'vectors of different lengths in one reply');
-        }
-        out.set(v, i * dim);
-      });
-      return { vectors: out, dim };
+      return packEmbeddings(
+        this.#ctx,
+        texts.length,
+        (res.embeddings ?? []).map((r) => r.values ?? []),
+      );
     } catch (e) {
       throw this.#mapError(e, options.signal, capture.failed());
     }

@@ -12,7 +12,6 @@
  */
 import OpenAI from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
-import { requestedEmbeddingDim } from '../config/embedding-models.js';
 import { promptSet } from './prompts/index.js';
 import {
   abortReason,
@@ -23,6 +22,7 @@ import {
   networkError,
   parseRetryAfter,
 } from './provider-errors.js';
+import { packEmbeddings, type RemoteProviderOptions, remoteSetup } from './remote-provider.js';
 import { structuredWithRepair } from './structured.js';
 import type {
   CallOptions,
@@ -35,16 +35,7 @@ import type {
   Validator,
 } from './types.js';
 
-export interface OpenAIProviderOptions {
-  section: 'model_config' | 'embedding_config';
-  model: string;
-  apiKey: string | undefined;
-  baseUrl: string | null;
-  temperature?: number;
-  maxTokens?: number;
-  /** config.dim, for embeddings: shortened output is requested when the model supports it. */
-  dim?: number;
-}
+export type OpenAIProviderOptions = RemoteProviderOptions;
 
 /** Does a 400 reply reject the json_schema response format? */
 function rejectsJsonSchema(e: InstanceType<typeof OpenAI.APIError>): boolean {
@@ -72,23 +63,10 @@ export class OpenAIProvider implements Provider {
       // Backstop only: CachedProvider aborts each attempt at its own timeout.
       timeout: 30 * 60 * 1000,
     });
-    this.#requestDim =
-      options.dim === undefined ? undefined : requestedEmbeddingDim(options.model, options.dim);
-    this.identity = {
-      provider: 'openai',
-      baseUrl: options.baseUrl,
-      model: options.model,
-      params:
-        options.section === 'embedding_config'
-          ? { dimensions: this.#requestDim ?? null }
-          : { temperature: options.temperature ?? 0, max_tokens: options.maxTokens ?? null },
-    };
-    this.#ctx = {
-      provider: 'openai',
-      section: options.section,
-      model: options.model,
-      secrets: options.apiKey ? [options.apiKey] : [],
-    };
+    const setup = remoteSetup('openai', options, 'dimensions');
+    this.identity = setup.identity;
+    this.#ctx = setup.ctx;
+    this.#requestDim = setup.requestDim;
   }
 
   async chat(request: ChatRequest, options: CallOptions = {}): Promise<string> {
@@ -121,22 +99,11 @@ export class OpenAIProvider implements Provider {
         { signal: options.signal },
       );
       const rows = [...res.data].sort((a, b) => a.index - b.index);
-      if (rows.length !== texts.length) {
-        throw invalidReplyError(
-          this.#ctx,
-          'embedding reply',
-          `expected ${texts.length} vectors, got ${rows.length}`,
-        );
-      }
-      const dim = rows[0]?.embedding.length ?? 0;
-      const out = new Float32Array(rows.length * dim);
-      rows.forEach((r, i) => {
-        if (r.embedding.length !== dim) {
-          throw invalidReplyError(this.#ctx, 'embedding reply', 'vectors of different lengths in one reply');
-        }
-        out.set(r.embedding, i * dim);
-      });
-      return { vectors: out, dim };
+      return packEmbeddings(
+        this.#ctx,
+        texts.length,
+        rows.map((r) => r.embedding),
+      );
     } catch (e) {
       throw this.#mapError(e, options.signal);
     }

@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { ProviderError } from '../../ts/errors.js';
+import { packEmbeddings, remoteSetup } from '../../ts/llm/remote-provider.js';
+
+const base = { apiKey: 'sk-secret', baseUrl: null, model: 'text-embedding-3-small' } as const;
+
+describe('remoteSetup: identity (cache key) and error context of the HTTP adapters', () => {
+  it('embedding identity names the vendor’s dimension parameter and the requested length', () => {
+    const openai = remoteSetup('openai', { ...base, section: 'embedding_config', dim: 512 }, 'dimensions');
+    expect(openai.requestDim).toBe(512);
+    expect(openai.identity).toEqual({
+      provider: 'openai',
+      baseUrl: null,
+      model: 'text-embedding-3-small',
+      params: { dimensions: 512 },
+    });
+    const gemini = remoteSetup(
+      'gemini',
+      {
+        ...base,
+        model: 'gemini-embedding-001',
+        baseUrl: 'http://127.0.0.1:9',
+        section: 'embedding_config',
+        dim: 768,
+      },
+      'outputDimensionality',
+    );
+    expect(gemini.identity).toEqual({
+      provider: 'gemini',
+      baseUrl: 'http://127.0.0.1:9',
+      model: 'gemini-embedding-001',
+      params: { outputDimensionality: 768 },
+    });
+  });
+
+  it('no length is requested for a model that cannot shorten (null in the identity)', () => {
+    const s = remoteSetup(
+      'openai',
+      { ...base, model: 'my-local-embedder', section: 'embedding_config', dim: 384 },
+      'dimensions',
+    );
+    expect(s.requestDim).toBeUndefined();
+    expect(s.identity.params).toEqual({ dimensions: null });
+  });
+
+  it('chat identity records temperature (default 0) and max_tokens (default null)', () => {
+    const chat = remoteSetup(
+      'gemini',
+      { ...base, model: 'm', section: 'model_config' },
+      'outputDimensionality',
+    );
+    expect(chat.identity.params).toEqual({ temperature: 0, max_tokens: null });
+    const set = remoteSetup(
+      'openai',
+      { ...base, model: 'm', section: 'model_config', temperature: 0.5, maxTokens: 100 },
+      'dimensions',
+    );
+    expect(set.identity.params).toEqual({ temperature: 0.5, max_tokens: 100 });
+  });
+
+  it('the error context carries the key as a secret to redact, and none without a key', () => {
+    const s = remoteSetup('openai', { ...base, section: 'model_config' }, 'dimensions');
+    expect(s.ctx).toEqual({
+      provider: 'openai',
+      section: 'model_config',
+      model: base.model,
+      secrets: ['sk-secret'],
+    });
+    const keyless = remoteSetup(
+      'openai',
+      { ...base, apiKey: undefined, section: 'model_config' },
+      'dimensions',
+    );
+    expect(keyless.ctx.secrets).toEqual([]);
+  });
+});
+
+describe('packEmbeddings', () => {
+  const { ctx } = remoteSetup('openai', { ...base, section: 'embedding_config' }, 'dimensions');
+
+  it('packs rows in order into one row-major buffer', () => {
+    const b = packEmbeddings(ctx, 2, [
+      [1, 2, 3],
+      [4, 5, 6],
+    ]);
+    expect(b.dim).toBe(3);
+    expect(Array.from(b.vectors)).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
+  it('a reply with the wrong number of vectors is a retryable invalid reply', () => {
+    const e = (() => {
+      try {
+        packEmbeddings(ctx, 3, [[1], [2]]);
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(e).toBeInstanceOf(ProviderError);
+    expect((e as ProviderError).retryable).toBe(true);
+    expect((e as ProviderError).message).toMatch(/expected 3 vectors, got 2/);
+  });
+
+  it('vectors of different lengths in one reply are an invalid reply', () => {
+    expect(() => packEmbeddings(ctx, 2, [[1, 2], [3]])).toThrow(/vectors of different lengths/);
+  });
+});

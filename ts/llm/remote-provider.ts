@@ -1,0 +1,77 @@
+/**
+ * What the two HTTP adapters (openai.ts, gemini.ts) share and no SDK is needed for: their
+ * options, the identity that keys the response cache, the context their errors carry, and
+ * turning an embedding reply into one flat buffer.
+ */
+import { requestedEmbeddingDim } from '../config/embedding-models.js';
+import { type ErrorContext, invalidReplyError } from './provider-errors.js';
+import type { EmbeddingBatch, ProviderIdentity } from './types.js';
+
+export interface RemoteProviderOptions {
+  section: 'model_config' | 'embedding_config';
+  model: string;
+  apiKey: string | undefined;
+  baseUrl: string | null;
+  temperature?: number;
+  maxTokens?: number;
+  /** config.dim, for embeddings: a shortened output is requested when the model supports it. */
+  dim?: number;
+}
+
+export interface RemoteSetup {
+  identity: ProviderIdentity;
+  ctx: ErrorContext;
+  /** The output dimension to ask for, or undefined when the model cannot shorten its vectors. */
+  requestDim: number | undefined;
+}
+
+/**
+ * Identity, error context and requested dimension of an adapter. `dimParam` is the vendor's
+ * name for the requested dimension, as it appears in the identity (and so in cache keys).
+ */
+export function remoteSetup(
+  provider: 'openai' | 'gemini',
+  options: RemoteProviderOptions,
+  dimParam: 'dimensions' | 'outputDimensionality',
+): RemoteSetup {
+  const requestDim =
+    options.dim === undefined ? undefined : requestedEmbeddingDim(options.model, options.dim);
+  return {
+    requestDim,
+    identity: {
+      provider,
+      baseUrl: options.baseUrl,
+      model: options.model,
+      params:
+        options.section === 'embedding_config'
+          ? { [dimParam]: requestDim ?? null }
+          : { temperature: options.temperature ?? 0, max_tokens: options.maxTokens ?? null },
+    },
+    ctx: {
+      provider,
+      section: options.section,
+      model: options.model,
+      secrets: options.apiKey ? [options.apiKey] : [],
+    },
+  };
+}
+
+/** One vector per input, in input order, packed row-major; a short or ragged reply is invalid. */
+export function packEmbeddings(
+  ctx: ErrorContext,
+  expected: number,
+  rows: readonly (readonly number[])[],
+): EmbeddingBatch {
+  if (rows.length !== expected) {
+    throw invalidReplyError(ctx, 'embedding reply', `expected ${expected} vectors, got ${rows.length}`);
+  }
+  const dim = rows[0]?.length ?? 0;
+  const out = new Float32Array(rows.length * dim);
+  rows.forEach((v, i) => {
+    if (v.length !== dim) {
+      throw invalidReplyError(ctx, 'embedding reply', 'vectors of different lengths in one reply');
+    }
+    out.set(v, i * dim);
+  });
+  return { vectors: out, dim };
+}
