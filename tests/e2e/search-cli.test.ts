@@ -201,7 +201,9 @@ describe('search server + terminal client through the fake OpenAI server', () =>
       expect(r.body).toEqual(truth.get(r.q));
     }
     expect(new Set(replies.map((r) => JSON.stringify(r.body))).size).toBe(3);
-    expect(fake.count('chat') - before).toBe(120); // one query and one answer call each
+    // The three questions were asked above, so their retrievals come from the server's
+    // retrieval cache: one answer call each, no query (decomposition) call.
+    expect(fake.count('chat') - before).toBe(60);
   });
 
   it('HTTP errors are JSON with the documented status and code', async () => {
@@ -299,6 +301,10 @@ describe('failures', () => {
     const bad = await runCli(['search', '-f', root, '--port', '70000']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--port: expected an integer from 1 to 65535, got "70000"');
+
+    const badCache = await runCli(['search', '-f', root, '--cache-size', '-3']);
+    expect(badCache.code).toBe(2);
+    expect(badCache.stderr).toContain('--cache-size: expected a non-negative integer (0 disables), got "-3"');
   });
 
   it('while a first build runs: 503 index_not_built, then served without a restart (local provider)', async () => {

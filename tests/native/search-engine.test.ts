@@ -95,10 +95,18 @@ function scripted(script: Script, log: CallLog[] = []): SearchProviders {
   return providers as unknown as SearchProviders;
 }
 
-async function curieEngine(script: Script, config: Record<string, unknown> = {}, log?: CallLog[]) {
+async function curieEngine(
+  script: Script,
+  config: Record<string, unknown> = {},
+  log?: CallLog[],
+  options: { retrievalCacheSize?: number } = {},
+) {
   const root = tempDir();
   await writeSearchProject(root, curieSpec({ config, similarity: [] }));
-  const search = new NodeSearch(NodeConfig.fromMainFolder(root), { providers: scripted(script, log) });
+  const search = new NodeSearch(NodeConfig.fromMainFolder(root), {
+    providers: scripted(script, log),
+    ...options,
+  });
   engines.push(search);
   return { root, search };
 }
@@ -222,6 +230,69 @@ describe('context string, answer and token counts', () => {
     const { search } = await curieEngine(script, { HNSW_results: 0 }, log);
     await search.search('Who married Pierre Curie?');
     expect(log.map((l) => l.call)).toEqual(['query']);
+  });
+});
+
+describe('retrieval cache', () => {
+  const script: Script = {
+    questions: {
+      'Who married Pierre Curie?': { vector: [0.2, 0.8, 0, 0], elements: ['Pierre Curie'] },
+      'Where?': { vector: [1, 0, 0, 0], elements: ['Warsaw'] },
+    },
+  };
+  const calls = (log: CallLog[], call: CallLog['call']) => log.filter((l) => l.call === call).length;
+
+  it('a repeated question makes no provider call and gets the same retrieval', async () => {
+    const log: CallLog[] = [];
+    const { search } = await curieEngine(script, {}, log);
+    const first = await search.search('Who married Pierre Curie?');
+    const again = await search.search('Who married Pierre Curie?');
+    expect(again.retrievalInfo).toBe(first.retrievalInfo);
+    expect(again.items).toEqual(first.items);
+    expect(calls(log, 'embed')).toBe(1);
+    expect(calls(log, 'query')).toBe(1);
+    // answer() reuses the retrieval but always asks the model.
+    await search.answer('Who married Pierre Curie?');
+    await search.answer('Who married Pierre Curie?');
+    expect(calls(log, 'query')).toBe(1);
+    expect(calls(log, 'answer')).toBe(2);
+    expect(search.cacheStats()).toMatchObject({ hits: 3, misses: 1, size: 1 });
+  });
+
+  it('cached items cannot be changed by a caller', async () => {
+    const { search } = await curieEngine(script);
+    const first = await search.search('Where?');
+    expect(first.items.length).toBeGreaterThan(0);
+    expect(() => {
+      (first.items[0] as { text: string }).text = 'tampered';
+    }).toThrow(TypeError);
+    expect(() => first.items.pop()).toThrow(TypeError);
+    expect((await search.search('Where?')).items).toEqual(first.items);
+  });
+
+  it('a failed question is not cached; size 0 disables the cache; least recently used goes first', async () => {
+    const failing = await curieEngine({ ...script, fail: { query: new Error('boom') } });
+    await expect(failing.search.search('Where?')).rejects.toThrow('boom');
+    expect(failing.search.cacheStats().size).toBe(0);
+
+    const log: CallLog[] = [];
+    const { search } = await curieEngine(script, {}, log, { retrievalCacheSize: 0 });
+    await search.search('Where?');
+    await search.search('Where?');
+    expect(calls(log, 'query')).toBe(2);
+
+    const lruLog: CallLog[] = [];
+    const { search: small } = await curieEngine(script, {}, lruLog, { retrievalCacheSize: 1 });
+    await small.search('Where?');
+    await small.search('Who married Pierre Curie?'); // evicts 'Where?'
+    await small.search('Who married Pierre Curie?');
+    await small.search('Where?');
+    expect(lruLog.filter((l) => l.call === 'query').map((l) => l.question)).toEqual([
+      'Where?',
+      'Who married Pierre Curie?',
+      'Where?',
+    ]);
+    expect(() => new NodeSearch(small.config, { retrievalCacheSize: -1 })).toThrow(RangeError);
   });
 });
 

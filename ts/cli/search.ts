@@ -14,6 +14,7 @@ import { NodeConfig } from '../config/index.js';
 import { ConfigError, IndexNotBuiltError } from '../errors.js';
 import { parseStateText, readStateText } from '../search/index-files.js';
 import { NodeSearch } from '../search/node-search.js';
+import { DEFAULT_RETRIEVAL_CACHE_SIZE } from '../search/retrieval-cache.js';
 import { createApp } from '../server/app.js';
 import { searchEngine } from '../server/engine-adapter.js';
 import { isLoopback, type RunningServer, ServerStartError, serveApp } from '../server/serve.js';
@@ -37,6 +38,15 @@ export function parseHost(raw: string | undefined, fallback: string): string {
   return host;
 }
 
+export function parseCacheSize(raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_RETRIEVAL_CACHE_SIZE;
+  const n = Number(raw);
+  if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(n)) {
+    throw new CliExit(EXIT.USAGE, `--cache-size: expected a non-negative integer (0 disables), got "${raw}"`);
+  }
+  return n;
+}
+
 function loadConfig(folder: string): NodeConfig {
   try {
     return NodeConfig.fromMainFolder(folder);
@@ -50,7 +60,11 @@ function loadConfig(folder: string): NodeConfig {
  * Loads the engine. A project never built, or a finished index that cannot be loaded, is
  * a refusal; a first build still running is a warning (the server answers 503 meanwhile).
  */
-async function startEngine(config: NodeConfig, folderArgText: string): Promise<NodeSearch> {
+async function startEngine(
+  config: NodeConfig,
+  folderArgText: string,
+  retrievalCacheSize: number,
+): Promise<NodeSearch> {
   const root = config.mainFolder;
   const stateText = await readStateText(root);
   if (stateText === null) {
@@ -59,7 +73,7 @@ async function startEngine(config: NodeConfig, folderArgText: string): Promise<N
       `No index in ${root}: build it first with \`noderag build -f ${folderArgText}\`.`,
     );
   }
-  const search = new NodeSearch(config);
+  const search = new NodeSearch(config, { retrievalCacheSize });
   try {
     await search.ready();
   } catch (e) {
@@ -125,14 +139,19 @@ export default defineCommand({
     ...folderArg,
     port: { type: 'string', description: 'port to listen on (default: config.port)' },
     host: { type: 'string', description: 'address to listen on (default: config.url)' },
+    'cache-size': {
+      type: 'string',
+      description: `retrievals of recent questions kept in memory, so a repeated question makes no provider call (default ${DEFAULT_RETRIEVAL_CACHE_SIZE}; 0 disables)`,
+    },
   },
   async run({ args }) {
     const config = loadConfig(resolve(args.folder));
     const port = parsePort(args.port, config.config.port);
     const host = parseHost(args.host, config.config.url);
+    const cacheSize = parseCacheSize(args['cache-size']);
     for (const w of config.warnings) console.error(`Warning: ${w}`);
 
-    const search = await startEngine(config, args.folder);
+    const search = await startEngine(config, args.folder, cacheSize);
     const signals = stopSignals();
     let server: RunningServer;
     try {

@@ -26,6 +26,7 @@ import { validateQuestion } from '../server/question.js';
 import { indexFingerprint } from './index-files.js';
 import { LoadedIndex } from './loaded-index.js';
 import { answerResult, retrievalResult, type SearchAnswer, type SearchRetrieval } from './results.js';
+import { RetrievalCache } from './retrieval-cache.js';
 import { type Retrieval, retrieve, type SearchParams, searchParamsFrom, vectorK } from './retrieve.js';
 
 /** The provider calls search makes (ModelProviders has them; tests may pass a stand-in). */
@@ -36,6 +37,11 @@ export interface NodeSearchOptions {
   providers?: SearchProviders;
   /** Token counter for the reported counts (default: the o200k_base counter of the Rust core). */
   tokenCounter?: TokenCounter;
+  /**
+   * How many recent questions' retrievals to keep (default 1000; 0 disables). A repeated
+   * question is then answered without provider calls; `answer` still makes its chat call.
+   */
+  retrievalCacheSize?: number;
 }
 
 export interface QuestionOptions {
@@ -55,6 +61,7 @@ export class NodeSearch {
   readonly #providers: SearchProviders;
   readonly #ownProviders: ModelProviders | undefined;
   readonly #tokens: TokenCounter;
+  readonly #cache: RetrievalCache;
   #index: LoadedIndex | null = null;
   #loading: Promise<LoadedIndex> | null = null;
   #failure: LoadFailure | null = null;
@@ -64,6 +71,7 @@ export class NodeSearch {
     this.config = config;
     this.#params = searchParamsFrom(config.config);
     this.#tokens = options.tokenCounter ?? o200kTokenCounter;
+    this.#cache = new RetrievalCache(options.retrievalCacheSize);
     if (options.providers) {
       this.#providers = options.providers;
     } else {
@@ -119,6 +127,7 @@ export class NodeSearch {
     this.#closed = true;
     this.#index?.close();
     this.#index = null;
+    this.#cache.clear();
     this.#ownProviders?.close();
   }
 
@@ -126,9 +135,16 @@ export class NodeSearch {
     return this.#closed;
   }
 
+  /** Hits and misses of the retrieval cache since the engine started. */
+  cacheStats(): { hits: number; misses: number; size: number; capacity: number } {
+    return this.#cache.stats();
+  }
+
   async #retrieve(question: string, options: QuestionOptions): Promise<Retrieval> {
     const q = validateQuestion(question);
     const index = await this.#current();
+    const cached = this.#cache.get(q);
+    if (cached) return cached;
     const call: CallOptions = options.signal ? { signal: options.signal } : {};
     // §6.2 step 2: both calls at once; either failing fails the question.
     const needsVector = vectorK(index, this.#params) > 0;
@@ -139,7 +155,7 @@ export class NodeSearch {
     options.signal?.throwIfAborted();
     if (this.#closed) throw closedError();
     const vector = embedding ? embedding.vectors.subarray(0, embedding.dim) : null;
-    return retrieve(index, { vector, elements: decomposition.elements }, this.#params);
+    return this.#cache.set(q, retrieve(index, { vector, elements: decomposition.elements }, this.#params));
   }
 
   readonly #count = (text: string): number => (text === '' ? 0 : this.#tokens.countTokens(text));
