@@ -6,7 +6,7 @@
  * finishes; 60 concurrent requests; refusals; graceful shutdown.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -305,6 +305,66 @@ describe('failures', () => {
     const badCache = await runCli(['search', '-f', root, '--cache-size', '-3']);
     expect(badCache.code).toBe(2);
     expect(badCache.stderr).toContain('--cache-size: expected a non-negative integer (0 disables), got "-3"');
+  });
+
+  it('--workers 2: two processes share the port and answer alike; a taken port is reported once; SIGTERM stops all', async () => {
+    const port = await freePort();
+    const root = tempDir();
+    await writeSearchProject(root, { ...curieSpec(), config: { port } });
+    const served = await serve(root, ['--workers', '2']);
+    children.push(served.child);
+    expect(served.output().stdout).toContain('with 2 workers');
+    // The workers are the primary's children (Linux /proc).
+    const workerPids = () =>
+      readdirSync('/proc')
+        .filter((d) => /^\d+$/.test(d))
+        .filter((d) => {
+          try {
+            const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+            return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === served.child.pid;
+          } catch {
+            return false;
+          }
+        });
+    const pids = workerPids();
+    expect(pids).toHaveLength(2);
+    const bodies = await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        const res = await fetch(`${served.url}/retrieval`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ question: 'Who married Pierre Curie?' }),
+        });
+        expect(res.status).toBe(200);
+        return ((await res.json()) as { retrieval: string }).retrieval;
+      }),
+    );
+    expect(new Set(bodies).size).toBe(1);
+    expect(bodies[0]).toContain('semantic_unit');
+
+    // A worker that dies is replaced.
+    process.kill(Number(pids[0]), 'SIGKILL');
+    let now = workerPids();
+    for (let i = 0; i < 300 && (now.length !== 2 || now.includes(pids[0]!)); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      now = workerPids();
+    }
+    expect(now).toHaveLength(2);
+    expect(now).not.toContain(pids[0]);
+    expect(served.output().stderr).toContain('starting a replacement');
+
+    const taken = await runCli(['search', '-f', root, '--workers', '2']);
+    expect(taken.code).toBe(1);
+    expect(taken.stderr.match(/already in use/g)).toHaveLength(1);
+
+    served.child.kill('SIGTERM');
+    expect(await served.exited).toBe(0);
+    expect(served.output().stderr).toContain('Search server stopped.');
+    for (const pid of now) expect(existsSync(`/proc/${pid}`)).toBe(false);
+
+    const bad = await runCli(['search', '-f', root, '--workers', '0']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--workers: expected an integer from 1 to 256, got "0"');
   });
 
   it('while a first build runs: 503 index_not_built, then served without a restart (local provider)', async () => {

@@ -1,7 +1,9 @@
 /**
- * `noderag search -f <folder> [--port N] [--host H]`: serves the index over HTTP (method.md
- * §7.2) on config.url:config.port until SIGINT/SIGTERM, then stops accepting and lets
- * in-flight requests finish for up to 10 s (a second signal exits at once).
+ * `noderag search -f <folder> [--port N] [--host H] [--workers N] [--cache-size N]`: serves
+ * the index over HTTP (method.md §7.2) on config.url:config.port until SIGINT/SIGTERM, then
+ * stops accepting and lets in-flight requests finish for up to 10 s (a second signal exits
+ * at once). `--workers N` runs N processes on the port (search-cluster.ts); `--cache-size`
+ * bounds the retrieval cache of repeated questions (0 disables it).
  *
  * Refuses to start (exit 1) when the project was never built or its index is damaged, and
  * when the port is taken; a config problem or a bad flag is a usage error (exit 2). Started
@@ -20,6 +22,13 @@ import { searchEngine } from '../server/engine-adapter.js';
 import { isLoopback, type RunningServer, ServerStartError, serveApp } from '../server/serve.js';
 import { folderArg } from './args.js';
 import { CliExit, EXIT } from './exit.js';
+import {
+  isClusterWorker,
+  onStopRequest,
+  reportFailureAndExit,
+  reportReady,
+  runPrimary,
+} from './search-cluster.js';
 
 export function parsePort(raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback;
@@ -47,6 +56,15 @@ export function parseCacheSize(raw: string | undefined): number {
   return n;
 }
 
+export function parseWorkers(raw: string | undefined): number {
+  if (raw === undefined) return 1;
+  const n = Number(raw);
+  if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(n) || n < 1 || n > 256) {
+    throw new CliExit(EXIT.USAGE, `--workers: expected an integer from 1 to 256, got "${raw}"`);
+  }
+  return n;
+}
+
 function loadConfig(folder: string): NodeConfig {
   try {
     return NodeConfig.fromMainFolder(folder);
@@ -60,11 +78,8 @@ function loadConfig(folder: string): NodeConfig {
  * Loads the engine. A project never built, or a finished index that cannot be loaded, is
  * a refusal; a first build still running is a warning (the server answers 503 meanwhile).
  */
-async function startEngine(
-  config: NodeConfig,
-  folderArgText: string,
-  retrievalCacheSize: number,
-): Promise<NodeSearch> {
+/** The refusal for a project that was never built (no state.json); returns state.json's text. */
+async function requireBuilt(config: NodeConfig, folderArgText: string): Promise<string> {
   const root = config.mainFolder;
   const stateText = await readStateText(root);
   if (stateText === null) {
@@ -73,6 +88,17 @@ async function startEngine(
       `No index in ${root}: build it first with \`noderag build -f ${folderArgText}\`.`,
     );
   }
+  return stateText;
+}
+
+async function startEngine(
+  config: NodeConfig,
+  folderArgText: string,
+  retrievalCacheSize: number,
+  quiet: boolean,
+): Promise<NodeSearch> {
+  const root = config.mainFolder;
+  const stateText = await requireBuilt(config, folderArgText);
   const search = new NodeSearch(config, { retrievalCacheSize });
   try {
     await search.ready();
@@ -85,9 +111,11 @@ async function startEngine(
         throw new CliExit(EXIT.FAILURE, `Cannot serve ${root}: ${e.message}`);
       throw e;
     }
-    console.error(
-      `Warning: the index of ${root} is not built yet; question routes answer 503 until the first build finishes.`,
-    );
+    if (!quiet) {
+      console.error(
+        `Warning: the index of ${root} is not built yet; question routes answer 503 until the first build finishes.`,
+      );
+    }
   }
   return search;
 }
@@ -139,6 +167,11 @@ export default defineCommand({
     ...folderArg,
     port: { type: 'string', description: 'port to listen on (default: config.port)' },
     host: { type: 'string', description: 'address to listen on (default: config.url)' },
+    workers: {
+      type: 'string',
+      description:
+        'server processes sharing the port, one core each; each loads its own copy of the index (default 1)',
+    },
     'cache-size': {
       type: 'string',
       description: `retrievals of recent questions kept in memory, so a repeated question makes no provider call (default ${DEFAULT_RETRIEVAL_CACHE_SIZE}; 0 disables)`,
@@ -149,40 +182,85 @@ export default defineCommand({
     const port = parsePort(args.port, config.config.port);
     const host = parseHost(args.host, config.config.url);
     const cacheSize = parseCacheSize(args['cache-size']);
-    for (const w of config.warnings) console.error(`Warning: ${w}`);
+    const workers = parseWorkers(args.workers);
+    const worker = isClusterWorker();
+    if (!worker) {
+      for (const w of config.warnings) console.error(`Warning: ${w}`);
+      if (!isLoopback(host)) {
+        console.error(
+          `Warning: listening on ${host}, which is not a loopback address; the server has no authentication, so anyone who can reach this address can query the index.`,
+        );
+      }
+    }
+    if (workers > 1 && !worker) {
+      await requireBuilt(config, args.folder);
+      await runPrimary({ workers, mainFolder: config.mainFolder });
+      return;
+    }
 
-    const search = await startEngine(config, args.folder, cacheSize);
     const signals = stopSignals();
-    let server: RunningServer;
+    let opened: OpenServer;
     try {
-      server = await serveApp(createApp({ engine: searchEngine(search) }), { host, port });
+      opened = await openServer(config, { host, port, cacheSize, folderArgText: args.folder, quiet: worker });
     } catch (e) {
       signals.dispose();
-      search.close();
-      if (e instanceof ServerStartError)
-        throw new CliExit(EXIT.FAILURE, `Cannot start the search server: ${e.message}`);
+      if (worker) await reportFailureAndExit(e);
       throw e;
     }
-    if (!isLoopback(host)) {
-      console.error(
-        `Warning: listening on ${host}, which is not a loopback address; the server has no authentication, so anyone who can reach this address can query the index.`,
+    const { search, server, what } = opened;
+    let signal: NodeJS.Signals | 'stop request';
+    if (worker) {
+      reportReady(server.url, what);
+      let stopRequested!: () => void;
+      const requested = new Promise<'stop request'>((r) => {
+        stopRequested = () => r('stop request');
+      });
+      const dispose = onStopRequest(stopRequested);
+      signal = await Promise.race([signals.received, requested]);
+      dispose();
+    } else {
+      console.log(
+        `Search server for ${config.mainFolder} listening on ${server.url} (${what}). Stop it with Ctrl-C.`,
       );
+      signal = await signals.received;
+      console.error(`${signal}: stopping; in-flight requests get up to 10 s to finish.`);
     }
-    const s = await search.status();
-    const what = s.ready
-      ? `index generation ${s.generation}: ${s.nodes} nodes, ${s.vectors} vectors`
-      : 'index not built yet';
-    console.log(
-      `Search server for ${config.mainFolder} listening on ${server.url} (${what}). Stop it with Ctrl-C.`,
-    );
-    const signal = await signals.received;
-    console.error(`${signal}: stopping; in-flight requests get up to 10 s to finish.`);
     try {
       await server.close();
     } finally {
       search.close();
       signals.dispose();
     }
-    console.error('Search server stopped.');
+    if (worker) process.disconnect?.();
+    else console.error('Search server stopped.');
   },
 });
+
+interface OpenServer {
+  search: NodeSearch;
+  server: RunningServer;
+  /** "index generation 3: 120 nodes, 40 vectors", or that it is not built yet. */
+  what: string;
+}
+
+/** Loads the engine and listens; every refusal is a CliExit. */
+async function openServer(
+  config: NodeConfig,
+  o: { host: string; port: number; cacheSize: number; folderArgText: string; quiet: boolean },
+): Promise<OpenServer> {
+  const search = await startEngine(config, o.folderArgText, o.cacheSize, o.quiet);
+  let server: RunningServer;
+  try {
+    server = await serveApp(createApp({ engine: searchEngine(search) }), { host: o.host, port: o.port });
+  } catch (e) {
+    search.close();
+    if (e instanceof ServerStartError)
+      throw new CliExit(EXIT.FAILURE, `Cannot start the search server: ${e.message}`);
+    throw e;
+  }
+  const s = await search.status();
+  const what = s.ready
+    ? `index generation ${s.generation}: ${s.nodes} nodes, ${s.vectors} vectors`
+    : 'index not built yet';
+  return { search, server, what };
+}

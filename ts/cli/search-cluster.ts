@@ -1,0 +1,135 @@
+/**
+ * `noderag search --workers N`: N server processes share one port through node:cluster, so
+ * a server uses N cores (retrieval is synchronous CPU work on each process's JS thread).
+ * Each worker loads its own copy of the index: memory grows N-fold.
+ *
+ * The primary loads nothing. It forks the workers (same command line), waits until every
+ * one is listening, prints one banner, and on SIGINT/SIGTERM asks them over IPC to stop
+ * gracefully and waits for them. A worker that fails to start sends its one-line message;
+ * the primary prints it once, stops the others and exits with the worker's code. A worker
+ * that dies after start is replaced.
+ */
+import cluster, { type Worker } from 'node:cluster';
+import { CliExit, EXIT } from './exit.js';
+
+/** Messages between a worker and the primary. */
+type WorkerMessage =
+  | { type: 'noderag:ready'; url: string; what: string }
+  | { type: 'noderag:failed'; exitCode: number; message: string };
+const STOP = { type: 'noderag:stop' } as const;
+
+export function isClusterWorker(): boolean {
+  return cluster.isWorker;
+}
+
+/** Worker side: tell the primary the server is listening. */
+export function reportReady(url: string, what: string): void {
+  process.send?.({ type: 'noderag:ready', url, what } satisfies WorkerMessage);
+}
+
+/**
+ * Worker side: tell the primary why this worker cannot start (the primary prints it once),
+ * then exit with its code. Never resolves.
+ */
+export function reportFailureAndExit(e: unknown): Promise<never> {
+  const exitCode = e instanceof CliExit ? e.exitCode : EXIT.FAILURE;
+  const message = e instanceof Error ? e.message : String(e);
+  process.send?.({ type: 'noderag:failed', exitCode, message } satisfies WorkerMessage, () =>
+    process.exit(exitCode),
+  );
+  return new Promise<never>(() => {});
+}
+
+/** Worker side: the primary's request to stop gracefully (once). */
+export function onStopRequest(stop: () => void): () => void {
+  const listener = (m: unknown) => {
+    if ((m as { type?: unknown })?.type === STOP.type) stop();
+  };
+  process.on('message', listener);
+  return () => process.off('message', listener);
+}
+
+export interface PrimaryOptions {
+  workers: number;
+  mainFolder: string;
+}
+
+export async function runPrimary(options: PrimaryOptions): Promise<void> {
+  const { workers } = options;
+  let stopping = false;
+  let started = false;
+  const live = new Set<Worker>();
+
+  const fork = (): Worker => {
+    const w = cluster.fork();
+    live.add(w);
+    w.on('exit', (code, signal) => {
+      live.delete(w);
+      if (stopping || !started) return;
+      console.error(
+        `Search worker ${w.process.pid} exited (${signal ?? `code ${code}`}); starting a replacement.`,
+      );
+      fork().once('message', (m: WorkerMessage) => {
+        if (m.type === 'noderag:failed') console.error(`Replacement worker failed: ${m.message}`);
+      });
+    });
+    return w;
+  };
+
+  const stopAll = async (): Promise<void> => {
+    stopping = true;
+    const exits = [...live].map((w) => new Promise<void>((r) => w.once('exit', () => r())));
+    for (const w of live) if (w.isConnected()) w.send(STOP);
+    await Promise.all(exits);
+  };
+
+  // Start: every worker must report ready; the first failure stops them all.
+  const first = await new Promise<WorkerMessage>((resolve) => {
+    let ready = 0;
+    let firstReady: WorkerMessage | undefined;
+    for (let i = 0; i < workers; i++) {
+      const w = fork();
+      w.on('message', (m: WorkerMessage) => {
+        if (started) return;
+        if (m.type === 'noderag:failed') resolve(m);
+        else if (m.type === 'noderag:ready') {
+          firstReady ??= m;
+          if (++ready === workers) resolve(firstReady);
+        }
+      });
+      w.once('exit', (code) => {
+        if (!started && !stopping)
+          resolve({ type: 'noderag:failed', exitCode: code || EXIT.FAILURE, message: '' });
+      });
+    }
+  });
+  if (first.type === 'noderag:failed') {
+    await stopAll();
+    throw new CliExit(first.exitCode, first.message || 'a search worker exited during start-up');
+  }
+  started = true;
+
+  // Installed after start: until then a signal reaches the workers directly (same process
+  // group) and the primary's default action ends it with them.
+  let signalled = false;
+  const received = new Promise<NodeJS.Signals>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (signalled) {
+        console.error(`${signal} again: exiting now.`);
+        for (const w of live) w.process.kill('SIGKILL');
+        process.exit(EXIT.INTERRUPTED);
+      }
+      signalled = true;
+      resolve(signal);
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
+  console.log(
+    `Search server for ${options.mainFolder} listening on ${first.url} with ${workers} workers (${first.what}). Stop it with Ctrl-C.`,
+  );
+  const signal = await received;
+  console.error(`${signal}: stopping ${workers} workers; in-flight requests get up to 10 s to finish.`);
+  await stopAll();
+  console.error('Search server stopped.');
+}
