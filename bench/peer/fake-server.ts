@@ -1,0 +1,279 @@
+/**
+ * The fake OpenAI-compatible server of `npm run bench -- peer`: the one of
+ * tests/helpers/fake-providers (zero latency, local-provider answers, request log), taught to
+ * also understand the original NodeRAG's prompts, so both systems get the same content.
+ *
+ * noderag renders its own prompts (system + user message, plain strings); those are
+ * recognised by tests/helpers' recognizePrompt. The original (PyPI NodeRAG 0.1.0) sends one
+ * user message, as a list of content parts, whose text is one of its Python prompt templates
+ * filled with `str.format`. The templates are read from the installed package (so they are
+ * exactly the pinned version's), turned into anchored regular expressions, and the matched
+ * fields are mapped to the same task inputs noderag's local provider gets:
+ *
+ *   text_decomposition {text}                          -> decompose {text}
+ *   relationship_reconstraction {relationship}         -> repair {relationship} (the Python
+ *       list repr of the split string is joined back with ", ", the string noderag would see)
+ *   attribute_generation {entity, semantic_units, relationships}
+ *                                                      -> attribute (one item per line)
+ *   community_summary {content}                        -> community {texts} (one per line)
+ *   decompose_query {query}                            -> query {question}
+ *   answer {info, query}                               -> answer {context, question}
+ *
+ * The reply is the local provider's (ts/llm/local) for those inputs, serialised as JSON for
+ * structured tasks: its output shapes (Output/semantic_unit/entities/relationships,
+ * source/relationship/target, high_level_elements, elements) are the original's pydantic
+ * models field for field. A prompt neither side's recogniser knows is counted in
+ * `unrecognised` (the bench reports it; it must stay 0) and answered `{}` / a fixed text.
+ */
+
+import {
+  FakeProviderServer,
+  fakeReply,
+  type RouteContext,
+  type RouteResult,
+} from '../../tests/helpers/fake-providers/fake-server.js';
+import { recognizePrompt } from '../../tests/helpers/fake-providers/prompt-inputs.js';
+import { featureHashBatch } from '../../ts/llm/local/feature-hash.js';
+import { localReply } from '../../ts/llm/local/provider.js';
+import { buildRequest } from '../../ts/llm/prompts/index.js';
+import type { ChatMessage, TaskCall } from '../../ts/llm/types.js';
+
+/** The original's English prompt templates, by its prompt_manager property name. */
+export interface OriginalTemplates {
+  text_decomposition: string;
+  relationship_reconstraction: string;
+  attribute_generation: string;
+  community_summary: string;
+  decompose_query: string;
+  answer: string;
+}
+
+interface Matcher {
+  re: RegExp;
+  fields: string[];
+  toCall: (f: Record<string, string>) => TaskCall;
+}
+
+/** A Python `str.format` template as an anchored regex, one lazy group per `{field}`. */
+export function templateRegex(template: string): { re: RegExp; fields: string[] } {
+  const fields: string[] = [];
+  let src = '';
+  const token = /\{\{|\}\}|\{(\w+)\}/g;
+  let last = 0;
+  const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  for (let m = token.exec(template); m; m = token.exec(template)) {
+    src += esc(template.slice(last, m.index));
+    if (m[0] === '{{') src += '\\{';
+    else if (m[0] === '}}') src += '\\}';
+    else {
+      fields.push(m[1] as string);
+      src += '([\\s\\S]*?)';
+    }
+    last = m.index + m[0].length;
+  }
+  src += esc(template.slice(last));
+  return { re: new RegExp(`^${src}$`), fields };
+}
+
+const lines = (s: string) =>
+  s
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
+
+/** `['A', "b's", 'c']` (Python list repr) -> `A, b's, c`. */
+export function joinPythonList(repr: string): string {
+  const items: string[] = [];
+  const item = /'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"/g;
+  for (let m = item.exec(repr); m; m = item.exec(repr)) {
+    items.push((m[1] ?? m[2] ?? '').replace(/\\(.)/g, '$1'));
+  }
+  return items.length ? items.join(', ') : repr;
+}
+
+function matchers(t: OriginalTemplates): Matcher[] {
+  const make = (template: string, toCall: Matcher['toCall']): Matcher => ({
+    ...templateRegex(template),
+    toCall,
+  });
+  const language = 'English' as const;
+  return [
+    make(t.text_decomposition, (f) => ({ task: 'decompose', language, input: { text: f.text ?? '' } })),
+    make(t.relationship_reconstraction, (f) => ({
+      task: 'repair',
+      language,
+      input: { relationship: joinPythonList(f.relationship ?? ''), entities: [] },
+    })),
+    make(t.attribute_generation, (f) => ({
+      task: 'attribute',
+      language,
+      input: {
+        entity: (f.entity ?? '').trim(),
+        units: lines(f.semantic_units ?? ''),
+        relationships: lines(f.relationships ?? ''),
+      },
+    })),
+    make(t.community_summary, (f) => ({
+      task: 'community',
+      language,
+      input: { texts: lines(f.content ?? '') },
+    })),
+    make(t.decompose_query, (f) => ({
+      task: 'query',
+      language,
+      input: { question: (f.query ?? '').trim() },
+    })),
+    make(t.answer, (f) => ({
+      task: 'answer',
+      language,
+      input: { context: f.info ?? '', question: f.query ?? '' },
+    })),
+  ];
+}
+
+/** The task call behind an original-NodeRAG prompt, or undefined. */
+export function recognizeOriginalPrompt(ms: readonly Matcher[], user: string): TaskCall | undefined {
+  for (const m of ms) {
+    const hit = m.re.exec(user);
+    if (!hit) continue;
+    const f: Record<string, string> = {};
+    m.fields.forEach((name, i) => {
+      f[name] = hit[i + 1] as string;
+    });
+    return m.toCall(f);
+  }
+  return undefined;
+}
+
+type Part = { type?: string; text?: string };
+interface WireMessage {
+  role: ChatMessage['role'];
+  content: string | Part[] | null;
+}
+
+function flatten(messages: readonly WireMessage[]): ChatMessage[] {
+  return messages.map((m) => ({
+    role: m.role,
+    content:
+      typeof m.content === 'string'
+        ? m.content
+        : (m.content ?? []).map((p) => (p.type === 'text' ? (p.text ?? '') : '')).join(''),
+  }));
+}
+
+export class PeerFakeServer extends FakeProviderServer {
+  /** Chat requests by whose prompt they were: noderag's, the original's, or unknown. */
+  readonly recognised = { noderag: 0, original: 0, unrecognised: 0 };
+  /** Chat requests per `<side> <task>`, e.g. `original decompose`. */
+  readonly byTask: Record<string, number> = {};
+  /** First few unrecognised prompts (for the report). */
+  readonly unrecognisedSamples: string[] = [];
+
+  get baseUrl(): string {
+    return `${this.origin}/v1`;
+  }
+}
+
+function chatRoute(server: () => PeerFakeServer, ms: Matcher[]) {
+  return ({ body }: RouteContext): RouteResult => {
+    const b = (body ?? {}) as {
+      model?: string;
+      messages?: WireMessage[];
+      response_format?: { type?: string };
+    };
+    const wantJson = b.response_format?.type === 'json_schema' || b.response_format?.type === 'json_object';
+    const messages = flatten(b.messages ?? []);
+    const s = server();
+    let content: string;
+    const ours = recognizePrompt(messages);
+    const tally = (key: string) => {
+      s.byTask[key] = (s.byTask[key] ?? 0) + 1;
+    };
+    if (ours) {
+      s.recognised.noderag++;
+      tally(`noderag ${ours.task}`);
+      content = fakeReply(messages, wantJson, undefined);
+    } else {
+      const user = messages.find((m) => m.role === 'user')?.content ?? '';
+      const call = recognizeOriginalPrompt(ms, user);
+      if (call) {
+        s.recognised.original++;
+        tally(`original ${call.task}`);
+        const reply = localReply(buildRequest(call));
+        content = typeof reply === 'string' ? reply : JSON.stringify(reply);
+      } else {
+        s.recognised.unrecognised++;
+        if (s.unrecognisedSamples.length < 3) s.unrecognisedSamples.push(user.slice(0, 300));
+        content = wantJson ? '{}' : 'fake reply to an unknown prompt';
+      }
+    }
+    return {
+      status: 200,
+      body: {
+        id: 'chatcmpl-peer',
+        object: 'chat.completion',
+        created: Math.floor(Date.now() / 1000),
+        model: b.model ?? 'fake',
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content, refusal: null },
+            finish_reason: 'stop',
+            logprobs: null,
+          },
+        ],
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      },
+    };
+  };
+}
+
+/** Same as tests/helpers' fake embeddings route: the local provider's feature-hash vectors. */
+function embeddings({ body, options }: RouteContext): RouteResult {
+  const b = (body ?? {}) as {
+    model?: string;
+    input?: string | string[];
+    dimensions?: number;
+    encoding_format?: string;
+  };
+  const inputs = typeof b.input === 'string' ? [b.input] : (b.input ?? []);
+  const dim = b.dimensions ?? options.dim ?? 1536;
+  const flat = featureHashBatch(inputs, dim);
+  const data = inputs.map((_, i) => {
+    const v = flat.subarray(i * dim, (i + 1) * dim);
+    const embedding =
+      b.encoding_format === 'base64'
+        ? Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64')
+        : Array.from(v);
+    return { object: 'embedding', index: i, embedding };
+  });
+  return {
+    status: 200,
+    body: { object: 'list', data, model: b.model ?? 'fake', usage: { prompt_tokens: 1, total_tokens: 1 } },
+  };
+}
+
+export async function startPeerFakeServer(
+  templates: OriginalTemplates,
+  dim: number,
+): Promise<PeerFakeServer> {
+  const ms = matchers(templates);
+  let self: PeerFakeServer | undefined;
+  const server = new PeerFakeServer(
+    [
+      {
+        name: 'chat',
+        match: (m, p) => m === 'POST' && p === '/v1/chat/completions',
+        handle: chatRoute(() => self as PeerFakeServer, ms),
+      },
+      { name: 'embeddings', match: (m, p) => m === 'POST' && p === '/v1/embeddings', handle: embeddings },
+    ],
+    () => true,
+    (status, message) => ({
+      error: { message, type: 'invalid_request_error', param: null, code: null, status },
+    }),
+    { dim },
+  );
+  self = server;
+  return server.start();
+}
