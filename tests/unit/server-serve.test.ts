@@ -1,5 +1,8 @@
+import { request } from 'node:http';
 import { Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createApp, MAX_BODY_BYTES } from '../../ts/server/app.js';
+import type { SearchEngine } from '../../ts/server/engine.js';
 import { type RunningServer, ServerStartError, serveApp } from '../../ts/server/serve.js';
 
 const running: RunningServer[] = [];
@@ -29,5 +32,96 @@ describe('serveApp', () => {
     await new Promise((r) => setTimeout(r, 50));
     await s.close();
     expect(await pending).toBe('done');
+  });
+});
+
+describe('the question routes over a real socket (the Node body and disconnect paths)', () => {
+  const engineWith = (retrieve: SearchEngine['retrieve']): SearchEngine => ({
+    status: async () => ({ ready: true, generation: 1, nodes: 1, vectors: 1 }),
+    retrieve,
+    answer: async () => {
+      throw new Error('not used');
+    },
+  });
+
+  /** Sends a raw request; `chunks` are written with chunked transfer encoding. */
+  function rawPost(port: number, chunks: string[]): Promise<{ status: number; body: string }> {
+    return new Promise((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/retrieval',
+          headers: { 'content-type': 'application/json' },
+        },
+        (res) => {
+          let body = '';
+          res.on('data', (d) => {
+            body += d;
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
+      req.on('error', reject);
+      for (const c of chunks) req.write(c);
+      req.end();
+    });
+  }
+
+  it('reads chunked bodies, and refuses one over the limit with 413 whatever the headers say', async () => {
+    const app = createApp({
+      engine: engineWith(async (q) => ({ retrievalInfo: `ctx:${q}`, retrievalTokens: 1 })),
+    });
+    const s = await serveApp(app, { host: '127.0.0.1', port: 0 });
+    running.push(s);
+    const ok = await rawPost(s.port, ['{"question":', '"Who?"}']);
+    expect(ok).toEqual({ status: 200, body: '{"retrieval":"ctx:Who?"}' });
+    const big = `{"question":"${'x'.repeat(MAX_BODY_BYTES)}"}`;
+    const tooBig = await rawPost(s.port, [big.slice(0, 40_000), big.slice(40_000)]);
+    expect(tooBig.status).toBe(413);
+    expect(JSON.parse(tooBig.body).error.code).toBe('payload_too_large');
+    const bad = await rawPost(s.port, ['{"question":']);
+    expect(bad.status).toBe(400);
+    expect(JSON.parse(bad.body).error.code).toBe('invalid_json');
+  });
+
+  it('a client that disconnects aborts the engine call', async () => {
+    let abortedWith: unknown;
+    let started!: () => void;
+    const inFlight = new Promise<void>((r) => {
+      started = r;
+    });
+    const logged: unknown[] = [];
+    const app = createApp({
+      logError: (e) => logged.push(e),
+      engine: engineWith(
+        (_q, signal) =>
+          new Promise((_, reject) => {
+            started();
+            signal.addEventListener('abort', () => {
+              abortedWith = signal.reason;
+              reject(signal.reason);
+            });
+          }),
+      ),
+    });
+    const s = await serveApp(app, { host: '127.0.0.1', port: 0, graceMs: 100 });
+    running.push(s);
+    const controller = new AbortController();
+    const pending = fetch(`${s.url}/retrieval`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"question":"Who?"}',
+      signal: controller.signal,
+    }).catch((e: unknown) => e);
+    await inFlight;
+    controller.abort();
+    await pending;
+    for (let i = 0; i < 100 && abortedWith === undefined; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(String(abortedWith)).toContain('client disconnected');
+    // Not an internal error: nothing is logged for a client that went away.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(logged).toEqual([]);
   });
 });

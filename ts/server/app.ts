@@ -4,6 +4,7 @@
  * from error codes to statuses in one place (`statusFor`).
  */
 
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { NodeRagError, ProviderError } from '../errors.js';
@@ -64,6 +65,16 @@ export function statusFor(e: unknown): { status: number; code: string; message: 
   return { status: 500, code: 'internal_error', message: 'internal error; see the server log' };
 }
 
+/** What @hono/node-server passes as `c.env`: the raw Node request and response. */
+interface NodeBindings {
+  incoming?: IncomingMessage;
+  outgoing?: ServerResponse;
+}
+
+function nodeBindings(c: Context): NodeBindings {
+  return (c.env ?? {}) as NodeBindings;
+}
+
 async function readQuestion(c: Context): Promise<string> {
   const type = c.req.header('content-type') ?? '';
   const mime = type.split(';')[0]!.trim().toLowerCase();
@@ -76,8 +87,55 @@ async function readQuestion(c: Context): Promise<string> {
   }
   const declared = Number(c.req.header('content-length') ?? '0');
   if (declared > MAX_BODY_BYTES) throw tooLarge();
-  // Read at most MAX_BODY_BYTES + 1 bytes, whatever Content-Length claims (chunked bodies).
-  const body = c.req.raw.body;
+  // Under Node, read the IncomingMessage itself: going through the web Request's body
+  // stream costs more than the rest of a cached request (measured: bench/RESULTS.md ## server).
+  const { incoming } = nodeBindings(c);
+  const text = incoming ? await readIncoming(incoming) : await readWebBody(c.req.raw.body);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new HttpError(400, 'invalid_json', 'the body is not valid JSON');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new HttpError(400, 'invalid_body', `the body must be a JSON object, got ${jsonType(parsed)}`);
+  }
+  return validateQuestion((parsed as Record<string, unknown>).question);
+}
+
+/** At most MAX_BODY_BYTES of a Node request body, whatever Content-Length claims (chunked bodies). */
+function readIncoming(incoming: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (e?: Error) => {
+      incoming.off('data', onData);
+      incoming.off('end', onEnd);
+      incoming.off('error', done);
+      incoming.off('aborted', onAborted);
+      if (e) reject(e);
+      else resolve(Buffer.concat(chunks, size).toString('utf8'));
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.byteLength;
+      if (size > MAX_BODY_BYTES) {
+        incoming.pause();
+        done(tooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => done();
+    const onAborted = () => done(new Error('client disconnected'));
+    incoming.on('data', onData);
+    incoming.once('end', onEnd);
+    incoming.once('error', done);
+    incoming.once('aborted', onAborted);
+  });
+}
+
+/** The same limit over a web ReadableStream (app.request() in tests, other runtimes). */
+async function readWebBody(body: ReadableStream<Uint8Array> | null): Promise<string> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   if (body) {
@@ -93,33 +151,33 @@ async function readQuestion(c: Context): Promise<string> {
       chunks.push(value);
     }
   }
-  const text = Buffer.concat(chunks).toString('utf8');
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new HttpError(400, 'invalid_json', 'the body is not valid JSON');
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new HttpError(400, 'invalid_body', `the body must be a JSON object, got ${jsonType(parsed)}`);
-  }
-  return validateQuestion((parsed as Record<string, unknown>).question);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function tooLarge(): HttpError {
   return new HttpError(413, 'payload_too_large', `the body is larger than ${MAX_BODY_BYTES / 1024} KiB`);
 }
 
-/** Runs `work` with an AbortSignal that fires on client disconnect or the request deadline. */
+/**
+ * Runs `work` with an AbortSignal that fires on client disconnect or the request deadline.
+ * Under Node the disconnect is the response's 'close' before it finished (cheaper than the
+ * web Request's signal, which the adapter would have to create for every request).
+ */
 async function withDeadline<T>(
   c: Context,
   ms: number,
   work: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
   const controller = new AbortController();
-  const clientSignal = c.req.raw.signal;
-  const onClientAbort = () => controller.abort(new Error('client disconnected'));
-  clientSignal?.addEventListener('abort', onClientAbort, { once: true });
+  const onClientGone = () =>
+    controller.abort(new HttpError(499, 'client_closed_request', 'client disconnected before the reply'));
+  const { outgoing } = nodeBindings(c);
+  const onClose = () => {
+    if (!outgoing?.writableFinished) onClientGone();
+  };
+  const clientSignal = outgoing ? undefined : c.req.raw.signal;
+  if (outgoing) outgoing.once('close', onClose);
+  else clientSignal?.addEventListener('abort', onClientGone, { once: true });
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
@@ -136,7 +194,8 @@ async function withDeadline<T>(
     return await Promise.race([work(controller.signal), deadline]);
   } finally {
     clearTimeout(timer);
-    clientSignal?.removeEventListener('abort', onClientAbort);
+    outgoing?.off('close', onClose);
+    clientSignal?.removeEventListener('abort', onClientGone);
   }
 }
 
