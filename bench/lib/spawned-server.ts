@@ -1,10 +1,12 @@
 /**
- * The real `noderag search -f <folder>` command spawned as a child process for benchmarks:
+ * The real `noderag search -f <folder>` command spawned as a child process for benchmarks,
+ * run as users run it: `bin/noderag.js` on the compiled `dist/` (rebuilt first by
+ * `buildDist`, so it matches the working tree), not through tsx:
  * a free loopback port, readiness by polling GET /health, the child's RSS from /proc, and a
  * SIGINT stop that waits for the process to exit (so a --cpu-prof profile gets written).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { REPO_ROOT } from './hotpot.js';
@@ -37,6 +39,48 @@ export function processCpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
+/** Compiles ts/ into dist/ (what `npm ci` does through `prepare`), so the bench serves the current code. */
+export function buildDist(): void {
+  execFileSync(
+    process.execPath,
+    [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'],
+    {
+      cwd: REPO_ROOT,
+      stdio: 'inherit',
+    },
+  );
+}
+
+/** `pid` and its child processes (a `--workers N` server's workers), from /proc. */
+export function processTree(pid: number): number[] {
+  const children: number[] = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) children.push(Number(d));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return [pid, ...children];
+}
+
+/** CPU ms and RSS bytes summed over a process and its children. */
+export function treeUsage(pid: number): { cpuMs: number; rss: number } {
+  let cpuMs = 0;
+  let rss = 0;
+  for (const p of processTree(pid)) {
+    try {
+      cpuMs += processCpuMs(p);
+      rss += processMemory(p).rss;
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return { cpuMs, rss };
+}
+
 export interface SpawnedServer {
   child: ChildProcess;
   pid: number;
@@ -49,7 +93,7 @@ export interface SpawnedServer {
 
 export async function spawnSearchServer(
   folder: string,
-  options: { nodeFlags?: string[]; timeoutMs?: number } = {},
+  options: { nodeFlags?: string[]; timeoutMs?: number; args?: string[] } = {},
 ): Promise<SpawnedServer> {
   const port = await freePort();
   const t0 = performance.now();
@@ -57,9 +101,7 @@ export async function spawnSearchServer(
     process.execPath,
     [
       ...(options.nodeFlags ?? []),
-      '--import',
-      'tsx',
-      join(REPO_ROOT, 'ts', 'cli', 'main.ts'),
+      join(REPO_ROOT, 'bin', 'noderag.js'),
       'search',
       '-f',
       folder,
@@ -67,6 +109,7 @@ export async function spawnSearchServer(
       String(port),
       '--host',
       '127.0.0.1',
+      ...(options.args ?? []),
     ],
     { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
   );
