@@ -227,7 +227,7 @@ mod avx2 {
 }
 
 #[cfg(target_arch = "x86_64")]
-fn has_avx2() -> bool {
+pub(crate) fn has_avx2() -> bool {
   use std::sync::OnceLock;
   static AVX2: OnceLock<bool> = OnceLock::new();
   *AVX2.get_or_init(|| is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"))

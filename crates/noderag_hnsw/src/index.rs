@@ -65,10 +65,15 @@ pub struct HnswIndex {
   retired_count: usize,
   /// Search layer 0 with reverse links added (see `GraphView`).
   reverse_links: bool,
+  /// Walk on 8-bit codes, re-rank exactly (see quantized.rs).
+  quantized: bool,
 }
 
 /// Default for `HnswIndex::reverse_links` (see `set_search_reverse_links`).
 const REVERSE_LINKS: bool = true;
+
+/// Default for `HnswIndex::quantized` (see `set_search_quantized`).
+const QUANTIZED_WALK: bool = true;
 
 impl HnswIndex {
   /// An empty index.
@@ -86,7 +91,7 @@ impl HnswIndex {
       SpaceDistance { space: params.space },
     );
     Self::configure(&mut hnsw);
-    let view = GraphView::new(&hnsw, params.space, params.dim, REVERSE_LINKS)?;
+    let view = GraphView::new(&hnsw, params.space, params.dim, REVERSE_LINKS, QUANTIZED_WALK)?;
     Ok(HnswIndex {
       params,
       hnsw,
@@ -94,6 +99,7 @@ impl HnswIndex {
       retired: Vec::new(),
       retired_count: 0,
       reverse_links: REVERSE_LINKS,
+      quantized: QUANTIZED_WALK,
     })
   }
 
@@ -135,7 +141,13 @@ impl HnswIndex {
       self.hnsw.insert_slice((&row, first + i));
     }
     if n > 0 {
-      self.view = GraphView::new(&self.hnsw, self.params.space, dim, self.reverse_links)?;
+      self.view = GraphView::new(
+        &self.hnsw,
+        self.params.space,
+        dim,
+        self.reverse_links,
+        self.quantized,
+      )?;
     }
     Ok(first as u32)
   }
@@ -251,7 +263,22 @@ impl HnswIndex {
   #[doc(hidden)]
   pub fn set_search_reverse_links(&mut self, on: bool) -> Result<()> {
     self.reverse_links = on;
-    self.view = GraphView::new(&self.hnsw, self.params.space, self.params.dim, on)?;
+    self.view = GraphView::new(&self.hnsw, self.params.space, self.params.dim, on, self.quantized)?;
+    Ok(())
+  }
+
+  /// Whether the beam search walks on 8-bit codes and re-ranks the beam exactly (on by
+  /// default; see quantized.rs). For measurements.
+  #[doc(hidden)]
+  pub fn set_search_quantized(&mut self, on: bool) -> Result<()> {
+    self.quantized = on;
+    self.view = GraphView::new(
+      &self.hnsw,
+      self.params.space,
+      self.params.dim,
+      self.reverse_links,
+      on,
+    )?;
     Ok(())
   }
 
@@ -283,7 +310,7 @@ impl HnswIndex {
   pub fn load(path: &Path, expected_dim: usize, expected_count: Option<usize>) -> Result<HnswIndex> {
     let (mut hnsw, params) = container::load(path, expected_dim, expected_count)?;
     Self::configure(&mut hnsw);
-    let view = GraphView::new(&hnsw, params.space, params.dim, REVERSE_LINKS)
+    let view = GraphView::new(&hnsw, params.space, params.dim, REVERSE_LINKS, QUANTIZED_WALK)
       .map_err(|e| HnswError::corrupt(path, e.to_string()))?;
     Ok(HnswIndex {
       params,
@@ -292,6 +319,7 @@ impl HnswIndex {
       retired: Vec::new(),
       retired_count: 0,
       reverse_links: REVERSE_LINKS,
+      quantized: QUANTIZED_WALK,
     })
   }
 }

@@ -13,6 +13,7 @@ mod distance;
 mod error;
 mod exact;
 mod index;
+mod quantized;
 mod topk;
 mod view;
 

@@ -15,6 +15,7 @@ use hnsw_rs::hnsw::{Hnsw, Point};
 
 use crate::distance::{distance, Space, SpaceDistance};
 use crate::error::{HnswError, Result};
+use crate::quantized::Codes;
 use crate::topk::{Hit, SearchResult, TopK};
 
 /// Pointer to the first value of a stored vector (`dim` values follow).
@@ -81,6 +82,9 @@ pub(crate) struct GraphView {
   /// (label, level) of the entry point.
   entry: Option<(u32, u8)>,
   visited_pool: Mutex<Vec<Visited>>,
+  /// 8-bit codes of the vectors; the beam search walks on them when `quantized`.
+  codes: Codes,
+  quantized: bool,
 }
 
 impl GraphView {
@@ -91,6 +95,7 @@ impl GraphView {
     space: Space,
     dim: usize,
     reverse_links: bool,
+    quantized: bool,
   ) -> Result<GraphView> {
     let n = hnsw.get_nb_point();
     let indexation = hnsw.get_point_indexation();
@@ -148,7 +153,8 @@ impl GraphView {
       }
       l0_offsets.push(l0_links.len());
     }
-    let vectors = points.iter().map(|p| VecPtr(p.get_v().as_ptr())).collect();
+    let vectors: Vec<VecPtr> = points.iter().map(|p| VecPtr(p.get_v().as_ptr())).collect();
+    let codes = Codes::build(points.len(), dim, |i| points[i].get_v());
     let (search_offsets, search_links) = if reverse_links {
       let (o, l) = add_reverse_links(&l0_offsets, &l0_links);
       (Some(o), Some(l))
@@ -167,6 +173,8 @@ impl GraphView {
       upper,
       entry,
       visited_pool: Mutex::new(Vec::new()),
+      codes,
+      quantized,
     })
   }
 
@@ -231,8 +239,14 @@ impl GraphView {
       return SearchResult::default();
     };
     let ef = ef.max(k);
+    // The walk compares codes when quantised (see quantized.rs), exact distances otherwise.
+    let query_code = self.quantized.then(|| self.codes.encode_query(query));
+    let walk_dist = |label: u32| match &query_code {
+      Some(qc) => self.codes.distance(qc, label) as f32,
+      None => self.dist(query, label),
+    };
     let mut cur = Hit {
-      dist: self.dist(query, entry),
+      dist: walk_dist(entry),
       label: entry,
     };
     for layer in (1..=top as usize).rev() {
@@ -241,7 +255,7 @@ impl GraphView {
         if let Some(links) = self.upper.get(&cur.label).and_then(|l| l.get(layer - 1)) {
           for &nb in links {
             let h = Hit {
-              dist: self.dist(query, nb),
+              dist: walk_dist(nb),
               label: nb,
             };
             if h < cur {
@@ -302,7 +316,7 @@ impl GraphView {
         #[cfg(not(target_arch = "x86_64"))]
         let _ = i;
         let h = Hit {
-          dist: self.dist(query, nb),
+          dist: walk_dist(nb),
           label: nb,
         };
         let admit = results.len() < ef || results.peek().is_some_and(|w| h < *w);
@@ -320,7 +334,14 @@ impl GraphView {
     if let Ok(mut pool) = self.visited_pool.lock() {
       pool.push(visited);
     }
-    let mut sorted = results.into_sorted_vec();
+    let mut sorted = results.into_vec();
+    if query_code.is_some() {
+      // Re-rank the beam with exact distances: returned distances are always exact.
+      for h in &mut sorted {
+        h.dist = self.dist(query, h.label);
+      }
+    }
+    sorted.sort_unstable();
     sorted.truncate(k);
     SearchResult {
       labels: sorted.iter().map(|h| h.label).collect(),
@@ -333,8 +354,14 @@ impl GraphView {
   #[inline]
   fn prefetch(&self, label: u32) {
     use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-    let p = self.vectors[label as usize].0 as *const i8;
-    let bytes = self.dim * std::mem::size_of::<f32>();
+    let (p, bytes) = if self.quantized {
+      (self.codes.row_ptr(label) as *const i8, self.codes.stride())
+    } else {
+      (
+        self.vectors[label as usize].0 as *const i8,
+        self.dim * std::mem::size_of::<f32>(),
+      )
+    };
     for offset in (0..bytes).step_by(64) {
       // SAFETY: prefetch is a hint; it never faults, even on an invalid address, and
       // `offset` stays inside the vector anyway.

@@ -411,3 +411,28 @@ fn every_damaged_file_is_a_named_error() {
   // And the good file still loads after all that.
   assert_eq!(HnswIndex::load(&good, dim, Some(300)).unwrap().len(), 300);
 }
+
+#[test]
+fn the_quantised_walk_keeps_recall_and_returns_exact_distances() {
+  let dim = 64;
+  let (data, queries) = data_and_queries(20_000, 300, dim, 50, 7);
+  let mut index = HnswIndex::build(params(Space::L2, dim), &data).unwrap();
+  let quantised = recall_at(&index, &data, &queries, dim, 10, 32);
+  for q in queries.chunks_exact(dim).take(50) {
+    let got = index.search_graph(q, 10, 32).unwrap();
+    for (l, d) in got.labels.iter().zip(&got.distances) {
+      let v = index.vector(*l).unwrap();
+      assert_eq!(
+        *d,
+        noderag_hnsw::l2_squared(q, v),
+        "distance of label {l} is not the exact one"
+      );
+    }
+  }
+  index.set_search_quantized(false).unwrap();
+  let exact_walk = recall_at(&index, &data, &queries, dim, 10, 32);
+  assert!(
+    quantised >= exact_walk - 0.01,
+    "recall@10 at ef 32: quantised walk {quantised}, f32 walk {exact_walk}"
+  );
+}
