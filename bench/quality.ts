@@ -510,8 +510,9 @@ providers.close();
  */
 const READING = [
   'Reading. The search steps do what method.md §6 says (checked against an independent',
-  'reference on this index: propagation scores equal to 1e-17, eligibility and selection identical,',
-  'vector hits equal to the exact top-k). The default context goes mostly to items the local',
+  'reference on this index: propagation scores equal to 1e-17, eligibility and selection identical;',
+  'vector hits are 999 of the 1,000 exact nearest at k = 10, 99 % at k = 40, as an approximate index',
+  'with `ef_search` 64 should be). The default context goes mostly to items the local',
   'provider derives rather than copies: relationships ("A, <1–4 words>, B" fragments), high-level',
   'elements (the first sentences of two community members) and attributes, which rarely hold the',
   'answer (token table below). The propagation is seeded mostly by exact matches of lowercase',
