@@ -268,7 +268,11 @@ const serialText = [
 const verdict =
   missed.length === 0
     ? `Goals (≥ ${GOALS.rps} req/s, p99 ≤ ${GOALS.p99} ms, 0 errors) met by the ${headlineMode} server at ${headline.connections} connections.`
-    : `Goals (≥ ${GOALS.rps} req/s, p99 ≤ ${GOALS.p99} ms, 0 errors) MISSED by the ${headlineMode} server at ${headline.connections} connections: ${missed.join('; ')}.`;
+    : `Goals (≥ ${GOALS.rps} req/s, p99 ≤ ${GOALS.p99} ms, 0 errors) MISSED by the ${headlineMode} server at ${headline.connections} connections: ${missed.join('; ')}. ` +
+      // Little's law: a saturated server holding N requests at throughput X answers each in
+      // about N / X, so the latency goal needs the throughput goal first.
+      `A saturated server answers in about connections / throughput (Little's law): ${headline.connections} / ${fmt(headline.rps, 0)} req/s = ${fmt((1000 * headline.connections) / headline.rps, 0)} ms (measured p50 ${headline.p50} ms); p99 ≤ ${GOALS.p99} ms at ${headline.connections} connections needs at least ${fmt((1000 * headline.connections) / GOALS.p99, 0)} req/s. ` +
+      `Server CPU per request is ${fmt(headline.cpuMsPerRequest, 2)} ms: the profile below shows where it goes.`;
 
 console.log(`\nPOST /retrieval load test, HotpotQA-100 index, ${duration} s per row\n`);
 console.log(table);
