@@ -1,10 +1,10 @@
 /**
- * `npm run bench -- peer [--questions N] [--repeats R]`
+ * `npm run bench -- peer [--corpus gold|full] [--questions N] [--repeats R]`
  *
  * noderag against the original Python NodeRAG (PyPI `NodeRAG`, pinned below, installed into
  * the throw-away virtualenv bench/.venv-noderag on first use). Both index the same corpus
  * subset, the gold supporting paragraphs of the first N HotpotQA questions (default 50, so
- * about 100 paragraphs), with the same fake OpenAI-compatible server (bench/peer/fake-server.ts:
+ * about 100 paragraphs; `--corpus full`: all 994 paragraphs and the 100 questions), with the same fake OpenAI-compatible server (bench/peer/fake-server.ts:
  * tests/helpers' fake server, zero latency, deterministic local-provider answers, which also
  * understands the original's prompt templates so both get the same content), gpt-4o-mini /
  * text-embedding-3-small names, dim 1536. Then each retrieves the same N questions.
@@ -40,9 +40,23 @@ const VENV = join(REPO_ROOT, 'bench', '.venv-noderag');
 const PY = join(VENV, 'bin', 'python');
 
 const { values: args } = parseArgs({
-  options: { questions: { type: 'string', default: '50' }, repeats: { type: 'string', default: '5' } },
+  options: {
+    questions: { type: 'string' },
+    repeats: { type: 'string', default: '5' },
+    corpus: { type: 'string', default: 'gold' },
+  },
 });
-const n = Number(args.questions);
+if (args.corpus !== 'gold' && args.corpus !== 'full') {
+  console.error(`--corpus: expected "gold" or "full", got "${args.corpus}"`);
+  process.exit(2);
+}
+/**
+ * `gold` (default): the gold paragraphs of the first N questions (N = --questions, 50);
+ * `full`: all 994 paragraphs of HotpotQA-100 and N = 100 questions, where the original's
+ * whole-graph work per question shows.
+ */
+const fullCorpus = args.corpus === 'full';
+const n = Number(args.questions ?? (fullCorpus ? 100 : 50));
 /** Rounds of the engine-only pass over the questions (more samples on a noisy machine). */
 const repeats = Number(args.repeats);
 const load = () =>
@@ -59,7 +73,7 @@ function ensureVenv(): void {
   if (a.status !== 0 || b.status !== 0) throw new Error(`could not install ${PEER_PACKAGE} into ${VENV}`);
 }
 
-const PEER_TIMEOUT_MS = 8 * 60_000;
+const PEER_TIMEOUT_MS = 20 * 60_000;
 let env: NodeJS.ProcessEnv = process.env;
 
 /** Runs a child asynchronously (the fake server in this process must keep answering). */
@@ -111,7 +125,10 @@ function dirBytes(dir: string, skip?: string): number {
 const questions = loadQuestions().slice(0, n);
 const corpus = loadCorpus();
 const titles = Object.keys(corpus);
-const wanted = new Set(questions.flatMap((q) => q.supporting_facts.map(([t]) => t)));
+const wanted = new Set(fullCorpus ? titles : questions.flatMap((q) => q.supporting_facts.map(([t]) => t)));
+const corpusText = fullCorpus
+  ? 'the whole HotpotQA-100 corpus'
+  : `the gold supporting paragraphs of the first ${n} questions`;
 
 function writeInput(folder: string): number {
   rmSync(folder, { recursive: true, force: true });
@@ -406,9 +423,7 @@ async function measureChild(
   };
 }
 
-console.log(
-  `corpus: ${paragraphs} paragraphs (gold paragraphs of the first ${n} questions); load average ${loadBefore}`,
-);
+console.log(`corpus: ${paragraphs} paragraphs (${corpusText}); load average ${loadBefore}`);
 
 // --------------------------------------------------------------------------- noderag
 const ours = emptySide();
@@ -628,17 +643,18 @@ console.log(`\n${buildStageTable(ours, theirs)}`);
 for (const x of problems) console.log(`\n${x}`);
 console.log(`\n${served}\nload average (1/5/15 min): before ${loadBefore}, after ${loadAfter}`);
 
+// The full-corpus run keeps its own section, so the default (gold) run's stays beside it.
 writeResultsSection(
-  'peer',
+  fullCorpus ? 'peer (full corpus)' : 'peer',
   [
     `noderag against the original Python NodeRAG (${PEER_PACKAGE} from PyPI, installed by the bench into`,
-    `the throw-away virtualenv bench/.venv-noderag), same ${paragraphs} HotpotQA paragraphs (the gold supporting`,
-    `paragraphs of the first ${n} questions, one file each), same fake OpenAI-compatible server`,
+    `the throw-away virtualenv bench/.venv-noderag), same ${paragraphs} HotpotQA paragraphs (${corpusText},`,
+    'one file each), same fake OpenAI-compatible server',
     '(bench/peer/fake-server.ts: zero latency, deterministic answers of the local provider, dim 1536), same',
     `${n} questions. Each side runs in its own child processes; the server runs in the bench process.`,
     '',
-    `Command: \`npm run bench -- peer\` (defaults \`--questions 50 --repeats 5\`; \`--questions N\` sets the`,
-    `corpus size, \`--repeats R\` the rounds of the engine-only pass; this run: ${n} and ${repeats}). Load average`,
+    `Command: \`npm run bench -- peer${fullCorpus ? ' --corpus full' : ''}\` (defaults \`--corpus gold --questions 50 --repeats 5\`; \`--questions N\` sets the`,
+    `gold corpus size, \`--corpus full\` takes all 994 paragraphs and 100 questions, \`--repeats R\` the rounds of the engine-only pass; this run: ${n} questions, ${repeats} rounds). Load average`,
     `(1/5/15 min) before ${loadBefore}, after ${loadAfter}: the machine has 2 cores shared with other`,
     "agents' builds and benchmarks, so timings are noisy.",
     '',
