@@ -250,7 +250,10 @@ export interface NativeColumn {
   strings?: Array<string | null>
   /** `int64` (exact integers) or `float64` values, or the flattened elements of an `int64_list`. */
   float64?: Float64Array
-  /** `int32` values. */
+  /**
+   * `int32` values; for a `utf8` column read with `dictionary: true`, one key per row
+   * into `strings` (the distinct values), -1 for a null row.
+   */
   int32?: Int32Array
   /** `boolean` values, 0 or 1. */
   uint8?: Uint8Array
@@ -269,6 +272,11 @@ export interface NativeColumnRequest {
   name: string
   kind?: 'utf8' | 'int64' | 'int32' | 'float64' | 'boolean' | 'utf8_list' | 'int64_list' | 'embedding'
   dim?: number
+  /**
+   * `utf8` only: return the distinct values in `strings` and one key per row in `int32`,
+   * so a column of many repeated values does not become one JS string per row.
+   */
+  dictionary?: boolean
 }
 
 export interface NativeCommunities {
@@ -437,7 +445,8 @@ export interface PropagationOptions {
 
 /**
  * Reads a parquet table; `columns` selects (and orders) columns and may demand a kind
- * and an embedding dimension. Async: runs on the libuv pool.
+ * and an embedding dimension; a `utf8` request with `dictionary: true` comes back as its
+ * distinct values (`strings`) and one key per row (`int32`). Async: runs on the libuv pool.
  * Errors: NATIVE_IO (missing/unreadable file), NATIVE_CORRUPT_FILE (not parquet,
  * truncated, damaged, missing column, wrong column type), NATIVE_DIMENSION_MISMATCH.
  */

@@ -33,8 +33,8 @@ use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
 use noderag_store::{
-  read_table, validate_footer, write_table, Column, ColumnData, ColumnKind, ColumnRequest, ReadOptions,
-  StoreError, Strings, Table,
+  dictionary_encode, read_table, validate_footer, write_table, Column, ColumnData, ColumnKind, ColumnRequest,
+  ReadOptions, StoreError, Strings, Table,
 };
 
 use crate::error::{codes, err, guard};
@@ -203,7 +203,8 @@ pub struct NativeColumn {
   pub strings: Option<JsStrings>,
   /// `int64` (exact integers) or `float64` values, or the flattened elements of an `int64_list`.
   pub float64: Option<Float64Array>,
-  /// `int32` values.
+  /// `int32` values; for a `utf8` column read with `dictionary: true`, one key per row
+  /// into `strings` (the distinct values), -1 for a null row.
   pub int32: Option<Int32Array>,
   /// `boolean` values, 0 or 1.
   pub uint8: Option<Uint8Array>,
@@ -232,6 +233,9 @@ pub struct NativeColumnRequest {
   )]
   pub kind: Option<String>,
   pub dim: Option<u32>,
+  /// `utf8` only: return the distinct values in `strings` and one key per row in `int32`,
+  /// so a column of many repeated values does not become one JS string per row.
+  pub dictionary: Option<bool>,
 }
 
 #[napi(object)]
@@ -445,6 +449,53 @@ pub fn write_parquet_table(path: String, table: NativeTable) -> napi::Result<Asy
 pub struct ReadTableTask {
   path: PathBuf,
   options: ReadOptions,
+  /// Names of the `utf8` columns to return dictionary-encoded.
+  dictionary: Vec<String>,
+}
+
+/// A read table whose requested `utf8` columns are dictionary-encoded (on the worker thread).
+pub struct ReadTable {
+  table: Table<'static>,
+  /// Per column: the keys when it was encoded (its `Utf8` data then holds the distinct values).
+  keys: Vec<Option<Vec<i32>>>,
+}
+
+fn encode_dictionaries(
+  path: &std::path::Path,
+  mut table: Table<'static>,
+  names: &[String],
+) -> napi::Result<ReadTable> {
+  let mut keys = Vec::with_capacity(table.columns.len());
+  for c in &mut table.columns {
+    if !names.contains(&c.name) {
+      keys.push(None);
+      continue;
+    }
+    let ColumnData::Utf8(strings) = &mut c.data else {
+      return Err(err(
+        codes::INVALID_ARGUMENT,
+        format!(
+          "{}: column `{}` is {}; only utf8 columns can be read as a dictionary",
+          path.display(),
+          c.name,
+          c.data.kind()
+        ),
+      ));
+    };
+    let encoded = dictionary_encode(strings).ok_or_else(|| {
+      err(
+        codes::CORRUPT_FILE,
+        format!(
+          "{}: column `{}` has more than 2^31 - 1 distinct values",
+          path.display(),
+          c.name
+        ),
+      )
+    })?;
+    *strings = encoded.values;
+    keys.push(Some(encoded.keys));
+  }
+  Ok(ReadTable { table, keys })
 }
 
 /// Converts a read column to its JS shape (main thread, in `resolve`).
@@ -530,14 +581,18 @@ fn native_column(path: &std::path::Path, c: Column<'static>) -> napi::Result<Nat
 }
 
 impl Task for ReadTableTask {
-  type Output = Table<'static>;
+  type Output = ReadTable;
   type JsValue = NativeTable;
 
-  fn compute(&mut self) -> napi::Result<Table<'static>> {
-    guard(|| read_table(&self.path, &self.options).map_err(store_error))
+  fn compute(&mut self) -> napi::Result<ReadTable> {
+    guard(|| {
+      let table = read_table(&self.path, &self.options).map_err(store_error)?;
+      encode_dictionaries(&self.path, table, &self.dictionary)
+    })
   }
 
-  fn resolve(&mut self, _env: Env, table: Table<'static>) -> napi::Result<NativeTable> {
+  fn resolve(&mut self, _env: Env, read: ReadTable) -> napi::Result<NativeTable> {
+    let ReadTable { table, keys } = read;
     guard(|| {
       let num_rows = u32::try_from(table.num_rows).map_err(|_| {
         err(
@@ -548,7 +603,14 @@ impl Task for ReadTableTask {
       let columns = table
         .columns
         .into_iter()
-        .map(|c| native_column(&self.path, c))
+        .zip(keys)
+        .map(|(c, keys)| {
+          let mut out = native_column(&self.path, c)?;
+          if let Some(keys) = keys {
+            out.int32 = Some(Int32Array::new(keys));
+          }
+          Ok(out)
+        })
         .collect::<napi::Result<Vec<_>>>()?;
       Ok(NativeTable { num_rows, columns })
     })
@@ -556,7 +618,8 @@ impl Task for ReadTableTask {
 }
 
 /// Reads a parquet table; `columns` selects (and orders) columns and may demand a kind
-/// and an embedding dimension. Async: runs on the libuv pool.
+/// and an embedding dimension; a `utf8` request with `dictionary: true` comes back as its
+/// distinct values (`strings`) and one key per row (`int32`). Async: runs on the libuv pool.
 /// Errors: NATIVE_IO (missing/unreadable file), NATIVE_CORRUPT_FILE (not parquet,
 /// truncated, damaged, missing column, wrong column type), NATIVE_DIMENSION_MISMATCH.
 #[napi(ts_return_type = "Promise<NativeTable>")]
@@ -565,6 +628,12 @@ pub fn read_parquet_table(
   columns: Option<Vec<NativeColumnRequest>>,
 ) -> napi::Result<AsyncTask<ReadTableTask>> {
   guard(|| {
+    let dictionary = columns
+      .iter()
+      .flatten()
+      .filter(|r| r.dictionary == Some(true))
+      .map(|r| r.name.clone())
+      .collect();
     let columns = match columns {
       None => None,
       Some(reqs) => Some(
@@ -584,6 +653,7 @@ pub fn read_parquet_table(
     Ok(AsyncTask::new(ReadTableTask {
       path: PathBuf::from(path),
       options: ReadOptions { columns },
+      dictionary,
     }))
   })
 }

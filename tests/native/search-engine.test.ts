@@ -13,6 +13,7 @@ import { ClosedError, IndexNotBuiltError, InvalidQuestionError, ProviderError } 
 import type { TaskInputs } from '../../ts/llm/types.js';
 import { native } from '../../ts/native.js';
 import { NodeSearch, type SearchProviders } from '../../ts/search/node-search.js';
+import { readTable, writeTable } from '../../ts/store/index.js';
 import {
   curieSpec,
   writeSearchConfig,
@@ -379,6 +380,23 @@ describe('loading', () => {
     const e = await s2.ready().catch((x: unknown) => x);
     expect(e).toBeInstanceOf(IndexNotBuiltError);
     expect((e as Error).message).toMatch(/index damaged: .*HNSW\.bin/);
+
+    // An edge to a node the graph does not hold (endpoints are read dictionary-encoded).
+    const third = tempDir();
+    await writeSearchProject(third, curieSpec());
+    const edges = (await readTable(join(third, 'cache', 'graph_edges.parquet'))).columns;
+    const target = edges.find((c) => c.name === 'target');
+    if (target?.kind !== 'utf8') throw new Error('graph_edges.parquet has no utf8 target column');
+    target.strings[1] = 'not-a-node';
+    await writeTable(join(third, 'cache', 'graph_edges.parquet'), {
+      numRows: target.strings.length,
+      columns: edges,
+    });
+    const s3 = new NodeSearch(NodeConfig.fromMainFolder(third), { providers: scripted({ questions }) });
+    engines.push(s3);
+    await expect(s3.ready()).rejects.toThrow(
+      /index damaged: .*graph_edges\.parquet: row 1 has target not-a-node, which is not in the graph/,
+    );
   });
 
   it('waits while a build commit is pending', async () => {

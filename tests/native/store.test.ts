@@ -171,6 +171,33 @@ describe('parquet store: round trips', () => {
     expect(t.columns[1]).toEqual(everyKind().columns[0]);
   });
 
+  it('reads a utf8 column dictionary-encoded: distinct values once, one key per row', async () => {
+    const path = join(dir, 'dict.parquet');
+    const ids = ['b', 'a', 'b', null, '日本', 'a', 'b'];
+    await writeTable(path, {
+      numRows: ids.length,
+      columns: [
+        { name: 'id', kind: 'utf8', strings: ids },
+        { name: 'n', kind: 'int32', int32: Int32Array.from(ids.keys()) },
+      ],
+    });
+    const t = await readTable(path, { columns: [{ name: 'id', kind: 'utf8', dictionary: true }, 'n'] });
+    const id = t.columns[0];
+    expect(id).toEqual({
+      name: 'id',
+      kind: 'utf8',
+      strings: ['b', 'a', '日本'],
+      keys: new Int32Array([0, 1, 0, -1, 2, 1, 0]),
+    });
+    // The other columns are untouched, and the plain read still gives one string per row.
+    expect(t.columns[1]).toEqual({ name: 'n', kind: 'int32', int32: Int32Array.from(ids.keys()) });
+    expect((await readTable(path, { columns: ['id'] })).columns[0]).toEqual({
+      name: 'id',
+      kind: 'utf8',
+      strings: ids,
+    });
+  });
+
   it('reports the footer: rows, row groups, columns, size', async () => {
     const path = join(dir, 'footer.parquet');
     await writeTable(path, everyKind());
@@ -422,6 +449,12 @@ describe('parquet store: errors', () => {
     expect(e).toBeInstanceOf(IndexFileError);
     expect(e.code).toBe('NATIVE_DIMENSION_MISMATCH');
     expect(e.message).toContain('dimension 3, expected 1536');
+
+    e = await rejection(readTable(path, { columns: [{ name: 'i64', dictionary: true }] }));
+    expect(e).toBeInstanceOf(InvalidArgumentError);
+    expect(e.message).toContain(
+      'kinds.parquet: column `i64` is int64; only utf8 columns can be read as a dictionary',
+    );
   });
 
   it('inconsistent tables are InvalidArgumentErrors naming the column, and nothing is written', async () => {
@@ -483,6 +516,12 @@ describe('parquet store: errors', () => {
         /duplicate column name `d`/,
       ],
       ['no columns', [], 0, /at least one column/],
+      [
+        'dictionary-encoded',
+        [{ name: 'k', kind: 'utf8', strings: ['x'], keys: new Int32Array([0, 0]) }],
+        2,
+        /`k` is dictionary-encoded \(`keys`\); write its plain values/,
+      ],
     ];
     for (const [what, columns, numRows, message] of bad) {
       const e = await rejection(writeTable(path, { numRows, columns }));

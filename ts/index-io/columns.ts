@@ -119,8 +119,29 @@ export class TableReader {
   /** Non-null strings (a null is a damaged file). */
   utf8(name: string): string[] {
     const c = this.#column(name, ['utf8']);
+    if (c.keys !== undefined) {
+      const { keys, values } = this.utf8Dictionary(name);
+      return Array.from(keys, (k) => values[k]!);
+    }
     const values = c.strings ?? [];
     return values.map((v, i) => (v === null ? this.#fail(name, i, 'unexpected null') : v));
+  }
+
+  /**
+   * Non-null strings as distinct values and one key per row (`values[keys[i]]` is row i).
+   * Columns read with `dictionary: true` arrive this way; others are encoded here.
+   */
+  utf8Dictionary(name: string): { keys: Int32Array; values: string[] } {
+    const c = this.#column(name, ['utf8']);
+    const strings = c.strings ?? [];
+    if (c.keys === undefined) {
+      const row = strings.indexOf(null);
+      if (row >= 0) this.#fail(name, row, 'unexpected null');
+      return { keys: Int32Array.from(strings.keys()), values: strings as string[] };
+    }
+    const row = c.keys.indexOf(-1);
+    if (row >= 0) this.#fail(name, row, 'unexpected null');
+    return { keys: c.keys, values: strings as string[] };
   }
 
   int(name: string): number[] {

@@ -28,6 +28,8 @@ export const SEARCH_FILES = [
 ] as const;
 
 const utf8 = (name: string): ColumnRequest => ({ name, kind: 'utf8' });
+/** Edge endpoints repeat node ids: read them dictionary-encoded (one JS string per node). */
+const endpoint = (name: string): ColumnRequest => ({ name, kind: 'utf8', dictionary: true });
 
 /** The columns search reads from each table. */
 const COLUMNS = {
@@ -40,8 +42,8 @@ const COLUMNS = {
   elements: [utf8('hash_id'), utf8('context')],
   titles: [utf8('hash_id'), utf8('context'), utf8('related_node')],
   graphNodes: [utf8('id'), utf8('type')],
-  graphEdges: [utf8('source'), utf8('target'), { name: 'weight', kind: 'int64' }],
-  hnswGraph: [utf8('source'), utf8('target')],
+  graphEdges: [endpoint('source'), endpoint('target'), { name: 'weight', kind: 'int64' }],
+  hnswGraph: [endpoint('source'), endpoint('target')],
   idMap: [{ name: 'id', kind: 'int64' }, utf8('node'), { name: 'retired', kind: 'boolean' }],
 } satisfies Record<string, ColumnRequest[]>;
 

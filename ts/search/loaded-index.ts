@@ -267,8 +267,8 @@ function buildArrays(snapshot: IndexSnapshot): IndexArrays {
     }
   }
 
-  const edges = edgeArrays(t.graphEdges, ids, indexOf, true);
-  const sim = edgeArrays(t.hnswGraph, ids, indexOf, false);
+  const edges = edgeArrays(t.graphEdges, indexOf, true);
+  const sim = edgeArrays(t.hnswGraph, indexOf, false);
 
   // id_map: label i on row i (checked), retired labels excluded from search.
   const labels = t.idMap.int('id');
@@ -314,44 +314,34 @@ function buildArrays(snapshot: IndexSnapshot): IndexArrays {
 }
 
 /**
- * Resolves sorted `sources` against the ascending `ids` by a merge walk into `out`.
- * Returns false (and `out` is garbage) when the column is not sorted or names an unknown id.
+ * Node indexes of a dictionary-encoded endpoint column: each distinct id is looked up once
+ * (an edge table of a million rows names only as many ids as the graph has nodes).
  */
-function sourcesInto(sources: readonly string[], ids: readonly string[], out: Uint32Array): boolean {
-  let p = 0;
-  for (let i = 0; i < sources.length; i++) {
-    const s = sources[i]!;
-    if (i > 0 && s < sources[i - 1]!) return false;
-    while (p < ids.length && ids[p]! < s) p++;
-    if (ids[p] !== s) return false;
-    out[i] = p;
+function endpointIndexes(
+  table: TableReader,
+  name: string,
+  indexOf: ReadonlyMap<string, number>,
+): Uint32Array {
+  const { keys, values } = table.utf8Dictionary(name);
+  const nodeOf = Int32Array.from(values, (id) => indexOf.get(id) ?? -1);
+  const out = new Uint32Array(keys.length);
+  for (let i = 0; i < keys.length; i++) {
+    const node = nodeOf[keys[i]!]!;
+    if (node < 0) {
+      throw damaged(`${table.label}: row ${i} has ${name} ${values[keys[i]!]}, which is not in the graph`);
+    }
+    out[i] = node;
   }
-  return true;
+  return out;
 }
 
 function edgeArrays(
   table: TableReader,
-  ids: readonly string[],
   indexOf: ReadonlyMap<string, number>,
   weighted: boolean,
 ): { src: Uint32Array; dst: Uint32Array; weight?: Float64Array } {
-  const source = table.utf8('source');
-  const target = table.utf8('target');
-  const m = source.length;
-  const src = new Uint32Array(m);
-  const dst = new Uint32Array(m);
-  // Edge tables are sorted by source and ids ascend with the index: a merge walk resolves
-  // the sources without hashing a million 64-character strings (about 5× faster).
-  const sortedSources = sourcesInto(source, ids, src);
-  for (let i = 0; i < m; i++) {
-    const a = sortedSources ? src[i] : indexOf.get(source[i]!);
-    const b = indexOf.get(target[i]!);
-    if (a === undefined || b === undefined) {
-      throw damaged(`${table.label}: row ${i} joins ${source[i]} and ${target[i]}, not both in the graph`);
-    }
-    src[i] = a;
-    dst[i] = b;
-  }
+  const src = endpointIndexes(table, 'source', indexOf);
+  const dst = endpointIndexes(table, 'target', indexOf);
   if (!weighted) return { src, dst };
   const weight = Float64Array.from(table.int('weight'));
   const bad = weight.findIndex((w) => !(w > 0));

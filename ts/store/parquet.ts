@@ -53,6 +53,9 @@ function checkShapes(path: string, table: TableLike): void {
     if (c.kind === 'embedding' && !(Number.isInteger(c.dim) && (c.dim ?? 0) > 0)) {
       throw invalid(path, `column \`${c.name}\` (embedding) needs a positive integer \`dim\``);
     }
+    if (c.keys !== undefined) {
+      throw invalid(path, `column \`${c.name}\` is dictionary-encoded (\`keys\`); write its plain values`);
+    }
     if (c.validity !== undefined && !(c.validity instanceof Uint8Array)) {
       throw invalid(path, `column \`${c.name}\`: \`validity\` must be a Uint8Array`);
     }
@@ -87,6 +90,7 @@ export interface ReadTableOptions {
  * Reads a parquet table. Besides our own files it accepts what pandas/pyarrow/DuckDB write:
  * LargeUtf8/Utf8View strings, LargeList lists, and embeddings stored as List/LargeList/
  * FixedSizeList of Float32 or Float64 (returned as Float32Array + dim + validity).
+ * A `utf8` request with `dictionary: true` returns distinct values plus `keys`.
  *
  * @throws IndexFileError: `NATIVE_IO` (missing/unreadable), `NATIVE_CORRUPT_FILE` (not
  *   parquet, truncated, damaged, missing column, wrong column type — the message says
@@ -95,8 +99,17 @@ export interface ReadTableOptions {
 export async function readTable(path: string, options: ReadTableOptions = {}): Promise<Table> {
   const requests = options.columns?.map((c) => (typeof c === 'string' ? { name: c } : { ...c }));
   const t = await callNativeAsync(() => native.readParquetTable(path, requests));
-  // The native reader fills exactly the fields of each column's kind (bindings/src/store.rs).
-  return { numRows: t.numRows, columns: t.columns as Column[] };
+  return { numRows: t.numRows, columns: t.columns.map(fromNative) };
+}
+
+/**
+ * The native reader fills exactly the fields of each column's kind (bindings/src/store.rs);
+ * a dictionary-encoded utf8 column carries its keys in `int32`.
+ */
+function fromNative(c: ColumnLike): Column {
+  if (c.kind === 'utf8' && c.int32)
+    return { name: c.name, kind: 'utf8', strings: c.strings ?? [], keys: c.int32 };
+  return c as Column;
 }
 
 export interface FooterInfo {

@@ -51,6 +51,11 @@ export interface Utf8Column {
   name: string;
   kind: 'utf8';
   strings: (string | null)[];
+  /**
+   * Only when read with `dictionary: true`: one key per row into `strings`, which then holds
+   * each distinct value once (row i is `strings[keys[i]]`; key -1 is a null row).
+   */
+  keys?: Int32Array;
 }
 export interface Int64Column extends Nullable {
   name: string;
@@ -124,6 +129,8 @@ export interface ColumnLike {
   dim?: number;
   offsets?: Int32Array;
   validity?: Uint8Array;
+  /** A dictionary-encoded `utf8` column as read (see `Utf8Column.keys`); writes refuse it. */
+  keys?: Int32Array;
 }
 
 export interface TableLike {
@@ -136,6 +143,11 @@ export interface ColumnRequest {
   name: string;
   kind?: ColumnKind;
   dim?: number;
+  /**
+   * `utf8` only: return the column dictionary-encoded (`Utf8Column.keys`), so a column of
+   * many repeated values (edge endpoints) costs one JS string per distinct value, not per row.
+   */
+  dictionary?: boolean;
 }
 
 /** Finds a column by name and kind; `undefined` if absent or of another kind. */

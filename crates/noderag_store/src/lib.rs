@@ -7,11 +7,13 @@
 //!   embeddings `FixedSizeList<Float32, dim>`; atomic replace ([`write_atomically`]).
 //! - [`read_table`]: optional projection and type expectations ([`ColumnRequest`]);
 //!   accepts `List<Float32|Float64>` embeddings and large/view string types.
+//! - [`dictionary_encode`]: a string column as distinct values plus one key per row.
 //! - [`validate_footer`]: cheap integrity check for the build.
 //!
 //! Every error is a [`StoreError`] naming the file.
 
 mod atomic;
+mod dictionary;
 mod error;
 mod footer;
 mod read;
@@ -19,6 +21,7 @@ mod table;
 mod write;
 
 pub use atomic::write_atomically;
+pub use dictionary::{dictionary_encode, DictionaryStrings, NULL_KEY};
 pub use error::{Result, StoreError};
 pub use footer::{validate_footer, FooterInfo};
 pub use read::{kind_of, read_table, ColumnRequest, ReadOptions};
