@@ -67,6 +67,16 @@ describe('local D (decomposition)', () => {
     expect(Output[3]?.relationships).toEqual(['PIERRE CURIE, died in, 1906', '1906, RELATED TO, PARIS']);
   });
 
+  it('a possessive is not part of the name: "Curie\'s" is the entity CURIE', () => {
+    const { Output } = localDecompose("Marie Curie's husband Pierre Curie taught in Paris.", 'English');
+    expect(Output[0]?.entities).toEqual(['MARIE CURIE', 'PIERRE CURIE', 'PARIS']);
+    expect(Output[0]?.relationships).toContain('MARIE CURIE, husband, PIERRE CURIE');
+    expect(localQuery('Who was Marie Curie’s husband?', 'English').elements).toEqual([
+      'Marie Curie',
+      'husband',
+    ]);
+  });
+
   it('a Markdown heading is not a unit', () => {
     const { Output } = localDecompose('# Marie Curie\n\nMarie Curie was born in Warsaw.', 'English');
     expect(Output.map((u) => u.semantic_unit)).toEqual(['Marie Curie was born in Warsaw.']);

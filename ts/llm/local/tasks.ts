@@ -71,7 +71,8 @@ function relationBetween(sentence: string, a: Run, b: Run, language: Language): 
     if (segs.length >= 1 && segs.length <= 4) return segs.map((s) => s.text).join('');
     return RELATED_TO.Chinese;
   }
-  const ws = words(between);
+  // A possessive left after the first entity ("Curie's husband") is not a relation word.
+  const ws = words(between.replace(/^['’]s\b/u, ''));
   if (ws.length >= 1 && ws.length <= 4) return ws.map((w) => w.text).join(' ');
   return RELATED_TO.English;
 }

@@ -16,8 +16,10 @@ const HAN_RE = /\p{Script=Han}/u;
 export function words(text: string): Word[] {
   const out: Word[] = [];
   for (const m of text.matchAll(WORD_RE)) {
-    // Keep a trailing apostrophe or hyphen out of the word ("Curies'" -> "Curies").
-    const w = m[0].replace(/['’-]+$/u, '');
+    // Keep a trailing apostrophe or hyphen and the possessive out of the word ("Curies'" ->
+    // "Curies", "Curie's" -> "Curie"): the name, not its genitive, is the entity, so the
+    // corpus and a question ("Who was Curie's husband?") meet on the same entity.
+    const w = m[0].replace(/(?:['’]s)?['’-]*$/u, '');
     out.push({ text: w, start: m.index, end: m.index + w.length });
   }
   return out;
