@@ -17,19 +17,11 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { gunzipSync } from 'node:zlib';
 import { BENCH_DATA, loadCorpus, loadQuestions, paragraphFileName, REPO_ROOT } from './lib/hotpot.js';
 import { writeResultsSection } from './lib/results-md.js';
 import { fmt, markdownTable, mib, percentile } from './lib/stats.js';
@@ -125,9 +117,22 @@ function dirBytes(dir: string, skip?: string): number {
 const questions = loadQuestions().slice(0, n);
 const corpus = loadCorpus();
 const titles = Object.keys(corpus);
-const wanted = new Set(fullCorpus ? titles : questions.flatMap((q) => q.supporting_facts.map(([t]) => t)));
+/**
+ * Paragraphs whose title is all capitals ("WRVU", "XMII") crash the original's build: its
+ * entity and semantic-unit ids are both sha256 of the raw text, so the title line as a unit
+ * and the same name as an entity get one id, the edge between them is a self-loop, and
+ * networkx's k_core in its Attribute pipeline refuses the graph. The full corpus leaves them
+ * out, for both systems.
+ */
+const collidesInOriginal = (title: string) => title.toUpperCase() === title && /\p{L}/u.test(title);
+const left = titles.filter(collidesInOriginal);
+const wanted = new Set(
+  fullCorpus
+    ? titles.filter((t) => !collidesInOriginal(t))
+    : questions.flatMap((q) => q.supporting_facts.map(([t]) => t)),
+);
 const corpusText = fullCorpus
-  ? 'the whole HotpotQA-100 corpus'
+  ? `the whole HotpotQA-100 corpus but the ${left.length} paragraphs with an all-capitals title (${left.join(', ')}), which crash the original's build: its entity and semantic-unit ids are both sha256 of the raw text, so the title line as a unit and the same name as an entity share one id, their edge is a self-loop and networkx's k_core refuses the graph`
   : `the gold supporting paragraphs of the first ${n} questions`;
 
 function writeInput(folder: string): number {
@@ -148,20 +153,26 @@ function writeInput(folder: string): number {
 /**
  * The original counts tokens with Python tiktoken, which downloads o200k_base on first use. This
  * machine has no network beyond package registries, so its cache is seeded with the same file
- * from the tiktoken-rs crate that noderag's Rust core embeds (cache key: SHA-1 of the URL).
+ * (tiktoken checks its SHA-256) from the Rust crate noderag's core embeds: bpe-openai keeps it
+ * gzipped, tiktoken-rs plain (cache key: SHA-1 of the URL).
  */
 const TIKTOKEN_CACHE = join(BENCH_DATA, 'tiktoken-cache');
+const O200K_IN_CRATES: ReadonlyArray<{ crate: string; file: string; gzip: boolean }> = [
+  { crate: 'bpe-openai-', file: 'data/o200k_base.tiktoken.gz', gzip: true },
+  { crate: 'tiktoken-rs-', file: 'assets/o200k_base.tiktoken', gzip: false },
+];
 function seedTiktokenCache(): void {
   const url = 'https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken';
   const target = join(TIKTOKEN_CACHE, createHash('sha1').update(url).digest('hex'));
   if (existsSync(target)) return;
   const registry = join(process.env.CARGO_HOME ?? join(homedir(), '.cargo'), 'registry', 'src');
   for (const index of existsSync(registry) ? readdirSync(registry) : []) {
-    for (const crate of readdirSync(join(registry, index)).filter((c) => c.startsWith('tiktoken-rs-'))) {
-      const file = join(registry, index, crate, 'assets', 'o200k_base.tiktoken');
-      if (existsSync(file)) {
+    for (const { crate, file, gzip } of O200K_IN_CRATES) {
+      for (const dir of readdirSync(join(registry, index)).filter((c) => c.startsWith(crate))) {
+        const path = join(registry, index, dir, file);
+        if (!existsSync(path)) continue;
         mkdirSync(TIKTOKEN_CACHE, { recursive: true });
-        copyFileSync(file, target);
+        writeFileSync(target, gzip ? gunzipSync(readFileSync(path)) : readFileSync(path));
         return;
       }
     }
