@@ -28,22 +28,25 @@ export const SEARCH_FILES = [
 ] as const;
 
 const utf8 = (name: string): ColumnRequest => ({ name, kind: 'utf8' });
-/** Edge endpoints repeat node ids: read them dictionary-encoded (one JS string per node). */
-const endpoint = (name: string): ColumnRequest => ({ name, kind: 'utf8', dictionary: true });
+/**
+ * A column whose values repeat (edge endpoints, node types, a unit's chunk id): read it
+ * dictionary-encoded, so each distinct value becomes one JS string and is resolved once.
+ */
+const repeated = (name: string): ColumnRequest => ({ name, kind: 'utf8', dictionary: true });
 
 /** The columns search reads from each table. */
 const COLUMNS = {
   documents: [{ name: 'doc_id', kind: 'int64' }, utf8('path')],
   text: [utf8('hash_id'), utf8('context'), { name: 'doc_id', kind: 'int64' }],
-  units: [utf8('hash_id'), utf8('context'), utf8('text_hash_id')],
-  entities: [utf8('hash_id'), utf8('context'), utf8('text_hash_id')],
-  relationships: [utf8('hash_id'), utf8('context'), utf8('text_hash_id')],
+  units: [utf8('hash_id'), utf8('context'), repeated('text_hash_id')],
+  entities: [utf8('hash_id'), utf8('context'), repeated('text_hash_id')],
+  relationships: [utf8('hash_id'), utf8('context'), repeated('text_hash_id')],
   attributes: [utf8('hash_id'), utf8('context'), utf8('node')],
   elements: [utf8('hash_id'), utf8('context')],
   titles: [utf8('hash_id'), utf8('context'), utf8('related_node')],
-  graphNodes: [utf8('id'), utf8('type')],
-  graphEdges: [endpoint('source'), endpoint('target'), { name: 'weight', kind: 'int64' }],
-  hnswGraph: [endpoint('source'), endpoint('target')],
+  graphNodes: [utf8('id'), repeated('type')],
+  graphEdges: [repeated('source'), repeated('target'), { name: 'weight', kind: 'int64' }],
+  hnswGraph: [repeated('source'), repeated('target')],
   idMap: [{ name: 'id', kind: 'int64' }, utf8('node'), { name: 'retired', kind: 'boolean' }],
 } satisfies Record<string, ColumnRequest[]>;
 

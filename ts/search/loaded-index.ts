@@ -168,7 +168,13 @@ export class LoadedIndex {
 function buildArrays(snapshot: IndexSnapshot): IndexArrays {
   const t = snapshot.tables;
   const nodeIds = t.graphNodes.utf8('id');
-  const nodeTypes = t.graphNodes.utf8('type');
+  // Seven distinct type names over all rows: resolve each once, then index by key.
+  const nodeTypes = t.graphNodes.utf8Dictionary('type');
+  const codeOfKey = nodeTypes.values.map((name) => {
+    const code = TYPE_CODE.get(name);
+    if (code === undefined) throw damaged(`graph_nodes.parquet: unknown node type ${JSON.stringify(name)}`);
+    return code;
+  });
   const n = nodeIds.length;
 
   // graph_nodes.parquet is sorted by id; sort defensively if a writer did not.
@@ -182,14 +188,10 @@ function buildArrays(snapshot: IndexSnapshot): IndexArrays {
     }
   }
   const ids = order ? order.map((k) => nodeIds[k]!) : nodeIds;
-  const typeNames = order ? order.map((k) => nodeTypes[k]!) : nodeTypes;
   const types = new Uint8Array(n);
   const indexOf = new Map<string, number>();
   for (let i = 0; i < n; i++) {
-    const code = TYPE_CODE.get(typeNames[i]!);
-    if (code === undefined)
-      throw damaged(`graph_nodes.parquet: unknown node type ${JSON.stringify(typeNames[i])}`);
-    types[i] = code;
+    types[i] = codeOfKey[nodeTypes.keys[order ? order[i]! : i]!]!;
     if (indexOf.has(ids[i]!)) throw damaged(`graph_nodes.parquet: node ${ids[i]} appears twice`);
     indexOf.set(ids[i]!, i);
   }
@@ -225,9 +227,11 @@ function buildArrays(snapshot: IndexSnapshot): IndexArrays {
     });
   };
   const firstChunk = (table: TableReader) => {
-    const chunk = table.utf8('text_hash_id');
+    // Many rows share a chunk: resolve each distinct chunk id once.
+    const chunk = table.utf8Dictionary('text_hash_id');
+    const docOfKey = Int32Array.from(chunk.values, (id) => textDoc.get(id) ?? NO);
     return (row: number, node: number) => {
-      docOf[node] = textDoc.get(chunk[row]!) ?? NO;
+      docOf[node] = docOfKey[chunk.keys[row]!]!;
     };
   };
   place(t.text, 'text', (row, node) => {
