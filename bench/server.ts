@@ -13,7 +13,7 @@
  * `node --cpu-prof` lists the server's top functions by self time.
  */
 
-import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -21,7 +21,7 @@ import autocannon from 'autocannon';
 import { topSelfTime } from './lib/cpu-profile.js';
 import { BENCH_DATA, ensureHotpotIndex, loadQuestions } from './lib/hotpot.js';
 import { writeResultsSection } from './lib/results-md.js';
-import { buildDist, spawnSearchServer, treeUsage } from './lib/spawned-server.js';
+import { buildDist, spawnFloorServer, spawnSearchServer, treeUsage } from './lib/spawned-server.js';
 import { fmt, markdownTable, mib, percentile } from './lib/stats.js';
 
 const { values: args } = parseArgs({
@@ -79,15 +79,18 @@ async function load(url: string, connections: number, seconds: number): Promise<
   });
 }
 
-async function sanity(url: string): Promise<void> {
+/** One POST /retrieval that must succeed; returns the reply's bytes. */
+async function sanity(url: string): Promise<Buffer> {
   const r = await fetch(`${url}/retrieval`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: bodies[0],
   });
-  const body = (await r.json()) as { retrieval?: string };
+  const bytes = Buffer.from(await r.arrayBuffer());
+  const body = JSON.parse(bytes.toString('utf8')) as { retrieval?: string };
   if (r.status !== 200 || !body.retrieval)
-    throw new Error(`POST /retrieval answered ${r.status}: ${JSON.stringify(body).slice(0, 300)}`);
+    throw new Error(`POST /retrieval answered ${r.status}: ${bytes.toString('utf8').slice(0, 300)}`);
+  return bytes;
 }
 
 /**
@@ -97,9 +100,16 @@ async function sanity(url: string): Promise<void> {
  * questions are all retrieved from its cache after their first time.
  */
 const MODES = [
-  { name: 'cache off, 1 worker', args: ['--cache-size', '0'], uncached: true },
-  { name: 'cache off, 2 workers', args: ['--cache-size', '0', '--workers', '2'], uncached: true },
-  { name: 'cache on (default), 1 worker', args: [] as string[], uncached: false },
+  { name: 'cache off, 1 worker', args: ['--cache-size', '0'], uncached: true, floor: false },
+  {
+    name: 'cache off, 2 workers',
+    args: ['--cache-size', '0', '--workers', '2'],
+    uncached: true,
+    floor: false,
+  },
+  { name: 'cache on (default), 1 worker', args: [] as string[], uncached: false, floor: false },
+  // Peer in the same run: what plain node:http costs with the same client, reply and cores.
+  { name: 'floor: plain node:http, fixed reply', args: [] as string[], uncached: false, floor: true },
 ] as const;
 type Mode = (typeof MODES)[number]['name'];
 
@@ -114,12 +124,17 @@ interface ModeRun {
 buildDist();
 const loadAtStart = loadavg()[0]!;
 const runs: ModeRun[] = [];
+/** A real /retrieval reply (of the first question), which the floor server sends back. */
+const floorReply = join(BENCH_DATA, 'server-floor-reply.json');
 for (const mode of MODES) {
-  const server = await spawnSearchServer(folder, { args: [...mode.args] });
+  const server = mode.floor
+    ? await spawnFloorServer(floorReply)
+    : await spawnSearchServer(folder, { args: [...mode.args] });
   const run: ModeRun = { mode: mode.name, rows: [], serial: [], startMs: server.startMs };
   runs.push(run);
   try {
-    await sanity(server.url);
+    const reply = await sanity(server.url);
+    if (!mode.floor) writeFileSync(floorReply, reply);
     // One request at a time: the latency of a lone request, without queueing.
     for (let i = 0; i < bodies.length; i++) {
       const t = performance.now();
@@ -274,9 +289,17 @@ const verdict =
       `A saturated server answers in about connections / throughput (Little's law): ${headline.connections} / ${fmt(headline.rps, 0)} req/s = ${fmt((1000 * headline.connections) / headline.rps, 0)} ms (measured p50 ${headline.p50} ms); p99 ≤ ${GOALS.p99} ms at ${headline.connections} connections needs at least ${fmt((1000 * headline.connections) / GOALS.p99, 0)} req/s. ` +
       `Server CPU per request is ${fmt(headline.cpuMsPerRequest, 2)} ms: the profile below shows where it goes.`;
 
+const floorRow = runs
+  .find((run) => MODES.find((m) => m.name === run.mode)!.floor)
+  ?.rows.find((r) => r.connections === headline.connections);
+const floorText = floorRow
+  ? `Floor at ${floorRow.connections} connections (plain node:http, same client and reply): ${fmt(floorRow.rps, 0)} req/s, p50 ${floorRow.p50} ms, p99 ${floorRow.p99} ms, ${floorRow.errors} errors, ${fmt(floorRow.cpuMsPerRequest, 2)} ms server CPU per request.`
+  : '';
+const verdictWithFloor = floorText ? `${verdict}\n\n${floorText}` : verdict;
+
 console.log(`\nPOST /retrieval load test, HotpotQA-100 index, ${duration} s per row\n`);
 console.log(table);
-console.log(`\n${serialText}\n${verdict}`);
+console.log(`\n${serialText}\n${verdictWithFloor}`);
 if (profileText) console.log(`\n${profileText}`);
 
 if (duration >= 30) {
@@ -292,8 +315,11 @@ if (duration >= 30) {
       "is a full retrieval, the server's real cost per question; **cache on** (the default, 1000",
       'questions): after its first time each of the 100 questions is retrieved from memory, so those',
       'rows measure the HTTP layer and the cache, what repeated questions cost. The RESULT line and',
-      'the goal verdict use the faster cache-off server at 50 connections. Server CPU and RSS are',
-      'summed over the server process and its workers.',
+      'the goal verdict use the faster cache-off server at 50 connections. **floor** is a peer in',
+      'the same run: a plain node:http server (bench/lib/http-floor-server.mjs) that reads each body',
+      'and sends a saved /retrieval reply, no framework and no search, i.e. what the HTTP layer alone',
+      'costs with this client on these cores. Server CPU and RSS are summed over the server process',
+      'and its workers.',
       'Errors = non-2xx + socket errors + timeouts (10 s, autocannon closes the connection). RSS from',
       `/proc of the server process before and after each row. Peak RSS seen: ${mib(peakRss)} MiB.`,
       '',
@@ -303,7 +329,7 @@ if (duration >= 30) {
       '',
       serialText,
       '',
-      verdict,
+      verdictWithFloor,
       ...(profileText ? ['', profileText] : []),
       '',
       resultLine,

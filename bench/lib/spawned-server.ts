@@ -95,11 +95,8 @@ export async function spawnSearchServer(
   folder: string,
   options: { nodeFlags?: string[]; timeoutMs?: number; args?: string[] } = {},
 ): Promise<SpawnedServer> {
-  const port = await freePort();
-  const t0 = performance.now();
-  const child = spawn(
-    process.execPath,
-    [
+  return spawnServer(
+    (port) => [
       ...(options.nodeFlags ?? []),
       join(REPO_ROOT, 'bin', 'noderag.js'),
       'search',
@@ -111,8 +108,27 @@ export async function spawnSearchServer(
       '127.0.0.1',
       ...(options.args ?? []),
     ],
-    { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    options.timeoutMs,
   );
+}
+
+/**
+ * The floor for the HTTP layer: a plain node:http server (bench/lib/http-floor-server.mjs)
+ * that reads each POST body and answers the bytes of `replyFile`, nothing else.
+ */
+export async function spawnFloorServer(replyFile: string): Promise<SpawnedServer> {
+  return spawnServer((port) => [
+    join(REPO_ROOT, 'bench', 'lib', 'http-floor-server.mjs'),
+    String(port),
+    replyFile,
+  ]);
+}
+
+/** Spawns `node <argv(port)>` and waits until its GET /health reports a ready index. */
+async function spawnServer(argv: (port: number) => string[], timeoutMs = 60_000): Promise<SpawnedServer> {
+  const port = await freePort();
+  const t0 = performance.now();
+  const child = spawn(process.execPath, argv(port), { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => {
     out += d.toString();
@@ -122,12 +138,12 @@ export async function spawnSearchServer(
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`search server exited (${child.exitCode}):\n${out}`);
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`search server not ready within ${options.timeoutMs ?? 60_000} ms:\n${out}`);
+      throw new Error(`search server not ready within ${timeoutMs} ms:\n${out}`);
     }
     try {
       const r = await fetch(`${url}/health`);
