@@ -323,7 +323,7 @@ if (duration >= 30) {
       'Errors = non-2xx + socket errors + timeouts (10 s, autocannon closes the connection). RSS from',
       `/proc of the server process before and after each row. Peak RSS seen: ${mib(peakRss)} MiB.`,
       '',
-      `Command: \`npm run bench -- server\` (about ${Math.round((levels.length * duration + 10) / 60)} min; \`--duration 5\` for a smoke run)`,
+      `Command: \`npm run bench -- server\` (about ${Math.round((MODES.length * levels.length * (duration + 1) + 20) / 60)} min; \`--duration 5\` for a smoke run)`,
       '',
       table,
       '',
