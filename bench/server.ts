@@ -96,22 +96,19 @@ async function sanity(url: string): Promise<Buffer> {
 /**
  * The servers measured: the retrieval cache off, so every request pays the whole retrieval
  * (the server's real cost per question; the RESULT line takes the better of these two), with
- * one process and with one per core; and the default server, where the 100 rotated
- * questions are all retrieved from its cache after their first time.
+ * one process and with one per core; the default server, where the 100 rotated
+ * questions are all retrieved from its cache after their first time; and the floor, a plain
+ * node:http server sending a saved reply (no search), spawned instead of `noderag search`.
  */
 const MODES = [
-  { name: 'cache off, 1 worker', args: ['--cache-size', '0'], uncached: true, floor: false },
-  {
-    name: 'cache off, 2 workers',
-    args: ['--cache-size', '0', '--workers', '2'],
-    uncached: true,
-    floor: false,
-  },
-  { name: 'cache on (default), 1 worker', args: [] as string[], uncached: false, floor: false },
+  { name: 'cache off, 1 worker', args: ['--cache-size', '0'], kind: 'uncached' },
+  { name: 'cache off, 2 workers', args: ['--cache-size', '0', '--workers', '2'], kind: 'uncached' },
+  { name: 'cache on (default), 1 worker', args: [] as string[], kind: 'cached' },
   // Peer in the same run: what plain node:http costs with the same client, reply and cores.
-  { name: 'floor: plain node:http, fixed reply', args: [] as string[], uncached: false, floor: true },
+  { name: 'floor: plain node:http, fixed reply', args: [] as string[], kind: 'floor' },
 ] as const;
 type Mode = (typeof MODES)[number]['name'];
+const kindOf = (mode: Mode) => MODES.find((m) => m.name === mode)!.kind;
 
 interface ModeRun {
   mode: Mode;
@@ -127,14 +124,15 @@ const runs: ModeRun[] = [];
 /** A real /retrieval reply (of the first question), which the floor server sends back. */
 const floorReply = join(BENCH_DATA, 'server-floor-reply.json');
 for (const mode of MODES) {
-  const server = mode.floor
-    ? await spawnFloorServer(floorReply)
-    : await spawnSearchServer(folder, { args: [...mode.args] });
+  const server =
+    mode.kind === 'floor'
+      ? await spawnFloorServer(floorReply)
+      : await spawnSearchServer(folder, { args: [...mode.args] });
   const run: ModeRun = { mode: mode.name, rows: [], serial: [], startMs: server.startMs };
   runs.push(run);
   try {
     const reply = await sanity(server.url);
-    if (!mode.floor) writeFileSync(floorReply, reply);
+    if (mode.kind !== 'floor') writeFileSync(floorReply, reply);
     // One request at a time: the latency of a lone request, without queueing.
     for (let i = 0; i < bodies.length; i++) {
       const t = performance.now();
@@ -226,9 +224,7 @@ const table = markdownTable(
 );
 // The RESULT line reports a cache-off server (every request a full retrieval) at 50
 // connections (the issue's middle load; else the best row), the faster of its two set-ups.
-const uncachedRows = runs
-  .filter((run) => MODES.find((m) => m.name === run.mode)!.uncached)
-  .flatMap((run) => run.rows);
+const uncachedRows = runs.filter((run) => kindOf(run.mode) === 'uncached').flatMap((run) => run.rows);
 const at50 = uncachedRows.filter((r) => r.connections === 50);
 const headline = (at50.length > 0 ? at50 : uncachedRows).reduce((a, b) => (b.rps > a.rps ? b : a));
 const headlineMode = modeOf.get(headline)!;
@@ -290,7 +286,7 @@ const verdict =
       `Server CPU per request is ${fmt(headline.cpuMsPerRequest, 2)} ms: the profile below shows where it goes.`;
 
 const floorRow = runs
-  .find((run) => MODES.find((m) => m.name === run.mode)!.floor)
+  .find((run) => kindOf(run.mode) === 'floor')
   ?.rows.find((r) => r.connections === headline.connections);
 const floorText = floorRow
   ? `Floor at ${floorRow.connections} connections (plain node:http, same client and reply): ${fmt(floorRow.rps, 0)} req/s, p50 ${floorRow.p50} ms, p99 ${floorRow.p99} ms, ${floorRow.errors} errors, ${fmt(floorRow.cpuMsPerRequest, 2)} ms server CPU per request.`

@@ -30,15 +30,11 @@ pub fn dictionary_encode(column: &Strings) -> Option<DictionaryStrings> {
       keys.push(NULL_KEY);
       continue;
     };
-    let key = match seen.get(bytes) {
-      Some(&k) => k,
-      None => {
-        let k = i32::try_from(values.len()).ok()?;
-        values.push_bytes(bytes);
-        seen.insert(bytes, k);
-        k
-      }
-    };
+    let next = i32::try_from(values.len()).ok()?;
+    let key = *seen.entry(bytes).or_insert_with(|| {
+      values.push_bytes(bytes);
+      next
+    });
     keys.push(key);
   }
   Some(DictionaryStrings { keys, values })
