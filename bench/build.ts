@@ -28,7 +28,7 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 
 if (process.argv[2] === '--worker') {
   const folder = process.argv[3]!;
-  const { runBuild } = await import('../ts/build/pipeline.js');
+  const { runBuild } = await import('../ts/indexing/pipeline.js');
   const started = performance.now();
   const sink = { write: () => true, isTTY: false } as unknown as NodeJS.WritableStream & { isTTY: false };
   const code = await runBuild({

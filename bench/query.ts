@@ -25,8 +25,6 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { CACHE_FILES, resolveInProject } from '../ts/build/layout.js';
-import { initialState, writeState } from '../ts/build/state.js';
 import { NodeConfig } from '../ts/config/node-config.js';
 import type { Table } from '../ts/index-io/columns.js';
 import { writeTableFile } from '../ts/index-io/parquet.js';
@@ -55,6 +53,8 @@ import type {
   TextRow,
   TitleRow,
 } from '../ts/model/types.js';
+import { CACHE_FILES, resolveInProject } from '../ts/project/layout.js';
+import { initialState, writeState } from '../ts/project/state.js';
 import { LoadedIndex } from '../ts/search/loaded-index.js';
 import { NodeSearch } from '../ts/search/node-search.js';
 import {

@@ -9,7 +9,6 @@
  * algorithms, parquet tables, text core) as namespaces, so their names never collide.
  */
 
-export { type BuildOptions, runBuild } from './build/pipeline.js';
 export {
   CONFIG_FILE_NAME,
   type ConfigPatch,
@@ -30,6 +29,7 @@ export {
 } from './config/index.js';
 export * from './errors.js';
 export * as graph from './graph/index.js';
+export { type BuildOptions, runBuild } from './indexing/pipeline.js';
 export {
   BUILD_RETRY_POLICY,
   type CreateProvidersOptions,

@@ -13,8 +13,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STAGES } from '../../ts/build/state.js';
 import type { ChatMessage } from '../../ts/llm/types.js';
+import { STAGES } from '../../ts/project/state.js';
 import {
   type FakeOpenAIServer,
   type LoggedRequest,

@@ -9,8 +9,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { CACHE_FILES, resolveInProject } from '../../ts/build/layout.js';
-import { type BuildState, initialState, writeState } from '../../ts/build/state.js';
 import type { Table } from '../../ts/index-io/columns.js';
 import { writeTableFile } from '../../ts/index-io/parquet.js';
 import {
@@ -29,6 +27,8 @@ import {
 } from '../../ts/index-io/tables.js';
 import { featureHashBatch } from '../../ts/llm/local/feature-hash.js';
 import type { GraphEdge, GraphNode, NodeType } from '../../ts/model/types.js';
+import { CACHE_FILES, resolveInProject } from '../../ts/project/layout.js';
+import { type BuildState, initialState, writeState } from '../../ts/project/state.js';
 import { VectorIndex, type VectorSpace } from '../../ts/vector/index.js';
 
 export interface SpecNode {

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type CommitStep, recoverStaging, StageCommit } from '../../ts/build/commit.js';
+import { type CommitStep, recoverStaging, StageCommit } from '../../ts/indexing/commit.js';
 
 const REPO = resolve(import.meta.dirname, '..', '..');
 const FILES = ['cache/a.parquet', 'cache/sub/b.bin', 'info/indices.json', 'info/state.json'] as const;
@@ -151,7 +151,7 @@ describe('crash safety (simulated by a failing hook)', () => {
 
 describe('crash safety (real SIGKILL of a child process)', () => {
   const CHILD = `
-    import { StageCommit } from ${JSON.stringify(join(REPO, 'ts', 'build', 'commit.ts'))};
+    import { StageCommit } from ${JSON.stringify(join(REPO, 'ts', 'indexing', 'commit.ts'))};
     const [root, killStep, killDetail, files] = [process.argv[2], process.argv[3], process.argv[4] || undefined, JSON.parse(process.argv[5])];
     const commit = await StageCommit.begin(root, {
       afterStep: (step, detail) => {

@@ -10,7 +10,7 @@ import {
   discoverDocuments,
   hashFiles,
   listInputFiles,
-} from '../../ts/build/discover.js';
+} from '../../ts/indexing/discover.js';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 

@@ -9,10 +9,10 @@ import {
   extractFiles,
   extractFromBytes,
   hasContent,
-} from '../../ts/build/extract.js';
-import { htmlToText, sniffHtmlCharset } from '../../ts/build/loaders/html.js';
-import { joinHyphenatedLines, pageText } from '../../ts/build/loaders/pdf.js';
-import { decodeText } from '../../ts/build/loaders/text.js';
+} from '../../ts/indexing/extract.js';
+import { htmlToText, sniffHtmlCharset } from '../../ts/indexing/loaders/html.js';
+import { joinHyphenatedLines, pageText } from '../../ts/indexing/loaders/pdf.js';
+import { decodeText } from '../../ts/indexing/loaders/text.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'documents');
 

@@ -10,7 +10,7 @@ import {
   serializeDocumentHashes,
   serializeIndices,
   withCycleDocuments,
-} from '../../ts/build/info-files.js';
+} from '../../ts/indexing/info-files.js';
 import { emptyCounters } from '../../ts/model/types.js';
 
 const H = (c: string) => c.repeat(64);

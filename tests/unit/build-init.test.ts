@@ -3,16 +3,16 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { NoDocumentsError } from '../../ts/build/errors.js';
-import { serializeDocumentHashes } from '../../ts/build/info-files.js';
-import { checkCommittedIndex, expectedIndexFiles, runInit, STAGE_OUTPUTS } from '../../ts/build/init.js';
+import { NoDocumentsError } from '../../ts/indexing/errors.js';
+import { serializeDocumentHashes } from '../../ts/indexing/info-files.js';
+import { checkCommittedIndex, expectedIndexFiles, runInit, STAGE_OUTPUTS } from '../../ts/indexing/init.js';
 import {
   advanceState,
   type BuildState,
   initialState,
   serializeState,
   startCycle,
-} from '../../ts/build/state.js';
+} from '../../ts/project/state.js';
 
 let root: string;
 beforeEach(async () => {

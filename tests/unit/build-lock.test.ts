@@ -3,8 +3,8 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BuildLockedError } from '../../ts/build/errors.js';
-import { acquireBuildLock, lockIsLive } from '../../ts/build/lock.js';
+import { BuildLockedError } from '../../ts/indexing/errors.js';
+import { acquireBuildLock, lockIsLive } from '../../ts/indexing/lock.js';
 
 let root: string;
 beforeEach(async () => {

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BuildLog, formatLogLine, formatSeconds, secretRedactor } from '../../ts/build/log.js';
+import { BuildLog, formatLogLine, formatSeconds, secretRedactor } from '../../ts/indexing/log.js';
 
 describe('info.log', () => {
   it('appends `<ISO-8601 UTC> <LEVEL> <message>` lines, one per event', async () => {

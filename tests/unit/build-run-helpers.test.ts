@@ -4,9 +4,9 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { InterruptedError, StopSignal } from '../../ts/build/stages/interrupt.js';
-import { mapInOrder, poolSize } from '../../ts/build/stages/pool.js';
-import { Progress, progressStyle } from '../../ts/build/stages/progress.js';
+import { InterruptedError, StopSignal } from '../../ts/indexing/stages/interrupt.js';
+import { mapInOrder, poolSize } from '../../ts/indexing/stages/pool.js';
+import { Progress, progressStyle } from '../../ts/indexing/stages/progress.js';
 
 describe('mapInOrder', () => {
   it('returns results in input order when later items finish first', async () => {

@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { IndexFileError } from '../../ts/errors.js';
 import {
   advanceState,
   BUILD_STATES,
@@ -17,8 +18,7 @@ import {
   startCycle,
   withEmbedding,
   writeState,
-} from '../../ts/build/state.js';
-import { IndexFileError } from '../../ts/errors.js';
+} from '../../ts/project/state.js';
 
 const T = new Date('2025-01-01T12:00:00.123Z');
 

@@ -1,7 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { DiscoveryPlan } from '../../ts/build/discover.js';
-import { advanceState, type BuildState, failState, initialState, startCycle } from '../../ts/build/state.js';
+import type { DiscoveryPlan } from '../../ts/indexing/discover.js';
 import {
   buildOutlook,
   changedDeletedWarning,
@@ -10,7 +9,14 @@ import {
   formatNameList,
   isAffirmative,
   renderStateTree,
-} from '../../ts/build/tree.js';
+} from '../../ts/indexing/tree.js';
+import {
+  advanceState,
+  type BuildState,
+  failState,
+  initialState,
+  startCycle,
+} from '../../ts/project/state.js';
 
 const T = new Date('2025-01-01T12:00:00Z');
 

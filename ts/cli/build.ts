@@ -5,7 +5,7 @@
  * prompt / another build running, 3 config just created, 4 declined, 130 interrupted.
  */
 import { defineCommand } from 'citty';
-import { runBuild } from '../build/pipeline.js';
+import { runBuild } from '../indexing/pipeline.js';
 import { folderArg } from './args.js';
 import { CliExit } from './exit.js';
 

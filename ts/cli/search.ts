@@ -14,6 +14,7 @@ import { resolve } from 'node:path';
 import { defineCommand } from 'citty';
 import { NodeConfig } from '../config/index.js';
 import { ConfigError, IndexNotBuiltError } from '../errors.js';
+import { isSearchable } from '../project/state.js';
 import { parseStateText, readStateText } from '../search/index-files.js';
 import { NodeSearch } from '../search/node-search.js';
 import { DEFAULT_RETRIEVAL_CACHE_SIZE } from '../search/retrieval-cache.js';
@@ -103,8 +104,8 @@ async function startEngine(
   try {
     await search.ready();
   } catch (e) {
-    const building =
-      e instanceof IndexNotBuiltError && parseSafely(stateText)?.last_finished_generation === 0;
+    const state = parseSafely(stateText);
+    const building = e instanceof IndexNotBuiltError && state !== null && !isSearchable(state);
     if (!building) {
       search.close();
       if (e instanceof IndexNotBuiltError)

@@ -5,7 +5,6 @@
  * commit. Missing files read as empty tables (the stage that writes them has not run yet).
  */
 import { stat } from 'node:fs/promises';
-import { CACHE_FILES, resolveInProject } from '../build/layout.js';
 import { BaseGraph } from '../model/graph-store.js';
 import type {
   AttributeRow,
@@ -18,6 +17,7 @@ import type {
   TextRow,
   TitleRow,
 } from '../model/types.js';
+import { CACHE_FILES, resolveInProject } from '../project/layout.js';
 import { type ColumnRequest, TableReader } from './columns.js';
 import { readDecompositions } from './decomposition.js';
 import { readTableFile } from './parquet.js';

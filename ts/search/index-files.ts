@@ -4,11 +4,11 @@
  * index-io readers. A consistent snapshot: a read that overlaps a build commit is retried.
  */
 import { readFile, stat } from 'node:fs/promises';
-import { CACHE_FILES, COMMIT_FILE, INFO_FILES, resolveInProject } from '../build/layout.js';
-import { type BuildState, parseState } from '../build/state.js';
 import { IndexFileError, IndexNotBuiltError } from '../errors.js';
 import { type ColumnRequest, TableReader } from '../index-io/columns.js';
 import { readTableFile } from '../index-io/parquet.js';
+import { CACHE_FILES, COMMIT_FILE, INFO_FILES, resolveInProject } from '../project/layout.js';
+import { type BuildState, isSearchable, parseState } from '../project/state.js';
 
 /** Files a searchable index must have (besides info/state.json). */
 export const SEARCH_FILES = [
@@ -130,7 +130,7 @@ export function requireSearchable(root: string, stateText: string | null): Build
     throw new IndexNotBuiltError(`no index in ${root} yet: ${buildHint(root)} first`);
   }
   const state = parseStateText(stateText);
-  if (state.last_finished_generation < 1) {
+  if (!isSearchable(state)) {
     throw new IndexNotBuiltError(
       `the index in ${root} is not built yet (build state: ${state.current_state}); ${buildHint(root)} and wait for it to finish`,
     );

@@ -8,11 +8,11 @@
  * ranking's tie-break by index is the method's tie-break by id.
  */
 import { stat } from 'node:fs/promises';
-import { CACHE_FILES, resolveInProject } from '../build/layout.js';
 import { IndexFileError, IndexNotBuiltError } from '../errors.js';
 import { PhraseMatcher, SearchGraph } from '../graph/index.js';
 import type { TableReader } from '../index-io/columns.js';
 import { NODE_TYPES, type NodeType } from '../model/types.js';
+import { CACHE_FILES, resolveInProject } from '../project/layout.js';
 import { VectorIndex } from '../vector/index.js';
 import { type IndexSnapshot, readSnapshot } from './index-files.js';
 

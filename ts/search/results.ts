@@ -6,7 +6,7 @@
  * Token counts are computed on first read: counting a 10 KB context costs about as much as
  * the whole retrieval, and the HTTP routes never read them.
  */
-import type { AnswerResult } from '../server/engine.js';
+import type { AnswerResult } from './engine-types.js';
 import type { RetrievedItem } from './retrieve.js';
 
 export interface SearchAnswer extends AnswerResult {

@@ -8,8 +8,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { NodeRagError, ProviderError } from '../errors.js';
+import { jsonType, validateQuestion } from '../search/question.js';
 import type { SearchEngine } from './engine.js';
-import { jsonType, validateQuestion } from './question.js';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 

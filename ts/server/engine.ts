@@ -3,24 +3,9 @@
  * small fake. Keeping the server on this interface lets it be tested with `app.request()`
  * without an index.
  */
-export interface EngineStatus {
-  ready: boolean;
-  generation: number;
-  nodes: number;
-  vectors: number;
-}
+import type { AnswerResult, EngineStatus, RetrievalResult } from '../search/engine-types.js';
 
-export interface AnswerResult {
-  response: string;
-  responseTokens: number;
-  retrievalInfo: string;
-  retrievalTokens: number;
-}
-
-export interface RetrievalResult {
-  retrievalInfo: string;
-  retrievalTokens: number;
-}
+export type { AnswerResult, EngineStatus, RetrievalResult };
 
 export interface SearchEngine {
   /** Current state; a server re-checks it per request while the index is not built. */

@@ -13,10 +13,6 @@ import { join } from 'node:path';
 import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import { allowedExtensions, type DocuType, discoverDocuments } from '../build/discover.js';
-import { readDocumentHashes, readIndices } from '../build/info-files.js';
-import { INPUT_DIR } from '../build/layout.js';
-import { readState } from '../build/state.js';
 import {
   type ConfigPatch,
   ensureConfig,
@@ -26,7 +22,11 @@ import {
   updateConfigFile,
 } from '../config/index.js';
 import { ConfigError } from '../errors.js';
-import type { AnswerResult } from '../server/engine.js';
+import { allowedExtensions, type DocuType, discoverDocuments } from '../indexing/discover.js';
+import { readDocumentHashes, readIndices } from '../indexing/info-files.js';
+import { INPUT_DIR } from '../project/layout.js';
+import { isSearchable, readState } from '../project/state.js';
+import type { AnswerResult } from '../search/engine-types.js';
 import { APP_CSS, APP_JS, PAGE_HTML } from './assets.js';
 import { BuildJob, type BuildRunner } from './build-job.js';
 import { splitContext } from './context-sections.js';
@@ -361,8 +361,7 @@ export function createUiApp(deps: UiDeps): Hono {
 
   app.get('/api/indices', async (c) => {
     const state = await readState(root);
-    if (!state || state.last_finished_generation === 0)
-      throw new UiError(503, 'index_not_built', 'no finished build yet');
+    if (!state || !isSearchable(state)) throw new UiError(503, 'index_not_built', 'no finished build yet');
     const counters = await readIndices(root);
     return c.json({
       documents: counters.document_index,
@@ -390,8 +389,7 @@ export function createUiApp(deps: UiDeps): Hono {
         `questions are limited to ${MAX_QUESTION_CHARS} characters`,
       );
     const state = await readState(root);
-    if (!state || state.last_finished_generation === 0)
-      throw new UiError(503, 'index_not_built', 'build the index first');
+    if (!state || !isSearchable(state)) throw new UiError(503, 'index_not_built', 'build the index first');
     search ??= deps.openSearch(loadConfig(true));
     const r = await search.answer(question);
     return c.json({

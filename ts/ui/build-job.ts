@@ -16,7 +16,7 @@ export type BuildEvent =
   | { kind: 'line'; stream: 'out' | 'err'; text: string }
   | { kind: 'done'; exitCode: number; message: string };
 
-/** Plain-words summaries of runBuild's exit codes (ts/build/tree.ts BUILD_EXIT). */
+/** Plain-words summaries of runBuild's exit codes (ts/indexing/tree.ts BUILD_EXIT). */
 export function describeExit(code: number): string {
   switch (code) {
     case 0:

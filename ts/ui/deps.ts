@@ -4,8 +4,8 @@
  * app.ts so the routes can be tested without the native addon.
  */
 
-import { CACHE_FILES, resolveInProject } from '../build/layout.js';
-import { runBuild } from '../build/pipeline.js';
+import { runBuild } from '../indexing/pipeline.js';
+import { CACHE_FILES, resolveInProject } from '../project/layout.js';
 import { NodeSearch } from '../search/node-search.js';
 import { validateParquetFooter } from '../store/parquet.js';
 import type { UiDeps } from './app.js';

@@ -4,11 +4,11 @@
  */
 
 import { join } from 'node:path';
-import { writeFileAtomic } from '../build/atomic.js';
-import { readState } from '../build/state.js';
 import { IndexNotBuiltError } from '../errors.js';
 import { IndexData } from '../index-io/index-data.js';
 import { nodeText } from '../model/node-text.js';
+import { writeFileAtomic } from '../project/atomic.js';
+import { isSearchable, readState } from '../project/state.js';
 import { chooseNodes } from './choose.js';
 import { renderGraphHtml } from './html.js';
 
@@ -27,7 +27,7 @@ export interface VisResult {
 export async function writeVisualisation(folder: string, n: number, dim: number): Promise<VisResult> {
   const started = performance.now();
   const state = await readState(folder);
-  if (!state || state.last_finished_generation < 1) {
+  if (!state || !isSearchable(state)) {
     throw new IndexNotBuiltError(
       `the index in ${folder} is not built yet; run \`noderag build -f ${folder}\` first`,
     );

@@ -6,8 +6,8 @@
 import { readFile } from 'node:fs/promises';
 import { IndexFileError } from '../errors.js';
 import { type Counters, emptyCounters } from '../model/types.js';
+import { INFO_FILES, resolveInProject } from '../project/layout.js';
 import { compareCodePoints } from './discover.js';
-import { INFO_FILES, resolveInProject } from './layout.js';
 
 /** Counter keys in the order of §2.2, which is also the order they are written in. */
 export const COUNTER_KEYS: readonly (keyof Counters)[] = [

@@ -12,10 +12,10 @@
 import { NodeRagError } from '../../errors.js';
 import { documentsToTable, textToTable } from '../../index-io/tables.js';
 import type { DocumentRow, TextRow } from '../../model/types.js';
+import { CACHE_FILES, INFO_FILES } from '../../project/layout.js';
 import { compareCodePoints } from '../discover.js';
 import { documentFormat, type ExtractedDocument, extractFiles } from '../extract.js';
 import { serializeDocumentHashes, withCycleDocuments } from '../info-files.js';
-import { CACHE_FILES, INFO_FILES } from '../layout.js';
 import type { StageContext, StageResult } from './context.js';
 import { chunkDocument, textOps } from './core.js';
 

@@ -10,9 +10,9 @@
 import { readFileSync } from 'node:fs';
 import { link, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { tempPathBeside } from './atomic.js';
+import { tempPathBeside } from '../project/atomic.js';
+import { INFO_FILES, resolveInProject } from '../project/layout.js';
 import { BuildLockedError } from './errors.js';
-import { INFO_FILES, resolveInProject } from './layout.js';
 
 export interface LockInfo {
   pid: number;

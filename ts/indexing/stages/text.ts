@@ -13,7 +13,7 @@ import { NodeRagError, ProviderError } from '../../errors.js';
 import { serializeDecompositions } from '../../index-io/decomposition.js';
 import type { DecompositionUnit } from '../../llm/types.js';
 import type { DecompositionRecord, ParsedUnit, TextRow } from '../../model/types.js';
-import { CACHE_FILES } from '../layout.js';
+import { CACHE_FILES } from '../../project/layout.js';
 import type { StageContext, StageResult } from './context.js';
 import { finalizeUnit, normalizeEntities, parseRelationship, type Triple } from './core.js';
 import { mapInOrder, poolSize } from './pool.js';

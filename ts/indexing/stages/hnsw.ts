@@ -11,8 +11,8 @@ import { stat } from 'node:fs/promises';
 import { InternalError } from '../../errors.js';
 import { hnswGraphToTable, type IdMapRow, idMapToTable, type SimilarityEdge } from '../../index-io/tables.js';
 import type { NodeType } from '../../model/types.js';
+import { CACHE_FILES, resolveInProject } from '../../project/layout.js';
 import { VectorIndex, type VectorIndexParams } from '../../vector/index.js';
-import { CACHE_FILES, resolveInProject } from '../layout.js';
 import type { StageContext, StageResult } from './context.js';
 
 const RETIRED_REBUILD_FRACTION = 0.2;

@@ -22,20 +22,7 @@ import { IndexData } from '../index-io/index-data.js';
 import { parquetFooterOk } from '../index-io/parquet.js';
 import { createProviders, type ModelProviders, o200kTokenCounter } from '../llm/create-providers.js';
 import { BUILD_RETRY_POLICY, type RetryPolicy } from '../llm/retry.js';
-import { type CommitStep, recoverStaging, StageCommit } from './commit.js';
-import { type DiscoveryPlan, type DocuType, discoverDocuments } from './discover.js';
-import { BuildLockedError, NoDocumentsError } from './errors.js';
-import { type DocumentHashes, readDocumentHashes, readIndices, serializeIndices } from './info-files.js';
-import { type FileProbe, runInit } from './init.js';
-import { INFO_FILES, INPUT_DIR, resolveInProject } from './layout.js';
-import { acquireBuildLock, type BuildLock } from './lock.js';
-import { BuildLog, formatSeconds, secretRedactor } from './log.js';
-import type { StageContext, StageResult, StageTable } from './stages/context.js';
-import { probeIndexFile } from './stages/core.js';
-import { STAGE_RUNNERS } from './stages/index.js';
-import { InterruptedError, StopSignal } from './stages/interrupt.js';
-import { StageOutputs } from './stages/outputs.js';
-import { Progress, type ProgressOutput, progressStyle } from './stages/progress.js';
+import { INFO_FILES, INPUT_DIR, resolveInProject } from '../project/layout.js';
 import {
   advanceState,
   type BuildState,
@@ -46,7 +33,20 @@ import {
   serializeState,
   startCycle,
   writeState,
-} from './state.js';
+} from '../project/state.js';
+import { type CommitStep, recoverStaging, StageCommit } from './commit.js';
+import { type DiscoveryPlan, type DocuType, discoverDocuments } from './discover.js';
+import { BuildLockedError, NoDocumentsError } from './errors.js';
+import { type DocumentHashes, readDocumentHashes, readIndices, serializeIndices } from './info-files.js';
+import { type FileProbe, runInit } from './init.js';
+import { acquireBuildLock, type BuildLock } from './lock.js';
+import { BuildLog, formatSeconds, secretRedactor } from './log.js';
+import type { StageContext, StageResult, StageTable } from './stages/context.js';
+import { probeIndexFile } from './stages/core.js';
+import { STAGE_RUNNERS } from './stages/index.js';
+import { InterruptedError, StopSignal } from './stages/interrupt.js';
+import { StageOutputs } from './stages/outputs.js';
+import { Progress, type ProgressOutput, progressStyle } from './stages/progress.js';
 import { BUILD_EXIT, changedDeletedWarning, confirmBuild, renderStateTree } from './tree.js';
 
 export interface BuildOptions {

@@ -3,7 +3,6 @@
  * (method.md §4.3). Rendering is a pure function of the state and the discovery plan.
  */
 import { createInterface } from 'node:readline';
-import type { DiscoveryPlan } from './discover.js';
 import {
   BUILD_STATES,
   type BuildState,
@@ -11,7 +10,8 @@ import {
   isCycleUnfinished,
   startCycle,
   stateIndex,
-} from './state.js';
+} from '../project/state.js';
+import type { DiscoveryPlan } from './discover.js';
 
 /** Exit codes of `build` (method.md §4.6); mirrors EXIT in ts/cli/exit.ts. */
 export const BUILD_EXIT = {

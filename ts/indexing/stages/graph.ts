@@ -12,7 +12,7 @@ import {
   unitsToTable,
 } from '../../index-io/tables.js';
 import { mergeDecompositions } from '../../model/merge-decompositions.js';
-import { CACHE_FILES } from '../layout.js';
+import { CACHE_FILES } from '../../project/layout.js';
 import type { StageContext, StageResult } from './context.js';
 import { textOps } from './core.js';
 import type { StageOutputs } from './outputs.js';

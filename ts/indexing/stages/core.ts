@@ -6,9 +6,9 @@
 import { stat } from 'node:fs/promises';
 import type { Language } from '../../config/schema.js';
 import type { TextOps } from '../../model/text-ops.js';
+import { CACHE_FILES } from '../../project/layout.js';
 import * as text from '../../text/index.js';
 import { VectorIndex } from '../../vector/index.js';
-import { CACHE_FILES } from '../layout.js';
 
 /** H, norm_text and fold for ts/model. */
 export const textOps: TextOps = {

@@ -6,8 +6,8 @@
  * embedding provider, model and dim in state.json.
  */
 import { attributesToTable, textToTable, unitsToTable } from '../../index-io/tables.js';
-import { CACHE_FILES } from '../layout.js';
-import type { EmbeddingIdentity } from '../state.js';
+import { CACHE_FILES } from '../../project/layout.js';
+import type { EmbeddingIdentity } from '../../project/state.js';
 import type { StageContext, StageResult } from './context.js';
 import { mapInOrder, poolSize } from './pool.js';
 

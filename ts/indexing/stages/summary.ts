@@ -18,7 +18,7 @@ import {
   linkMembers,
   mergeElements,
 } from '../../model/summary.js';
-import { CACHE_FILES } from '../layout.js';
+import { CACHE_FILES } from '../../project/layout.js';
 import type { StageContext, StageResult } from './context.js';
 import { countTokensBatch, textOps } from './core.js';
 import { embedTargets } from './embedding.js';

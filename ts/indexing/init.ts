@@ -5,10 +5,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { IndexFileError } from '../errors.js';
-import { type DiscoveryPlan, type DocuType, discoverDocuments } from './discover.js';
-import { NoDocumentsError } from './errors.js';
-import { type DocumentHashes, readDocumentHashes } from './info-files.js';
-import { CACHE_FILES, INPUT_DIR, resolveInProject } from './layout.js';
+import { CACHE_FILES, INPUT_DIR, resolveInProject } from '../project/layout.js';
 import {
   type BuildState,
   initialState,
@@ -16,7 +13,10 @@ import {
   rewindState,
   type StageName,
   stateIndex,
-} from './state.js';
+} from '../project/state.js';
+import { type DiscoveryPlan, type DocuType, discoverDocuments } from './discover.js';
+import { NoDocumentsError } from './errors.js';
+import { type DocumentHashes, readDocumentHashes } from './info-files.js';
 import { type BuildOutlook, buildOutlook, MESSAGES } from './tree.js';
 
 /**

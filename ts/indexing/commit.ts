@@ -13,8 +13,8 @@
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, posix } from 'node:path';
 import { IndexFileError, InternalError } from '../errors.js';
-import { fsyncDir, fsyncFile, writeFileAtomic, writeFileSynced } from './atomic.js';
-import { COMMIT_FILE, INFO_FILES, resolveInProject, STAGING_DIR } from './layout.js';
+import { fsyncDir, fsyncFile, writeFileAtomic, writeFileSynced } from '../project/atomic.js';
+import { COMMIT_FILE, INFO_FILES, resolveInProject, STAGING_DIR } from '../project/layout.js';
 
 const MANIFEST_VERSION = 1;
 

@@ -12,7 +12,7 @@ import { adjacency, toDense } from '../../model/adjacency.js';
 import type { BaseGraph } from '../../model/graph-store.js';
 import { type MaterialItem, rankMaterial, trimToBudget } from '../../model/material.js';
 import type { AttributeRow, EntityRow, NodeType } from '../../model/types.js';
-import { CACHE_FILES } from '../layout.js';
+import { CACHE_FILES } from '../../project/layout.js';
 import type { StageContext, StageResult } from './context.js';
 import { countTokensBatch, textOps } from './core.js';
 import { stageGraphTables } from './graph.js';
