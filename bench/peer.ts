@@ -331,7 +331,7 @@ function noderagStages(folder: string): Record<string, number> {
   return out;
 }
 
-/** The original's stage names (its info.log) for noderag's (same pipeline order, method.md §5). */
+/** The original's stage names (its info.log) for noderag's (same pipeline order, docs/method.md §5). */
 const STAGE_PAIRS: [string, string][] = [
   ['(init)', 'Init Pipeline'],
   ['Document pipeline', 'Document Pipeline'],

@@ -14,7 +14,7 @@
  *
  * Peer in the same run: a classic refilling token bucket (capacity = rate, refilled
  * continuously) with the same in-flight cap. It reaches the same average, but lets up to
- * twice the limit into one second, which method.md §3.10 forbids.
+ * twice the limit into one second, which docs/method.md §3.10 forbids.
  *
  * Last line: RESULT providers achieved_over_limit_min=<ratio> (ours; goal ≥ 0.95).
  */

@@ -509,7 +509,7 @@ providers.close();
  * checks it names were made with throw-away scripts against this index, not by this bench).
  */
 const READING = [
-  'Reading. The search steps do what method.md §6 says (checked against an independent',
+  'Reading. The search steps do what docs/method.md §6 says (checked against an independent',
   'reference on this index: propagation scores equal to 1e-17, eligibility and selection identical;',
   'vector hits are 999 of the 1,000 exact nearest at k = 10, 99 % at k = 40, as an approximate index',
   'with `ef_search` 64 should be). The default context goes mostly to items the local',

@@ -79,7 +79,7 @@ export declare class PhraseMatcher {
 }
 
 /**
- * The search graph of method.md §6.1: base edges + similarity edges (+1 on an existing
+ * The search graph of docs/method.md §6.1: base edges + similarity edges (+1 on an existing
  * edge, else 1), optional `unbalance_adjust`, the implicit transition matrix.
  */
 export declare class SearchGraph {
@@ -212,7 +212,7 @@ export interface KMeansOptions {
 }
 
 export interface LeidenOptions {
-  /** Use `weight` (default false: method.md §3.7 ignores weights). */
+  /** Use `weight` (default false: docs/method.md §3.7 ignores weights). */
   weighted?: boolean
   /** Default 1. */
   resolution?: number
@@ -429,7 +429,7 @@ export declare function parseRelationship(s: string, unitEntities: Array<string>
 /** The tokens the phrase matcher sees for `text` (fold, then tokenise). Sync; diagnostics. */
 export declare function phraseTokens(text: string): Array<string>
 
-/** Propagation parameters (method.md §6.4). */
+/** Propagation parameters (docs/method.md §6.4). */
 export interface PropagationOptions {
   /** α = `ppr_alpha`, within [0, 1]. */
   alpha: number

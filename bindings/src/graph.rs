@@ -87,7 +87,7 @@ impl EdgesInput {
 // Search graph
 // ---------------------------------------------------------------------------------------
 
-/// Propagation parameters (method.md §6.4).
+/// Propagation parameters (docs/method.md §6.4).
 #[napi(object)]
 pub struct PropagationOptions {
   /// α = `ppr_alpha`, within [0, 1].
@@ -149,7 +149,7 @@ pub struct NativeScores {
 
 const GRAPH_CLOSED: &str = "the search graph is closed";
 
-/// The search graph of method.md §6.1: base edges + similarity edges (+1 on an existing
+/// The search graph of docs/method.md §6.1: base edges + similarity edges (+1 on an existing
 /// edge, else 1), optional `unbalance_adjust`, the implicit transition matrix.
 #[napi]
 pub struct SearchGraph {
@@ -407,7 +407,7 @@ pub fn graph_betweenness(
 
 #[napi(object)]
 pub struct LeidenOptions {
-  /// Use `weight` (default false: method.md §3.7 ignores weights).
+  /// Use `weight` (default false: docs/method.md §3.7 ignores weights).
   pub weighted: Option<bool>,
   /// Default 1.
   pub resolution: Option<f64>,

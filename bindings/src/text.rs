@@ -1,5 +1,5 @@
 //! Bindings for crates/noderag_text: normal forms, hash ids, `o200k_base` token counts, the
-//! chunker and the relationship-string parser (method.md §0, §2.1, §3.2, §3.3).
+//! chunker and the relationship-string parser (docs/method.md §0, §2.1, §3.2, §3.3).
 //!
 //! Sync or async by cost: everything is sync except `chunkTextAsync`. Normal forms, ids and
 //! token counts of prompt-sized strings take microseconds (an entity id ≈ 1 µs per call).

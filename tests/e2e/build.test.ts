@@ -1,6 +1,6 @@
 /**
  * `noderag build` end to end with the offline `local` provider: the real CLI spawned on
- * temporary projects. Covers the first run, the layout of method.md §5 (read back through
+ * temporary projects. Covers the first run, the layout of docs/method.md §5 (read back through
  * DuckDB), "up to date", the no-terminal refusal, unreadable inputs, a changed file, a
  * Chinese corpus and byte-identical rebuilds.
  */

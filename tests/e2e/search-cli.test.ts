@@ -1,5 +1,5 @@
 /**
- * The query side end to end (method.md §7.2, §7.3): `noderag search -f DIR` spawned as a
+ * The query side end to end (docs/method.md §7.2, §7.3): `noderag search -f DIR` spawned as a
  * real process on a hand-built index, providers being the fake OpenAI server (the real SDK
  * over HTTP) or the local provider; the terminal client's three flag combinations and its
  * server-down message; HTTP errors through the real server; 503 until a first build

@@ -170,7 +170,7 @@ export async function createProject(options: ProjectOptions = {}): Promise<Proje
   return project;
 }
 
-/** The files of method.md §5 a finished build must leave. */
+/** The files of docs/method.md §5 a finished build must leave. */
 export const LAYOUT_FILES = [
   'cache/documents.parquet',
   'cache/text.parquet',

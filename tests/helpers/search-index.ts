@@ -47,7 +47,7 @@ export interface SpecNode {
   element?: string;
   /** relationship: its two entity ids. */
   ends?: readonly [string, string];
-  /** attribute: an older vector of it, stored under a retired label (method.md §3.9). */
+  /** attribute: an older vector of it, stored under a retired label (docs/method.md §3.9). */
   retiredVector?: readonly number[];
 }
 

@@ -1,5 +1,5 @@
 /**
- * ts/index-io: every table of method.md §5 written through the native store and read back
+ * ts/index-io: every table of docs/method.md §5 written through the native store and read back
  * unchanged (rows, order, nulls, vectors), and text_decomposition.jsonl round trips.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';

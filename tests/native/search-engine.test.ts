@@ -1,5 +1,5 @@
 /**
- * NodeSearch (method.md §6.2, §6.6, §7.4) on the hand-built Curie index with scripted
+ * NodeSearch (docs/method.md §6.2, §6.6, §7.4) on the hand-built Curie index with scripted
  * providers: the context string and token counts, the answer object and its aliases, the
  * load lifecycle (not built → built without a restart, damaged, pending commit), errors,
  * and many questions in flight at once.

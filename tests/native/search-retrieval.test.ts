@@ -1,5 +1,5 @@
 /**
- * Retrieval on small hand-built indexes (method.md §6.1–§6.6): a case computed by hand,
+ * Retrieval on small hand-built indexes (docs/method.md §6.1–§6.6): a case computed by hand,
  * then the Curie index against a plain re-implementation of the method (search graph,
  * lazy walk / restart, eligibility, typed quotas) under several configurations, then
  * single behaviours: retired labels, phrase matching, entity → attribute, title → element,

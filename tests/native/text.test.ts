@@ -28,7 +28,7 @@ import {
 const MARIE = 'df55c077da9a492e6122574089591bd17829c6f4d71c323d9e20976aa2e9788e';
 const PARIS = '14d8b063e1b01733d61353c188fa5b80d7790b3c6c0881cbf548a632c6813fbf';
 
-describe('method.md §2.1 test vectors through the addon', () => {
+describe('docs/method.md §2.1 test vectors through the addon', () => {
   it('entities', () => {
     expect(normEntity('  Marie\tCurie ', 'English')).toBe('MARIE CURIE');
     expect(entityId('  Marie\tCurie ', 'English')).toBe(MARIE);

@@ -34,7 +34,7 @@ function components(nodes: string[], edges: { source: string; target: string }[]
   return new Set(nodes.map(find)).size;
 }
 
-describe('visualisation node choice (method.md §7.5)', () => {
+describe('visualisation node choice (docs/method.md §7.5)', () => {
   it('keeps the top n by PageRank, adds linking nodes, leaves no isolated node, one component', async () => {
     const g = randomConnectedGraph(2000, 300, 7);
     const n = 40;

@@ -32,7 +32,7 @@ const ask = (question: string, retrieval: boolean, answer: boolean, port = serve
     startHint: 'noderag search -f X',
   });
 
-describe('terminal client (method.md §7.3)', () => {
+describe('terminal client (docs/method.md §7.3)', () => {
   it('picks the route from the flags', () => {
     expect(routeFor(false, false)).toBe('/answer');
     expect(routeFor(false, true)).toBe('/answer');

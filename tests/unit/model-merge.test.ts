@@ -25,7 +25,7 @@ function record(textId: number, units: DecompositionRecord['units']): Decomposit
   };
 }
 
-describe('mergeDecompositions (method.md §3.4)', () => {
+describe('mergeDecompositions (docs/method.md §3.4)', () => {
   it('creates nodes, rows and edges, and merges repeats by id', () => {
     const graph = new BaseGraph();
     const tables = { units: new Map(), entities: new Map(), relationships: new Map() };

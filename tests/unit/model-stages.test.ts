@@ -28,7 +28,7 @@ const unit = (hashId: string, textHashIds: string[], updatedGeneration: number):
   updatedGeneration,
 });
 
-describe('insertText (method.md §3.8)', () => {
+describe('insertText (docs/method.md §3.8)', () => {
   it('adds text nodes of generation g and links touched units to unlinked chunks', () => {
     const g = new BaseGraph();
     g.bumpNode('t1', 'text', 1);
@@ -48,7 +48,7 @@ describe('insertText (method.md §3.8)', () => {
   });
 });
 
-describe('material ranking and budget (method.md §3.5)', () => {
+describe('material ranking and budget (docs/method.md §3.5)', () => {
   it('ranks by primary desc, secondary desc, id asc and skips items that do not fit', () => {
     const items = [
       { id: 'b', text: 'x'.repeat(5), primary: 1, secondary: 1 },

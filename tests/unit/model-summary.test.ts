@@ -32,7 +32,7 @@ function sampleGraph(): BaseGraph {
   return g;
 }
 
-describe('summary logic (method.md §3.7)', () => {
+describe('summary logic (docs/method.md §3.7)', () => {
   it('community graph: touched typed nodes with an edge among them', () => {
     expect(communityNodeIds(sampleGraph(), 1)).toEqual(['e1', 'e2', 'u1', 'u2']);
   });

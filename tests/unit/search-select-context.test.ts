@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { formatContext, sectionHeader } from '../../ts/search/context.js';
 import { selectNodes } from '../../ts/search/select.js';
 
-describe('selectNodes (method.md §6.5)', () => {
+describe('selectNodes (docs/method.md §6.5)', () => {
   const attr = new Map([['e1', 'a1']]);
   const elem = new Map([['t1', 'h1']]);
   const select = (
@@ -50,7 +50,7 @@ describe('selectNodes (method.md §6.5)', () => {
   });
 });
 
-describe('formatContext (method.md §6.6)', () => {
+describe('formatContext (docs/method.md §6.6)', () => {
   it('writes sections in the fixed order with numbered, trimmed items', () => {
     const ctx = formatContext([
       { id: 'u1', type: 'semantic_unit', text: ' first unit \n line two ' },

@@ -32,7 +32,7 @@ async function expectError(res: Response, status: number, code: string) {
   expect(body.error.message.length).toBeGreaterThan(0);
 }
 
-describe('HTTP app (method.md §7.2)', () => {
+describe('HTTP app (docs/method.md §7.2)', () => {
   const app = createApp({ engine: fakeEngine() });
 
   it('answers the three question routes and /health', async () => {

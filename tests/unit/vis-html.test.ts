@@ -3,7 +3,7 @@ import { renderGraphHtml, scriptSafeJson } from '../../ts/vis/html.js';
 
 const EVIL = '</script><script>alert(1)</script><img src=x onerror=alert(2)> & \u2028 <!-- "quote"';
 
-describe('visualisation page (method.md §7.5)', () => {
+describe('visualisation page (docs/method.md §7.5)', () => {
   const html = renderGraphHtml({
     title: 'Graph of <b>evil</b>',
     nodes: [

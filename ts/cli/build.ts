@@ -1,6 +1,6 @@
 /**
  * `noderag build -f <folder> [--yes] [--allow-failures]`: build the index, or update it with
- * the documents added since (method.md §4). Exit codes (§4.6): 0 finished or up to date,
+ * the documents added since (docs/method.md §4). Exit codes (§4.6): 0 finished or up to date,
  * 1 a stage failed (state saved; run again to resume), 2 usage / invalid config / refused to
  * prompt / another build running, 3 config just created, 4 declined, 130 interrupted.
  */

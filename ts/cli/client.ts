@@ -1,5 +1,5 @@
 /**
- * The terminal client's HTTP side (method.md §7.3): picks the route from -r/-a, posts the
+ * The terminal client's HTTP side (docs/method.md §7.3): picks the route from -r/-a, posts the
  * question, and turns the reply into the text to print. Failures become CliExit with one
  * clear line; the caller prints and exits.
  */

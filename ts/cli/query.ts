@@ -1,6 +1,6 @@
 /**
  * The root command: `noderag -f DIR -q "question" [-r] [-a] [--timeout S]` posts the
- * question to the running search server (method.md §7.3).
+ * question to the running search server (docs/method.md §7.3).
  */
 import { resolve } from 'node:path';
 import { NodeConfig } from '../config/index.js';

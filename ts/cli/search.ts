@@ -1,6 +1,6 @@
 /**
  * `noderag search -f <folder> [--port N] [--host H] [--workers N] [--cache-size N]`: serves
- * the index over HTTP (method.md §7.2) on config.url:config.port until SIGINT/SIGTERM, then
+ * the index over HTTP (docs/method.md §7.2) on config.url:config.port until SIGINT/SIGTERM, then
  * stops accepting and lets in-flight requests finish for up to 10 s (a second signal exits
  * at once). `--workers N` runs N processes on the port (search-cluster.ts); `--cache-size`
  * bounds the retrieval cache of repeated questions (0 disables it).

@@ -1,5 +1,5 @@
 /**
- * Where API keys come from (method.md §7.6): the file's `api_keys`, unless it is null, empty
+ * Where API keys come from (docs/method.md §7.6): the file's `api_keys`, unless it is null, empty
  * or the placeholder `<API_KEY>`; then OPENAI_API_KEY for openai, GEMINI_API_KEY and then
  * GOOGLE_API_KEY for gemini. `local` needs none.
  */

@@ -1,5 +1,5 @@
 /**
- * Known embedding models and the `dim` rule (method.md §7.6: `dim` must equal the embedding
+ * Known embedding models and the `dim` rule (docs/method.md §7.6: `dim` must equal the embedding
  * length). The rule, in full:
  *
  * - `local`: any `dim` (feature hashing fills exactly `dim` buckets).

@@ -1,7 +1,7 @@
 /**
  * Loading Node_config.yaml: `NodeConfig.fromMainFolder(folder)` (sync, alias
  * `from_main_folder`) returns a validated config or throws ConfigError listing every problem;
- * `ensureConfig(folder)` writes the commented template on first run (method.md §7.6).
+ * `ensureConfig(folder)` writes the commented template on first run (docs/method.md §7.6).
  *
  * Resolved API keys live in a private field: they are not enumerable, not in `toJSON()` and
  * not in `util.inspect`, so logging a config never prints a key.

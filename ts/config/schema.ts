@@ -1,5 +1,5 @@
 /**
- * The one schema of Node_config.yaml (method.md §7.6): types, defaults, validation and the
+ * The one schema of Node_config.yaml (docs/method.md §7.6): types, defaults, validation and the
  * template's comments all come from here. Key names are the spec's, unchanged (`Hcluster_size`,
  * `Enode`, …), so the file, the docs and the code use one vocabulary. Keys marked *new* in
  * §7.6 (`base_url`, `ppr_mode`, `ef_search`, `material_token_budget`) are ours.

@@ -1,5 +1,5 @@
 /**
- * The commented Node_config.yaml written on first run (method.md §7.6): every key with its
+ * The commented Node_config.yaml written on first run (docs/method.md §7.6): every key with its
  * default and a one-line comment, all taken from the schema, and `main_folder` set to the
  * absolute folder.
  */

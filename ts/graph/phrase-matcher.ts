@@ -1,5 +1,5 @@
 /**
- * Exact-phrase matching (method.md §6.3) over entity names and title texts: whole tokens,
+ * Exact-phrase matching (docs/method.md §6.3) over entity names and title texts: whole tokens,
  * case-insensitive, Unicode-aware (a run of CJK ideographs is one token; punctuation such as
  * `C++` or `U.S.` is matched character by character). Built once, off the main thread;
  * `find` walks a positional token index, so its cost follows the postings, not the names.

@@ -1,5 +1,5 @@
 /**
- * The loaded search graph (method.md §6.1) and its propagation (§6.4), behind the native
+ * The loaded search graph (docs/method.md §6.1) and its propagation (§6.4), behind the native
  * `SearchGraph` class (bindings/src/graph.rs).
  *
  * `build` runs off the main thread. `topNodes` is sync and fast: the native graph is

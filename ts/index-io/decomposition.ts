@@ -1,5 +1,5 @@
 /**
- * cache/text_decomposition.jsonl (method.md §5): one UTF-8 line per chunk in `text_id`
+ * cache/text_decomposition.jsonl (docs/method.md §5): one UTF-8 line per chunk in `text_id`
  * order, keys in the documented order, non-ASCII written as is. The file is rewritten whole
  * by each Text pipeline commit (atomically, through the stage commit), so a reader never
  * sees a torn line; a damaged line is an error naming the line.

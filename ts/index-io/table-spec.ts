@@ -1,7 +1,7 @@
 /**
  * A table file declared once, as a list of columns: the writer (rows → column buffers), the
  * column requests of the reader and the reader (column buffers → rows) all follow from it.
- * ts/index-io/tables.ts declares the tables of method.md §5 with it.
+ * ts/index-io/tables.ts declares the tables of docs/method.md §5 with it.
  */
 import { IndexFileError } from '../errors.js';
 import {

@@ -1,5 +1,5 @@
 /**
- * The parquet tables of method.md §5 as conversions between ts/model rows and column
+ * The parquet tables of docs/method.md §5 as conversions between ts/model rows and column
  * buffers: one `xxxToTable` / `xxxFromTable` pair per file, both driven by the table's one
  * declaration (./table-spec.ts). Row order on disk is part of the format (sorted by number;
  * graph_nodes by id; edge tables by source then target), so the writers sort and the same

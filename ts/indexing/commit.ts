@@ -1,5 +1,5 @@
 /**
- * All-or-nothing stage commits (method.md §4.4).
+ * All-or-nothing stage commits (docs/method.md §4.4).
  *
  * A stage stages each output in cache/.staging/, then `commit()`:
  *   1. fsyncs every staged file and the staging folder;

@@ -1,5 +1,5 @@
 /**
- * INIT discovery (method.md §3.1): walk input/, keep supported files, hash their raw bytes
+ * INIT discovery (docs/method.md §3.1): walk input/, keep supported files, hash their raw bytes
  * and classify each against info/document_hash.json. Classification is a pure function so
  * every case (rename, copy, change, deletion) is tested without touching the disk.
  */

@@ -1,6 +1,6 @@
 /**
  * Errors of the build machinery. Each carries a stable code (see ts/errors.ts); the CLI
- * maps them to exit codes (method.md §4.6).
+ * maps them to exit codes (docs/method.md §4.6).
  */
 import { NodeRagError } from '../errors.js';
 

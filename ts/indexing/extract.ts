@@ -1,5 +1,5 @@
 /**
- * Document extraction (method.md §3.2): pick the loader by extension, normalise line ends
+ * Document extraction (docs/method.md §3.2): pick the loader by extension, normalise line ends
  * and control characters, reject empty results. A document that fails yields a
  * `DocumentError` naming it; it never stops the other documents.
  */
@@ -43,7 +43,7 @@ export async function extractRawText(bytes: Uint8Array, format: DocumentFormat):
 }
 
 /**
- * CRLF and CR become LF; control characters other than TAB and LF are removed (method.md
+ * CRLF and CR become LF; control characters other than TAB and LF are removed (docs/method.md
  * §3.2). The Rust core's clean-up (ts/text `cleanText`), re-exported under the name the
  * document stage uses; there is no TS copy to drift from it.
  */

@@ -1,5 +1,5 @@
 /**
- * info/indices.json (human-readable id counters, method.md §2.2) and
+ * info/indices.json (human-readable id counters, docs/method.md §2.2) and
  * info/document_hash.json (indexed path → content hash, §5): parse, validate, serialise.
  * Both are written inside stage commits (commit.ts), so only text is produced here.
  */
@@ -113,7 +113,7 @@ export async function readDocumentHashes(root: string): Promise<DocumentHashes> 
 /**
  * The map after a cycle's Document pipeline: new and duplicate paths added with their
  * hashes, renamed paths moved (the old key removed). Changed and deleted paths keep their
- * old entries (method.md §3.1).
+ * old entries (docs/method.md §3.1).
  */
 export function withCycleDocuments(
   hashes: Readonly<DocumentHashes>,

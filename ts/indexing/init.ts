@@ -1,5 +1,5 @@
 /**
- * INIT (method.md §3.1): read the committed state, check the committed index files, and
+ * INIT (docs/method.md §3.1): read the committed state, check the committed index files, and
  * discover the input documents. Produces everything the state tree and the run loop need;
  * writes nothing (staging recovery, step 2, runs before this).
  */

@@ -1,5 +1,5 @@
 /**
- * info/build.lock: one build per project at a time (method.md §4.2 step 1).
+ * info/build.lock: one build per project at a time (docs/method.md §4.2 step 1).
  *
  * The lock is created whole and atomically: its content goes to a temp file that is then
  * hard-linked to build.lock (link fails if the name exists), so no reader ever sees a

@@ -1,5 +1,5 @@
 /**
- * info/info.log (method.md §4.6): append-only, one line per event,
+ * info/info.log (docs/method.md §4.6): append-only, one line per event,
  * `<ISO-8601 UTC> <LEVEL> <message>`. Every message passes through a redactor first, so
  * API keys never reach the file even when a provider echoes them in an error.
  */

@@ -1,5 +1,5 @@
 /**
- * The build run loop (method.md §4.2):
+ * The build run loop (docs/method.md §4.2):
  *
  *  1. config (first run: write the template, exit 3), build.lock
  *  2. finish or discard leftover staging
@@ -110,7 +110,7 @@ const probe: FileProbe = async (absPath, relative) => {
   return probeIndexFile(absPath, relative);
 };
 
-/** Runs `build` end to end and returns the exit code (method.md §4.6). */
+/** Runs `build` end to end and returns the exit code (docs/method.md §4.6). */
 export async function runBuild(options: BuildOptions): Promise<number> {
   const stdout = options.stdout ?? process.stdout;
   const stderr = options.stderr ?? process.stderr;

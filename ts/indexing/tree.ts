@@ -1,6 +1,6 @@
 /**
  * The state tree printed before any work, and the confirmation that follows
- * (method.md §4.3). Rendering is a pure function of the state and the discovery plan.
+ * (docs/method.md §4.3). Rendering is a pure function of the state and the discovery plan.
  */
 import { createInterface } from 'node:readline';
 import {
@@ -13,7 +13,7 @@ import {
 } from '../project/state.js';
 import type { DiscoveryPlan } from './discover.js';
 
-/** Exit codes of `build` (method.md §4.6); mirrors EXIT in ts/cli/exit.ts. */
+/** Exit codes of `build` (docs/method.md §4.6); mirrors EXIT in ts/cli/exit.ts. */
 export const BUILD_EXIT = {
   OK: 0,
   STAGE_FAILED: 1,

@@ -1,5 +1,5 @@
 /**
- * Content-addressed keys of the response cache (method.md §3.10): SHA-256 of the canonical
+ * Content-addressed keys of the response cache (docs/method.md §3.10): SHA-256 of the canonical
  * JSON (object keys sorted, no whitespace) of {cache version, provider, base_url, model,
  * kind, request, params}. The API key never enters it.
  */

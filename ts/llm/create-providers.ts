@@ -2,7 +2,7 @@
  * Building the providers of a NodeConfig: one adapter per config section, each wrapped in a
  * CachedProvider with its section's rate limiter, the build or search retry policy and, at
  * build time, the response cache in `cache/response_cache/`. Search-time calls and the local
- * provider are never cached (method.md §3.10); the local provider is not rate limited either.
+ * provider are never cached (docs/method.md §3.10); the local provider is not rate limited either.
  */
 import type { NodeConfig, ProviderSection } from '../config/node-config.js';
 import { countTokens, truncateToTokens } from '../text/index.js';
@@ -29,7 +29,7 @@ import type {
 /** The o200k_base counter of the Rust core (ts/text): exact counts and exact truncation. */
 export const o200kTokenCounter: TokenCounter = { countTokens, truncateToTokens };
 
-/** Per-request timeouts of method.md §0. */
+/** Per-request timeouts of docs/method.md §0. */
 export const DEFAULT_TIMEOUTS = { chatMs: 120_000, embedMs: 60_000 } as const;
 
 export interface CreateProvidersOptions {

@@ -1,5 +1,5 @@
 /**
- * The per-section rate limit of method.md §3.10: at most `rate_limit` requests started in any
+ * The per-section rate limit of docs/method.md §3.10: at most `rate_limit` requests started in any
  * one-second window and at most `rate_limit` in flight, shared by every caller holding the
  * same limiter (all stages of a build, all requests of a server).
  *

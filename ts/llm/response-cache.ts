@@ -1,5 +1,5 @@
 /**
- * The response cache on disk (method.md §3.10), two append-only files in
+ * The response cache on disk (docs/method.md §3.10), two append-only files in
  * `cache/response_cache/`:
  *
  * - `llm.jsonl`: one line per validated reply: {key, provider, model, kind, created_at, response}.

@@ -1,5 +1,5 @@
 /**
- * Retries with exponential backoff (method.md §0): delay 1 s × 2ⁿ with ±20 % jitter, capped
+ * Retries with exponential backoff (docs/method.md §0): delay 1 s × 2ⁿ with ±20 % jitter, capped
  * at 60 s; a provider's Retry-After wins. Only ProviderError with `retryable` is retried;
  * anything else (and an abort) passes straight through.
  */

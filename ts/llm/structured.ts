@@ -1,7 +1,7 @@
 /**
  * Structured replies of real providers: parse the reply as JSON, validate it, and on an
  * invalid reply ask once more with the error shown (one repair attempt); still invalid →
- * a retryable ProviderError (method.md §3.3: an invalid response is a failed attempt).
+ * a retryable ProviderError (docs/method.md §3.3: an invalid response is a failed attempt).
  */
 import { promptSet } from './prompts/index.js';
 import { type ErrorContext, invalidReplyError } from './provider-errors.js';

@@ -1,7 +1,7 @@
 /**
  * JSON Schemas and validators of the structured tasks. The schemas are strict-mode compatible
  * (every property required, no additional properties) because OpenAI's strict json_schema
- * demands it; the validators are lenient where method.md §3.3/§3.7 say so (a missing list
+ * demands it; the validators are lenient where docs/method.md §3.3/§3.7 say so (a missing list
  * counts as empty, non-string members are ignored, empty items are dropped), so a slightly
  * off reply from a weaker model still counts.
  */
@@ -130,7 +130,7 @@ export const TASK_VALIDATORS: { readonly [K in StructuredTask]: Validator<TaskOu
   query: validateQuery,
 };
 
-/** Plain-text replies: an empty reply is a failed attempt (method.md §3.5). */
+/** Plain-text replies: an empty reply is a failed attempt (docs/method.md §3.5). */
 export function validateText(v: unknown): Validation<string> {
   if (typeof v !== 'string' || v.trim() === '') return fail('expected a non-empty text reply');
   return { ok: true, value: v.trim() };

@@ -1,5 +1,5 @@
 /**
- * The embedding input cap of method.md §0: at most 8,000 o200k_base tokens of each input are
+ * The embedding input cap of docs/method.md §0: at most 8,000 o200k_base tokens of each input are
  * sent (the stored text is unchanged). Token counting is the Rust core's (ts/text); this
  * module only needs something that counts.
  */

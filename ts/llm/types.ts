@@ -1,14 +1,14 @@
 /**
  * The provider interface. Every model call carries a `task` tag and the task's structured
  * inputs next to the rendered prompt: real providers send `messages`, the offline `local`
- * provider computes its reply from `input` (method.md §7.7), and both are validated by the
+ * provider computes its reply from `input` (docs/method.md §7.7), and both are validated by the
  * same schema.
  */
 import type { Language, ProviderName } from '../config/schema.js';
 
 export type { Language, ProviderName } from '../config/schema.js';
 
-/** The prompts of method.md §3.10: D, R, A, C, Q and ANS. */
+/** The prompts of docs/method.md §3.10: D, R, A, C, Q and ANS. */
 export const TASKS = ['decompose', 'repair', 'attribute', 'community', 'query', 'answer'] as const;
 export type Task = (typeof TASKS)[number];
 

@@ -1,6 +1,6 @@
 /**
  * Dense views of the base graph for the native algorithms and for neighbourhood walks:
- * node ids ↔ u32 indexes in ascending id order (method.md §6.1 "nodes in ascending id
+ * node ids ↔ u32 indexes in ascending id order (docs/method.md §6.1 "nodes in ascending id
  * order"), edges as parallel typed arrays.
  */
 import type { BaseGraph } from './graph-store.js';

@@ -1,5 +1,5 @@
 /**
- * The base graph (method.md §1) as the pipeline edits it: typed, weighted nodes and
+ * The base graph (docs/method.md §1) as the pipeline edits it: typed, weighted nodes and
  * weighted undirected edges keyed by the ordered pair. Integer weights at rest.
  * Iteration order is made deterministic by the writers (sorted by id), not by insertion.
  */

@@ -1,5 +1,5 @@
 /**
- * Prompt material for attributes (method.md §3.5) and communities (§3.7): items ranked by
+ * Prompt material for attributes (docs/method.md §3.5) and communities (§3.7): items ranked by
  * importance, then kept greedily while their tokens still fit the budget (an item that does
  * not fit is skipped; later, shorter ones may still fit). Deterministic.
  */

@@ -1,5 +1,5 @@
 /**
- * Graph pipeline (method.md §3.4): merges the parsed decompositions of one generation into
+ * Graph pipeline (docs/method.md §3.4): merges the parsed decompositions of one generation into
  * the committed graph and tables. Pure and deterministic: chunks in `text_id` order, units
  * in output order; shared units, entities and relationships meet by id and grow in weight.
  */
@@ -89,7 +89,7 @@ export function mergeDecompositions(
       for (const rel of unit.relationships) {
         const s = entityIds.get(rel.source) ?? ops.hashId('entity', rel.source);
         const t = entityIds.get(rel.target) ?? ops.hashId('entity', rel.target);
-        if (s === t) continue; // method.md §8 #26: connects nothing
+        if (s === t) continue; // docs/method.md §8 #26: connects nothing
         const [lo, hi] = s < t ? [s, t] : [t, s];
         const rid = ops.hashId('relationship', `${lo}:${hi}`);
         const phrase = [rel.source, rel.relation, rel.target].join(' ');
@@ -114,7 +114,7 @@ export function mergeDecompositions(
           stats.newRelationships++;
         }
         graph.bumpNode(rid, 'relationship', g);
-        // Entity—relationship edges weigh 1 and are never incremented (method.md §1).
+        // Entity—relationship edges weigh 1 and are never incremented (docs/method.md §1).
         graph.ensureEdge(s, rid, g);
         graph.ensureEdge(rid, t, g);
       }
@@ -123,7 +123,7 @@ export function mergeDecompositions(
   return stats;
 }
 
-/** `context` of a relationship row: its phrases joined by `; ` (method.md §5). */
+/** `context` of a relationship row: its phrases joined by `; ` (docs/method.md §5). */
 export function relationshipContext(r: RelationshipRow): string {
   return r.relations.join('; ');
 }

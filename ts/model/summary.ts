@@ -1,5 +1,5 @@
 /**
- * Summary pipeline logic (method.md §3.7) that does not call a model: which nodes form the
+ * Summary pipeline logic (docs/method.md §3.7) that does not call a model: which nodes form the
  * community graph, which communities are summarised and in what order, how produced
  * elements merge into the index, and how members are linked to elements.
  * Leiden and k-means are injected (native in production), so this stays pure and testable.

@@ -1,5 +1,5 @@
 /**
- * The in-memory shape of an index, one interface per table of method.md §5. The build
+ * The in-memory shape of an index, one interface per table of docs/method.md §5. The build
  * pipeline works on these; ts/store converts them to and from parquet column arrays.
  * Rows hold plain values; vectors are Float32Array or null (not computed yet).
  */
@@ -128,7 +128,7 @@ export interface GraphEdge {
   generation: number;
 }
 
-/** Per-kind human-readable counters, `info/indices.json` (method.md §2.2). */
+/** Per-kind human-readable counters, `info/indices.json` (docs/method.md §2.2). */
 export interface Counters {
   document_index: number;
   text_unit_index: number;
@@ -153,7 +153,7 @@ export function emptyCounters(): Counters {
   };
 }
 
-/** One parsed unit of a decomposition record (method.md §5, `text_decomposition.jsonl`). */
+/** One parsed unit of a decomposition record (docs/method.md §5, `text_decomposition.jsonl`). */
 export interface ParsedUnit {
   semantic_unit: string;
   entities: string[];

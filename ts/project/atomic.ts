@@ -1,7 +1,7 @@
 /**
  * Durable file replacement: write a temp file beside the target, fsync it, rename it over
  * the target, fsync the directory. A reader (or a crash) sees the old file or the new one,
- * never a torn one (method.md §4.4).
+ * never a torn one (docs/method.md §4.4).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename, rm } from 'node:fs/promises';

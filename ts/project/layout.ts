@@ -1,5 +1,5 @@
 /**
- * Where the build keeps its files inside a project folder (method.md §5). Every path the
+ * Where the build keeps its files inside a project folder (docs/method.md §5). Every path the
  * pipeline writes is named here once, relative to the project root with `/` separators, so
  * COMMIT.json can record destinations that survive moving the project folder.
  */

@@ -1,5 +1,5 @@
 /**
- * The build state machine's persistent snapshot, info/state.json (method.md §4.1), and its
+ * The build state machine's persistent snapshot, info/state.json (docs/method.md §4.1), and its
  * transitions. Invariant: every stage before `current_state` has committed and
  * `current_state` has not (unless FINISHED). Transitions are pure functions returning a
  * new state; only commit.ts and writeState put one on disk.
@@ -11,7 +11,7 @@ import { INFO_FILES, resolveInProject } from './layout.js';
 
 export const STATE_FORMAT_VERSION = 1;
 
-/** State values in run order (method.md §3); the names are those of the original NodeRAG. */
+/** State values in run order (docs/method.md §3); the names are those of the original NodeRAG. */
 export const BUILD_STATES = [
   'INIT',
   'Document pipeline',
@@ -87,7 +87,7 @@ export function isCycleUnfinished(state: BuildState): boolean {
 
 /**
  * True once the Document pipeline of the running cycle has committed: from then on the
- * cycle's document set is fixed and newly found files are queued (method.md §3.1).
+ * cycle's document set is fixed and newly found files are queued (docs/method.md §3.1).
  */
 export function isCycleDocumentSetFixed(state: BuildState): boolean {
   return isCycleUnfinished(state) && state.current_state !== 'Document pipeline';

@@ -1,5 +1,5 @@
 /**
- * The retrieval context string (method.md §6.6): sections in a fixed order, each a header
+ * The retrieval context string (docs/method.md §6.6): sections in a fixed order, each a header
  * line of twelve `-`, the type name and thirteen `-`, then numbered items, then one blank
  * line. Items keep search-list order; an empty retrieval is the empty string.
  */

@@ -1,5 +1,5 @@
 /**
- * Reading the committed index for search (method.md §6.1): only the columns search needs
+ * Reading the committed index for search (docs/method.md §6.1): only the columns search needs
  * (no embeddings, which live in HNSW.bin), as one typed buffer per column, through the
  * index-io readers. A consistent snapshot: a read that overlaps a build commit is retried.
  */

@@ -1,5 +1,5 @@
 /**
- * An index loaded for search (method.md §6.1): node ids, types and texts in dense arrays,
+ * An index loaded for search (docs/method.md §6.1): node ids, types and texts in dense arrays,
  * the native search graph (base + similarity edges), the vector index with retired labels
  * excluded, and the phrase matcher over entity names and titles. Immutable once built, so
  * any number of queries can use it at once; `close()` frees the native memory.

@@ -1,5 +1,5 @@
 /**
- * NodeSearch, the in-process search engine (method.md §6, §7.4).
+ * NodeSearch, the in-process search engine (docs/method.md §6, §7.4).
  *
  *   const search = new NodeSearch(NodeConfig.fromMainFolder('./proj'));
  *   const { response, retrievalInfo } = await search.answer('Who founded the observatory?');

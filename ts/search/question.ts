@@ -1,5 +1,5 @@
 /**
- * Validation of the `{question}` body (method.md §7.2): one function shared by the HTTP
+ * Validation of the `{question}` body (docs/method.md §7.2): one function shared by the HTTP
  * server and the in-process API, so both reject the same inputs with the same codes.
  */
 import { InvalidQuestionError } from '../errors.js';

@@ -1,5 +1,5 @@
 /**
- * The objects `NodeSearch.answer` and `NodeSearch.search` resolve to (method.md §7.4):
+ * The objects `NodeSearch.answer` and `NodeSearch.search` resolve to (docs/method.md §7.4):
  * camelCase fields, plus read-only, non-enumerable snake_case aliases named as in the
  * original API, so `JSON.stringify` shows the camelCase fields only.
  *
@@ -16,7 +16,7 @@ export interface SearchAnswer extends AnswerResult {
 }
 
 export interface SearchRetrieval {
-  /** The context string of method.md §6.6 (empty when nothing was retrieved). */
+  /** The context string of docs/method.md §6.6 (empty when nothing was retrieved). */
   retrievalInfo: string;
   /** o200k_base tokens of `retrievalInfo`. */
   retrievalTokens: number;

@@ -1,6 +1,6 @@
 /**
  * The retrieval of one question on a loaded index, once the provider calls are done
- * (method.md §6.2 steps 3–6): vector search, exact matching, seeds, propagation, typed
+ * (docs/method.md §6.2 steps 3–6): vector search, exact matching, seeds, propagation, typed
  * selection, context. Synchronous and free of shared mutable state, so many questions can
  * be retrieved at once on one index.
  */

@@ -1,5 +1,5 @@
 /**
- * Typed selection (method.md §6.5): walk the propagation ranking and fill per-type quotas.
+ * Typed selection (docs/method.md §6.5): walk the propagation ranking and fill per-type quotas.
  * Only eligible nodes (positive score, within the walk's hop radius) are ever passed in,
  * so quotas are never padded with zero-score nodes.
  */

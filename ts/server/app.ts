@@ -1,6 +1,6 @@
 /**
  * The HTTP API as a Hono app factory (no listening here; see serve.ts). Routes and error
- * bodies follow method.md §7.2: every error is `{"error": {"code", "message"}}`, mapped
+ * bodies follow docs/method.md §7.2: every error is `{"error": {"code", "message"}}`, mapped
  * from error codes to statuses in one place (`statusFor`).
  */
 

@@ -1,7 +1,7 @@
 /**
  * Binds a Hono app to a TCP port with @hono/node-server. Refuses to start with a clear
  * message when the port is taken; `close()` stops accepting and lets in-flight requests
- * finish for up to `graceMs` (method.md §7.2: 10 s) before closing remaining sockets.
+ * finish for up to `graceMs` (docs/method.md §7.2: 10 s) before closing remaining sockets.
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,5 +1,5 @@
 /**
- * Chunking (method.md §3.2): cut points after paragraph, line, sentence (incl. CJK marks) and
+ * Chunking (docs/method.md §3.2): cut points after paragraph, line, sentence (incl. CJK marks) and
  * word boundaries; the furthest that fits `chunkSize` tokens, preferring the strongest class
  * among those that fill at least half the budget. Words are never split, except a single
  * "word" longer than the budget (a base64 blob), cut at a token boundary. Pure and

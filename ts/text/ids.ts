@@ -1,5 +1,5 @@
 /**
- * Hash ids (method.md §2.1). `H(tag, s)` is the lowercase hex SHA-256 of `tag + ":" + s`;
+ * Hash ids (docs/method.md §2.1). `H(tag, s)` is the lowercase hex SHA-256 of `tag + ":" + s`;
  * each helper applies its kind's normalisation first, so callers cannot forget it.
  */
 import { callNative, native } from '../native.js';

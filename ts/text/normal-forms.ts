@@ -1,5 +1,5 @@
 /**
- * The normal forms of method.md §0 and the document clean-up of §3.2. They exist only in the
+ * The normal forms of docs/method.md §0 and the document clean-up of §3.2. They exist only in the
  * Rust core (crates/noderag_text): JS `trim()` and `\s` treat U+FEFF as whitespace, so a copy
  * here would drift from the ids the core computes.
  */

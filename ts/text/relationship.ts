@@ -1,5 +1,5 @@
 /**
- * Decomposition output rules (method.md §3.3). Per unit: `normalizeEntities` gives the
+ * Decomposition output rules (docs/method.md §3.3). Per unit: `normalizeEntities` gives the
  * entity list; `parseRelationship` applies steps 1–4 to each relationship string; a
  * `needs_repair` result is the caller's model call (step 5, prompt R) and, if that fails, a
  * drop (step 6); `finalizeUnit` then normalises the triples, drops same-entity ones and

@@ -1,5 +1,5 @@
 /**
- * `o200k_base` token counts (method.md §0), whatever model is configured: one implementation,
+ * `o200k_base` token counts (docs/method.md §0), whatever model is configured: one implementation,
  * in the Rust core, for chunking, prompt budgets and reported token counts. The tokenizer
  * loads once per process (~60 ms) on first use, or at `warmTokenizer()`.
  */

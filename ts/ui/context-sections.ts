@@ -1,5 +1,5 @@
 /**
- * Splits a retrieval context string (method.md §6.6, ts/search/context.ts) back into its
+ * Splits a retrieval context string (docs/method.md §6.6, ts/search/context.ts) back into its
  * sections by node type, so the page can show each section on its own. Parsing the answer's
  * own context (rather than retrieving again) shows exactly what the model was given.
  */

@@ -1,5 +1,5 @@
 /**
- * The vector index (method.md §3.9): an HNSW graph built with the hnsw_rs crate, behind
+ * The vector index (docs/method.md §3.9): an HNSW graph built with the hnsw_rs crate, behind
  * the native `HnswIndex` class (bindings/src/hnsw.rs). Vectors go in as one flat
  * Float32Array (rows × dim); results come back as parallel typed arrays, best first,
  * ordered by (distance, label).
@@ -150,7 +150,7 @@ export class VectorIndex {
     return { labels: r.labels, distances: r.distances };
   }
 
-  /** Retired labels are never returned by searches (method.md §3.9). Not saved in the file. */
+  /** Retired labels are never returned by searches (docs/method.md §3.9). Not saved in the file. */
   retire(labels: Uint32Array | readonly number[]): void {
     const arr =
       labels instanceof Uint32Array ? labels : Uint32Array.from(labels, (l) => checkCount('label', l));

@@ -1,5 +1,5 @@
 /**
- * Which nodes the visualisation draws (method.md §7.5): the top n of the base graph by
+ * Which nodes the visualisation draws (docs/method.md §7.5): the top n of the base graph by
  * global PageRank (score desc, id asc), plus the linking nodes that join the selection's
  * components by shortest paths on the full graph (edge length 1/weight). The output can
  * therefore exceed n; a component the corpus graph itself cannot reach stays apart.

@@ -1,5 +1,5 @@
 /**
- * Writes the visualisation page (method.md §7.5): one self-contained HTML file with the
+ * Writes the visualisation page (docs/method.md §7.5): one self-contained HTML file with the
  * vis-network standalone build and the graph data inlined, working offline.
  *
  * Injection safety: the data is JSON inside a <script type="application/json"> element with

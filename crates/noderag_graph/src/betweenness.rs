@@ -1,4 +1,4 @@
-//! Betweenness centrality (Brandes), unweighted and undirected (method.md §3.5): exact for
+//! Betweenness centrality (Brandes), unweighted and undirected (docs/method.md §3.5): exact for
 //! N ≤ 5,000, otherwise accumulated from 500 pivots drawn without replacement by a seeded
 //! shuffle of the ids in ascending order (the first 500 after shuffling).
 //!
@@ -15,7 +15,7 @@ pub const EXACT_LIMIT: usize = 5000;
 pub const PIVOTS: usize = 500;
 const CHUNKS: usize = 16;
 
-/// Betweenness per method.md §3.5 (exact or 500 seeded pivots).
+/// Betweenness per docs/method.md §3.5 (exact or 500 seeded pivots).
 pub fn betweenness(g: &Graph, seed: u64) -> Vec<f64> {
   let n = g.node_count();
   if n <= EXACT_LIMIT {

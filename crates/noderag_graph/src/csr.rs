@@ -4,7 +4,7 @@
 //! map). Each undirected edge {u, v} is stored twice, as (u → v) in row u and (v → u) in
 //! row v; rows are sorted by neighbour. Duplicate edges are merged by summing their weights.
 //!
-//! Self-loops: the NodeRAG index has none (method.md §1), but the graph accepts them so
+//! Self-loops: the NodeRAG index has none (docs/method.md §1), but the graph accepts them so
 //! that algorithms are total. A self-loop {u, u} is stored ONCE, as the entry (u → u), so
 //! it adds its weight once to the strength W(u) and counts once in the neighbour count
 //! deg(u) (the adjacency-matrix convention: A[u][u] = w).
@@ -197,7 +197,7 @@ impl Graph {
     (&self.offsets, &self.neighbours, &self.weights)
   }
 
-  /// method.md §6.1 `unbalance_adjust`: every edge weight becomes
+  /// docs/method.md §6.1 `unbalance_adjust`: every edge weight becomes
   /// min(w, 1/deg(u), 1/deg(v)), deg = number of neighbours in this graph. Symmetric, so
   /// rows u and v stay consistent.
   pub fn unbalance_adjust(&mut self) {

@@ -1,5 +1,5 @@
 //! Core numbers by degree peeling (Batagelj–Zaversnik bucket algorithm, O(N + E)).
-//! Weights are ignored (method.md §3.5); a self-loop is ignored too (it would make a node
+//! Weights are ignored (docs/method.md §3.5); a self-loop is ignored too (it would make a node
 //! its own neighbour; the core graph of the index has none).
 
 use crate::csr::Graph;

@@ -1,4 +1,4 @@
-//! k-means on flat f32 vectors (method.md §3.7 linking): seeded k-means++ initialisation,
+//! k-means on flat f32 vectors (docs/method.md §3.7 linking): seeded k-means++ initialisation,
 //! at most 25 Lloyd iterations, stopping early when no assignment changes.
 //!
 //! Determinism: distances are summed in a fixed order (8 lanes, then the lanes left to

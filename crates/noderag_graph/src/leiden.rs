@@ -1,5 +1,5 @@
 //! Leiden community detection (Traag, Waltman & van Eck 2019) with the modularity objective
-//! (method.md §3.7): resolution 1, edge weights ignored unless asked for, nodes visited in id
+//! (docs/method.md §3.7): resolution 1, edge weights ignored unless asked for, nodes visited in id
 //! order, seeded (the only randomness is the refinement's choice of cluster), at most 10
 //! iterations, stopping early when an iteration leaves the partition unchanged.
 //!
@@ -20,7 +20,7 @@ use crate::rng::SplitMix64;
 #[derive(Clone, Copy, Debug)]
 pub struct LeidenOptions {
   pub resolution: f64,
-  /// Use edge weights (default false: method.md §3.7 ignores them).
+  /// Use edge weights (default false: docs/method.md §3.7 ignores them).
   pub weighted: bool,
   pub seed: u64,
   pub max_iterations: u32,

@@ -2,7 +2,7 @@
 //! (knows nothing of JS; the Node addon wraps it in `bindings/src/graph.rs`).
 //!
 //! - [`csr::Graph`]: compact undirected weighted graph (CSR), built from edge arrays.
-//! - [`search::SearchGraph`]: the search graph of method.md §6.1 (similarity edges,
+//! - [`search::SearchGraph`]: the search graph of docs/method.md §6.1 (similarity edges,
 //!   `unbalance_adjust`, transition matrix) and the propagation + typed top-k of §6.4.
 //! - [`pagerank`], [`paths`] (bidirectional Dijkstra, set connection of §7.5),
 //!   [`kcore`], [`betweenness`], [`leiden`], [`kmeans`] (§3.5, §3.7),
@@ -31,5 +31,5 @@ pub use select::top_n;
 
 pub use error::{GraphError, Result};
 
-/// The seed of every randomised step (method.md §0).
+/// The seed of every randomised step (docs/method.md §0).
 pub const SEED: u64 = 42;

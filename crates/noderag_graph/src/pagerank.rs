@@ -1,4 +1,4 @@
-//! Global weighted PageRank for the visualisation (method.md §7.5): damping 0.85, uniform
+//! Global weighted PageRank for the visualisation (docs/method.md §7.5): damping 0.85, uniform
 //! teleport, the mass of dangling (isolated) nodes spread uniformly over all nodes, until
 //! the L1 change is < 1e-9 or 100 iterations. Same definition as networkx's `pagerank`
 //! on the undirected weighted graph (each undirected edge read in both directions).

@@ -1,5 +1,5 @@
 //! Shortest paths with edge length 1 / weight (strong edges are short), and the
-//! visualisation's connection of a node selection (method.md §7.5).
+//! visualisation's connection of a node selection (docs/method.md §7.5).
 //!
 //! [`PathFinder::shortest_path`] is a set-to-set bidirectional Dijkstra: all sources start
 //! at distance 0 in the forward search, all targets at 0 in the backward search (the graph
@@ -179,7 +179,7 @@ pub struct Connection {
   pub component_count: u32,
 }
 
-/// method.md §7.5 connect: `selection` is in rank order (best first, distinct). The
+/// docs/method.md §7.5 connect: `selection` is in rank order (best first, distinct). The
 /// component of the induced subgraph holding `selection[0]` starts the connected set S;
 /// every other component, in order of its best node, is joined to S by one set-to-set
 /// bidirectional Dijkstra on the full graph; the path's nodes join S. No pair loop: one

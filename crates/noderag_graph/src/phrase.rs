@@ -1,4 +1,4 @@
-//! Exact-phrase matching over entity names and high-level-element titles (method.md §6.3).
+//! Exact-phrase matching over entity names and high-level-element titles (docs/method.md §6.3).
 //!
 //! Text is folded — `fold(s)` = NFKC, trim, collapse whitespace, Unicode default full
 //! lower-casing — and split into tokens:

@@ -1,4 +1,4 @@
-//! The search graph (method.md §6.1) and the propagation + typed top-k (§6.4, §6.5).
+//! The search graph (docs/method.md §6.1) and the propagation + typed top-k (§6.4, §6.5).
 //!
 //! Transition matrix: T[i][j] = w(i, j) / W(j) with W(j) the strength of j; a column with
 //! W(j) = 0 (isolated node) is uniform over all other nodes, 1/(N − 1), handled implicitly.
@@ -25,7 +25,7 @@ use crate::csr::{EdgeList, Graph};
 use crate::error::{invalid, Result};
 use crate::select::{rank_order, TopK};
 
-/// The walk's stopping tolerance (method.md §0): stop when ‖Δp‖₂ < 1e-5.
+/// The walk's stopping tolerance (docs/method.md §0): stop when ‖Δp‖₂ < 1e-5.
 pub const WALK_TOLERANCE: f64 = 1e-5;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,7 +95,7 @@ pub struct WorkStats {
 #[derive(Clone, Debug)]
 pub struct Scores {
   pub scores: Vec<f64>,
-  /// Positive score and within `steps` hops of a seed (method.md §6.4).
+  /// Positive score and within `steps` hops of a seed (docs/method.md §6.4).
   pub eligible: Vec<bool>,
   pub steps: u32,
 }

@@ -1,5 +1,5 @@
 //! Partial selection of the best (score, id) pairs: ranking (score desc, id asc), the order
-//! of method.md §6.4 and §7.5. Select-nth then sort only the k winners: O(n + k log k).
+//! of docs/method.md §6.4 and §7.5. Select-nth then sort only the k winners: O(n + k log k).
 
 use std::cmp::Ordering;
 

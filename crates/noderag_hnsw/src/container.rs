@@ -1,4 +1,4 @@
-//! `HNSW.bin`, one file (method.md §5):
+//! `HNSW.bin`, one file (docs/method.md §5):
 //!
 //! ```text
 //! "NRHNSW01"              8 bytes

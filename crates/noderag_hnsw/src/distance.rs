@@ -6,7 +6,7 @@
 use hnsw_rs::anndists::dist::Distance;
 use serde::{Deserialize, Serialize};
 
-/// The vector space of an index (method.md §3.9).
+/// The vector space of an index (docs/method.md §3.9).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Space {

@@ -24,7 +24,7 @@ const MAX_LAYERS: usize = 16;
 /// offers no way to change it; recorded in the file header so the value is visible.
 pub const LEVEL_SEED: u64 = 397;
 
-/// Build parameters (method.md §3.9).
+/// Build parameters (docs/method.md §3.9).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IndexParams {
   pub space: Space,
@@ -59,7 +59,7 @@ pub struct HnswIndex {
   params: IndexParams,
   hnsw: Hnsw<'static, f32, SpaceDistance>,
   view: GraphView,
-  /// `retired[label]`: excluded from every search result (method.md §3.9). Not stored in
+  /// `retired[label]`: excluded from every search result (docs/method.md §3.9). Not stored in
   /// the index file: the caller's id map is the source of truth and re-applies it.
   retired: Vec<bool>,
   retired_count: usize,

@@ -1,4 +1,4 @@
-//! noderag_hnsw: the vector index of noderag (method.md §3.9, §5 `HNSW.bin`).
+//! noderag_hnsw: the vector index of noderag (docs/method.md §3.9, §5 `HNSW.bin`).
 //!
 //! - [`HnswIndex`]: built and persisted with the `hnsw_rs` crate (single-threaded insertion
 //!   in label order, so the same inputs build the same graph); searched on a flat view of

@@ -1,5 +1,5 @@
 //! Result ordering shared by exact and graph search: hits sort by (distance, label), so
-//! ties are broken the same way everywhere (method.md §6.2: "ordered by distance, ties by id").
+//! ties are broken the same way everywhere (docs/method.md §6.2: "ordered by distance, ties by id").
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;

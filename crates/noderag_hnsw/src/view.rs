@@ -5,7 +5,7 @@
 //! dimensions. The view keeps the same graph (same points, same neighbour lists, same
 //! entry point) in arrays indexed by label: layer-0 links in CSR form, a visited set that
 //! is a stamp array, and plain binary heaps of (distance, label). It also gives every
-//! search the (distance, label) total order and the `retired` filter of method.md §3.9.
+//! search the (distance, label) total order and the `retired` filter of docs/method.md §3.9.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};

@@ -71,7 +71,7 @@ fn recall_at_10_is_at_least_095_on_20k_vectors_and_every_vector_finds_itself() {
   let recall = recall_at(&index, &data, &queries, dim, 10, 64);
   assert!(recall >= 0.95, "recall@10 = {recall}");
 
-  // method.md §3.9: guard against orphaned points (a known defect class of the crate).
+  // docs/method.md §3.9: guard against orphaned points (a known defect class of the crate).
   let mut lost = Vec::new();
   for (label, v) in data.chunks_exact(dim).enumerate() {
     let r = index.search_graph(v, 1, 200).unwrap();

@@ -1,4 +1,4 @@
-//! noderag_store: the parquet tables of an index (method.md §5), read and written with
+//! noderag_store: the parquet tables of an index (docs/method.md §5), read and written with
 //! arrow-rs. Pure Rust; knows nothing of JS.
 //!
 //! - [`Table`]: ordered, typed columns held as flat buffers (see [`ColumnData`]).

@@ -11,7 +11,7 @@ use std::borrow::Cow;
 /// Per-row validity bytes, `None` when every row is present.
 pub type Validity<'a> = Option<Cow<'a, [u8]>>;
 
-/// The column kinds of the index tables (method.md §5) and their Arrow types on disk.
+/// The column kinds of the index tables (docs/method.md §5) and their Arrow types on disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ColumnKind {
   /// `Utf8`

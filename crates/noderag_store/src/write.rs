@@ -1,4 +1,4 @@
-//! Table → parquet, following method.md §5: ZSTD, `ARROW:schema` kept, `Utf8` strings,
+//! Table → parquet, following docs/method.md §5: ZSTD, `ARROW:schema` kept, `Utf8` strings,
 //! `List<Utf8>`/`List<Int64>`, embeddings `FixedSizeList<Float32, dim>` with child `item`.
 
 use std::sync::Arc;

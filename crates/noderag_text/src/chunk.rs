@@ -1,4 +1,4 @@
-//! The chunker of method.md §3.2: a pure function of the text and `chunk_size`.
+//! The chunker of docs/method.md §3.2: a pure function of the text and `chunk_size`.
 //!
 //! The spec leaves the exact binary search to us ("the search procedure is part of this spec");
 //! this is it. With `s` the chunk start (leading whitespace skipped), `C[0] < C[1] < … < C[m-1]`

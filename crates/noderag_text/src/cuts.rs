@@ -1,4 +1,4 @@
-//! Cut points of the chunker (method.md §3.2 step 1): positions just after a separator, each
+//! Cut points of the chunker (docs/method.md §3.2 step 1): positions just after a separator, each
 //! with the strongest class that applies there.
 
 use unicode_segmentation::UnicodeSegmentation;

@@ -1,4 +1,4 @@
-//! Hash ids (method.md §2.1): `H(tag, s)` = lowercase hex SHA-256 of the UTF-8 bytes of
+//! Hash ids (docs/method.md §2.1): `H(tag, s)` = lowercase hex SHA-256 of the UTF-8 bytes of
 //! `tag + ":" + s`, and one helper per node kind so callers cannot forget a normalisation.
 
 use sha2::{Digest, Sha256};
@@ -92,7 +92,7 @@ mod tests {
   use super::*;
   use crate::normalize::norm_entity;
 
-  // Every test vector of method.md §2.1.
+  // Every test vector of docs/method.md §2.1.
   const MARIE: &str = "df55c077da9a492e6122574089591bd17829c6f4d71c323d9e20976aa2e9788e";
   const PARIS: &str = "14d8b063e1b01733d61353c188fa5b80d7790b3c6c0881cbf548a632c6813fbf";
 

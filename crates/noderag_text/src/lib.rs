@@ -1,4 +1,4 @@
-//! noderag_text: the text core of noderag (method.md §0, §2.1, §3.2, §3.3). Pure Rust; knows
+//! noderag_text: the text core of noderag (docs/method.md §0, §2.1, §3.2, §3.3). Pure Rust; knows
 //! nothing of JS. Everything here is a deterministic function of its inputs, so the same corpus
 //! gives the same chunks, ids and token counts on every platform.
 //!

@@ -1,4 +1,4 @@
-//! The normal forms of method.md §0 and the document clean-up of §3.2.
+//! The normal forms of docs/method.md §0 and the document clean-up of §3.2.
 //!
 //! "Whitespace" is the Unicode `White_Space` property, which is exactly what Rust's
 //! `char::is_whitespace` tests (U+FEFF is not whitespace). Casing uses Rust's

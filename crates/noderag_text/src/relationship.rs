@@ -1,4 +1,4 @@
-//! Relationship strings and per-unit entity rules (method.md §3.3).
+//! Relationship strings and per-unit entity rules (docs/method.md §3.3).
 //!
 //! A decomposition gives, per semantic unit, a list of entity names and a list of relationship
 //! strings expected as `SOURCE, RELATION, TARGET`. [`normalize_entities`] gives the unit's

@@ -1,4 +1,4 @@
-//! `o200k_base` token counts (method.md §0), through GitHub's `bpe-openai` crate: the same
+//! `o200k_base` token counts (docs/method.md §0), through GitHub's `bpe-openai` crate: the same
 //! pre-tokenisation and merges as tiktoken (cross-checked on the HotpotQA corpus, see the tests),
 //! with the vocabulary compiled into the binary. The tokenizer is built once per process, on
 //! first use (~60 ms), by `bpe_openai::o200k_base()`'s lazy static.

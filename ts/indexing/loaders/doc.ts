@@ -1,5 +1,5 @@
 /**
- * Legacy Word .doc (method.md §3.2) through word-extractor: body text, then footnotes.
+ * Legacy Word .doc (docs/method.md §3.2) through word-extractor: body text, then footnotes.
  * word-extractor also reads a .docx mislabelled as .doc (it checks the magic bytes).
  */
 import { oneLine } from './docx.js';

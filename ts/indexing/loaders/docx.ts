@@ -1,5 +1,5 @@
 /**
- * .docx (method.md §3.2) through mammoth: mammoth turns the document into HTML (paragraphs,
+ * .docx (docs/method.md §3.2) through mammoth: mammoth turns the document into HTML (paragraphs,
  * headings, tables, footnotes and endnotes appended; headers, footers and comments left
  * out), and the HTML extractor turns that into text with the same paragraph, row and cell
  * rules as .html files.

@@ -1,5 +1,5 @@
 /**
- * HTML to plain text (method.md §3.2): the `<title>` text, then the body text. Script,
+ * HTML to plain text (docs/method.md §3.2): the `<title>` text, then the body text. Script,
  * style, noscript and template content is dropped; block elements end a paragraph; `<br>`
  * and table rows end a line; cells of a row are joined by TAB; entities are decoded by
  * htmlparser2. Also used for .docx, whose mammoth output is HTML.

@@ -1,5 +1,5 @@
 /**
- * PDF (method.md §3.2) through pdfjs-dist (legacy build, which runs in Node without a
+ * PDF (docs/method.md §3.2) through pdfjs-dist (legacy build, which runs in Node without a
  * worker thread): the text layer page by page in content order, lines rebuilt from the
  * items' end-of-line flags and baselines, hyphenated line ends joined, pages separated by
  * a blank line. No OCR. Encrypted files are refused, even those that open with an empty

@@ -1,5 +1,5 @@
 /**
- * Plain text and Markdown (method.md §3.2): UTF-8 with any BOM removed, UTF-16 accepted when
+ * Plain text and Markdown (docs/method.md §3.2): UTF-8 with any BOM removed, UTF-16 accepted when
  * it carries a BOM, anything else rejected as "not valid UTF-8" (no guessing of legacy
  * code pages: a wrong guess would index garbage silently). Markdown is kept verbatim.
  */

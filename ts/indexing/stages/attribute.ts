@@ -1,5 +1,5 @@
 /**
- * Attribute pipeline (method.md §3.5). Importance is judged on the core graph C (semantic
+ * Attribute pipeline (docs/method.md §3.5). Importance is judged on the core graph C (semantic
  * units, entities, relationships of the whole merged graph): an entity is important when
  * its weight is > 1 and it is in the k-core or its betweenness exceeds the threshold.
  * Important entities without an attribute, and important entities touched in generation g,

@@ -1,5 +1,5 @@
 /**
- * Document pipeline (method.md §3.2): extraction and chunking of the cycle's documents.
+ * Document pipeline (docs/method.md §3.2): extraction and chunking of the cycle's documents.
  *
  * - renamed: the old path's document row and map entry move to the new path;
  * - duplicate (a copy of an indexed file): a new document row sharing the existing chunks,

@@ -1,5 +1,5 @@
 /**
- * Embedding pipeline (method.md §3.6): rows of text, semantic_units and attributes (in that
+ * Embedding pipeline (docs/method.md §3.6): rows of text, semantic_units and attributes (in that
  * order, then by number) whose vector is null, in batches of `embedding_batch_size`, one
  * request per batch, concurrently under the embedding limiter and through the response
  * cache (per input text). Vectors are stored as returned. The first build records the

@@ -1,5 +1,5 @@
 /**
- * Graph pipeline (method.md §3.4): the parsed decompositions of generation g merged into the
+ * Graph pipeline (docs/method.md §3.4): the parsed decompositions of generation g merged into the
  * committed graph and tables (ts/model/merge-decompositions.ts), in text_id order.
  * Graph tables (graph_nodes, graph_edges) are written by the stages that change the graph.
  */

@@ -1,5 +1,5 @@
 /**
- * HNSW pipeline (method.md §3.9): the vector index over text, semantic_unit, attribute and
+ * HNSW pipeline (docs/method.md §3.9): the vector index over text, semantic_unit, attribute and
  * high_level_element vectors, and the similarity edges exported from its layer 0.
  *
  * Labels are given in order (type order, then number) to vectors not yet indexed; a

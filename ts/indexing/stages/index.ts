@@ -1,4 +1,4 @@
-/** The stage of each state value (method.md §3), in run order. */
+/** The stage of each state value (docs/method.md §3), in run order. */
 import { attributeStage } from './attribute.js';
 import type { StageTable } from './context.js';
 import { documentStage } from './document.js';

@@ -1,5 +1,5 @@
 /**
- * Insert text pipeline (method.md §3.8): a `text` node for every chunk of generation g and
+ * Insert text pipeline (docs/method.md §3.8): a `text` node for every chunk of generation g and
  * unit—text edges from every unit touched in g to each of its chunks not yet linked.
  */
 import { insertText } from '../../model/insert-text.js';

@@ -1,5 +1,5 @@
 /**
- * Stopping a build on SIGINT/SIGTERM (method.md §4.2 step 7): on the first signal no new
+ * Stopping a build on SIGINT/SIGTERM (docs/method.md §4.2 step 7): on the first signal no new
  * model request starts and in-flight ones get up to 10 s to finish (so their replies reach
  * the response cache); then they are aborted. Stages poll `stopping` between steps and
  * before their commit; the run loop records INTERRUPTED and exits 130.

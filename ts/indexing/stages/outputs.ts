@@ -1,7 +1,7 @@
 /**
  * What a stage hands to its commit: tables and files staged in cache/.staging/ through one
  * StageCommit. The run loop adds info/indices.json and the advanced info/state.json and
- * commits them all together (method.md §4.4).
+ * commits them all together (docs/method.md §4.4).
  */
 import type { Table } from '../../index-io/columns.js';
 import { writeTableFile } from '../../index-io/parquet.js';

@@ -1,6 +1,6 @@
 /**
  * Running many model calls concurrently while applying their results in input order
- * (method.md §0 "input order"). A fixed pool of workers takes items in order; results land
+ * (docs/method.md §0 "input order"). A fixed pool of workers takes items in order; results land
  * in an array indexed by input position, so completion order never shows. The pool stops
  * taking new items as soon as a stop is requested or an item fails, waits for the items in
  * flight (their replies still reach the response cache), then reports.

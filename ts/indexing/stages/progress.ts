@@ -1,5 +1,5 @@
 /**
- * Build progress on the terminal (method.md §4.3, config `use_rich` / `use_tqdm`):
+ * Build progress on the terminal (docs/method.md §4.3, config `use_rich` / `use_tqdm`):
  *
  * - `rich` (use_rich on a terminal): one live, coloured line per stage with items done /
  *   total, calls and cache hits, replaced in place.

@@ -1,5 +1,5 @@
 /**
- * Summary pipeline (method.md §3.7): Leiden communities over the nodes touched in generation
+ * Summary pipeline (docs/method.md §3.7): Leiden communities over the nodes touched in generation
  * g, one structured call (prompt C) per community with members, high-level elements and
  * titles merged in community order, new element descriptions embedded, then members linked
  * to elements (directly, or through k-means clusters when the communities are large).

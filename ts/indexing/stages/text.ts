@@ -1,5 +1,5 @@
 /**
- * Text pipeline (method.md §3.3): one structured decomposition call (prompt D) per chunk of
+ * Text pipeline (docs/method.md §3.3): one structured decomposition call (prompt D) per chunk of
  * generation g without an `ok` record, concurrently under the provider's limiter and
  * through the response cache; results applied in `text_id` order. Relationship strings are
  * parsed by the Rust core (steps 1–4); the ones it cannot split get a repair call (prompt

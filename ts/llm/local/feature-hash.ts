@@ -1,5 +1,5 @@
 /**
- * Feature-hashing embeddings of the local provider (method.md §7.7): lower-cased word tokens
+ * Feature-hashing embeddings of the local provider (docs/method.md §7.7): lower-cased word tokens
  * (single characters for CJK) → bucket = first 4 bytes of SHA-256(token) as u32 LE mod
  * `dim`, sign from the 5th byte (its lowest bit: 0 → +1, 1 → −1); sum, then L2-normalise;
  * an empty text gives the unit vector on bucket 0.

@@ -1,5 +1,5 @@
 /**
- * The offline `local` provider (method.md §7.7): instant, deterministic, no network, no key,
+ * The offline `local` provider (docs/method.md §7.7): instant, deterministic, no network, no key,
  * never cached. It answers from the task inputs, not from the rendered prompt, and its
  * replies pass through the same validators as a real provider's.
  */

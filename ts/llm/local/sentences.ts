@@ -1,5 +1,5 @@
 /**
- * Sentence splitting for the local provider (method.md §7.7 uses the S cut points of §3.2):
+ * Sentence splitting for the local provider (docs/method.md §7.7 uses the S cut points of §3.2):
  * a sentence ends after `.` `!` `?` `;` followed by whitespace, or after `。` `！` `？` `；` `…`,
  * with closing quotes and brackets kept on the sentence.
  *

@@ -1,5 +1,5 @@
 /**
- * The local provider's answers to the six prompts (method.md §7.7), computed from the task
+ * The local provider's answers to the six prompts (docs/method.md §7.7), computed from the task
  * inputs. Honest extractive heuristics: every output is text taken from the input.
  *
  * Refinements over §7.7, all deterministic:

@@ -1,5 +1,5 @@
 /**
- * Word-level heuristics of the local provider (method.md §7.7): word tokens, capitalised
+ * Word-level heuristics of the local provider (docs/method.md §7.7): word tokens, capitalised
  * runs, years, and for Chinese, dictionary word segmentation (ICU, through Intl.Segmenter).
  * All deterministic for a given Node.js build.
  */

@@ -1,5 +1,5 @@
 /**
- * Chinese prompts (method.md §3.10): the same instructions as the English set, asking for
+ * Chinese prompts (docs/method.md §3.10): the same instructions as the English set, asking for
  * output in Chinese. The worked example of D is our own text.
  */
 import type { PromptSet } from './prompt-set.js';

@@ -1,5 +1,5 @@
 /**
- * English prompts (method.md §3.10). Each asks for output in English. The worked example of
+ * English prompts (docs/method.md §3.10). Each asks for output in English. The worked example of
  * D is our own text.
  */
 import type { PromptSet } from './prompt-set.js';
