@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- build`: `noderag build` on HotpotQA-100 (994 paragraphs from
- * /work/shared/data/hotpotqa/corpus.json, one titled input file per paragraph) with the
+ * bench/data/hotpotqa/corpus.json, one titled input file per paragraph) with the
  * offline `local` provider, dim 256.
  *
  * Each build runs in its own process (this file with `--worker <folder>`), so peak RSS is
@@ -21,8 +21,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 
-const CORPUS = process.env.BENCH_BUILD_CORPUS ?? '/work/shared/data/hotpotqa/corpus.json';
 const HERE = dirname(fileURLToPath(import.meta.url));
+const CORPUS = process.env.BENCH_BUILD_CORPUS ?? join(HERE, 'data', 'hotpotqa', 'corpus.json');
 
 // ----------------------------------------------------------------------------- worker
 

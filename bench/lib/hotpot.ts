@@ -1,6 +1,6 @@
 /**
  * The HotpotQA-100 benchmark project: one input file per paragraph of
- * ../shared/data/hotpotqa/corpus.json (titled), a config using the offline `local` provider,
+ * bench/data/hotpotqa/corpus.json (titled), a config using the offline `local` provider,
  * and a helper that builds the index once and reuses it (bench/.data/, gitignored).
  * Shared by the build, query, vis and quality benchmarks.
  */
@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const REPO_ROOT = resolve(here, '..', '..');
-export const DATA_DIR = resolve(REPO_ROOT, '..', 'shared', 'data', 'hotpotqa');
+/** The HotpotQA-100 sample kept in the repository (see its README.md for source and licence). */
+export const DATA_DIR = join(REPO_ROOT, 'bench', 'data', 'hotpotqa');
 export const BENCH_DATA = join(REPO_ROOT, 'bench', '.data');
 
 export interface HotpotQuestion {
@@ -26,7 +27,9 @@ export interface HotpotQuestion {
 export function loadCorpus(): Record<string, string[]> {
   const file = join(DATA_DIR, 'corpus.json');
   if (!existsSync(file))
-    throw new Error(`HotpotQA corpus not found at ${file} (../shared/data beside the repo)`);
+    throw new Error(
+      `HotpotQA corpus not found at ${file} (it is part of the repository: bench/data/hotpotqa/)`,
+    );
   return JSON.parse(readFileSync(file, 'utf8')) as Record<string, string[]>;
 }
 

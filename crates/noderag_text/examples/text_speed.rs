@@ -1,18 +1,23 @@
 //! Speed of the text core on a real corpus:
-//!   cargo run --release -p noderag_text --example text_speed -- /work/shared/data/hotpotqa/corpus.json [chunk_size]
-//! The corpus (HotpotQA `{title: [sentences]}`) is concatenated as `title\nsentences…` joined
-//! by blank lines, the same way the TS bench does.
+//!   cargo run --release -p noderag_text --example text_speed -- [corpus.json [chunk_size]]
+//! The corpus defaults to the HotpotQA-100 sample kept in the repository,
+//! bench/data/hotpotqa/corpus.json. The corpus (HotpotQA `{title: [sentences]}`) is
+//! concatenated as `title\nsentences…` joined by blank lines, the same way the TS bench does.
 
 use std::time::Instant;
 
 use noderag_text::tokens::{count_tokens, count_tokens_batch, warm_up};
 use noderag_text::{chunk_text, norm_text};
 
+/// bench/data/hotpotqa/corpus.json, from this crate's folder (crates/noderag_text).
+const DEFAULT_CORPUS: &str = concat!(
+  env!("CARGO_MANIFEST_DIR"),
+  "/../../bench/data/hotpotqa/corpus.json"
+);
+
 fn main() {
   let mut args = std::env::args().skip(1);
-  let path = args
-    .next()
-    .unwrap_or_else(|| "/work/shared/data/hotpotqa/corpus.json".into());
+  let path = args.next().unwrap_or_else(|| DEFAULT_CORPUS.to_owned());
   let chunk_size: usize = args.next().map_or(1048, |s| s.parse().expect("chunk_size"));
   let raw = std::fs::read_to_string(&path).expect("corpus file");
   let v: serde_json::Value = serde_json::from_str(&raw).expect("corpus JSON");
