@@ -205,8 +205,7 @@ for (const [n, q] of questions.entries()) {
     }
     run.scored.push(qs.score(n, r.retrievalInfo, r.items, r.retrievalTokens));
   }
-  const e = await providers.embed([q.question]);
-  const vector = e.vectors.slice(0, e.dim);
+  const vector = (await providers.embedQuery(q.question)).slice();
   rankings.push(rankChunks(chunks, vector, space).slice(0, 200));
   const { elements } = await providers.run('query', { question: q.question });
   inputs.push({ vector, elements });

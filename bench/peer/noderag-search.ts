@@ -16,7 +16,6 @@
 import { readFileSync } from 'node:fs';
 import { NodeConfig } from '../../ts/config/node-config.js';
 import { createProviders, o200kTokenCounter } from '../../ts/llm/create-providers.js';
-import type { EmbeddingBatch } from '../../ts/llm/types.js';
 import {
   LoadedIndex,
   NodeSearch,
@@ -38,7 +37,7 @@ const describe = (e: unknown) => (e instanceof Error ? (e.stack ?? e.message) : 
 const config = NodeConfig.fromMainFolder(folder);
 const real = createProviders(config, { mode: 'search', tokenCounter: o200kTokenCounter });
 const recordedQuery = new Map<string, { elements: string[] }>();
-const recordedEmbed = new Map<string, EmbeddingBatch>();
+const recordedEmbed = new Map<string, Float32Array>();
 let replay = false;
 let span: { start: number; end: number } | null = null;
 /** Duration of each provider call, by kind (the embedding and the decomposition). */
@@ -61,11 +60,10 @@ const providers: SearchProviders = {
     recordedQuery.set(input.question, r);
     return r;
   }) as SearchProviders['run'],
-  embed: async (texts, options) => {
-    const key = texts.join('\u0000');
-    if (replay) return recordedEmbed.get(key) as EmbeddingBatch;
-    const r = await timed('embed', () => real.embed(texts, options));
-    recordedEmbed.set(key, r);
+  embedQuery: async (question, options) => {
+    if (replay) return recordedEmbed.get(question)!;
+    const r = await timed('embed', () => real.embedQuery(question, options));
+    recordedEmbed.set(question, r);
     return r;
   },
 };
@@ -118,10 +116,9 @@ if (ok.length) {
   const params = searchParamsFrom(config.config);
   const rounds = Array.from({ length: repeats }, () => ok).flat();
   for (const q of rounds) {
-    const emb = recordedEmbed.get(q) as EmbeddingBatch;
     const r = retrieve(
       index,
-      { vector: emb.vectors.subarray(0, emb.dim), elements: recordedQuery.get(q)?.elements ?? [] },
+      { vector: recordedEmbed.get(q)!, elements: recordedQuery.get(q)?.elements ?? [] },
       params,
     );
     for (const [k, v] of Object.entries(r.timings)) stages[k] = (stages[k] ?? 0) + v / rounds.length;

@@ -119,7 +119,7 @@ describe('openai adapter through the real SDK', () => {
       question: 'Where was Marie Curie born?',
     });
     expect(answer).toBe('Based on the retrieved context:\n- Marie Curie was born in Warsaw.');
-    const e = await p.embed(['Marie Curie', 'Warsaw']);
+    const e = await p.embedDocuments(['Marie Curie', 'Warsaw']);
     expect(e.dim).toBe(64);
     expect(Array.from(e.vectors)).toEqual(Array.from(featureHashBatch(['Marie Curie', 'Warsaw'], 64)));
     p.close();
@@ -206,7 +206,7 @@ describe('gemini adapter through the real SDK', () => {
       relationships: [],
     });
     expect(a).toBe('居里夫人在巴黎发现了镭。');
-    const e = await p.embed(['居里夫人', '巴黎', '镭']);
+    const e = await p.embedDocuments(['居里夫人', '巴黎', '镭']);
     expect(e.dim).toBe(768);
     expect(Array.from(e.vectors)).toEqual(Array.from(featureHashBatch(['居里夫人', '巴黎', '镭'], 768)));
     p.close();
@@ -274,7 +274,7 @@ describe('retries and failures', () => {
   it('honours Retry-After on the OpenAI route too', async () => {
     const p = providers(openaiConfig(), { cacheDir: null });
     openai.inject({ route: 'embeddings', fault: { kind: 'status', status: 429, retryAfter: '1' } });
-    await p.embed(['x']);
+    await p.embedDocuments(['x']);
     const [a, b] = openai.requests;
     expect(b!.at - a!.at).toBeGreaterThanOrEqual(990);
   });
@@ -319,7 +319,7 @@ describe('retries and failures', () => {
   it('a wrong embedding length is a clear, non-retried error', async () => {
     const p = providers(openaiConfig({ dim: 64 }), { cacheDir: null });
     openai.inject({ route: 'embeddings', fault: { kind: 'wrong-dim', dim: 32 } });
-    const e = await rejection(p.embed(['a', 'b']));
+    const e = await rejection(p.embedDocuments(['a', 'b']));
     expect(e.retryable).toBe(false);
     expect(e.message).toBe(
       'embedding model openai/text-embedding-3-small returned vectors of length 32, but config.dim is 64; set config.dim to 32 or choose another model',
@@ -382,8 +382,8 @@ describe('response cache', () => {
 
   it('caches embeddings per input: a different batching still hits', async () => {
     const p = providers(openaiConfig());
-    const a = await p.embed(['alpha', 'beta', 'gamma']);
-    const b = await p.embed(['beta', 'gamma', 'delta', 'alpha', 'delta']);
+    const a = await p.embedDocuments(['alpha', 'beta', 'gamma']);
+    const b = await p.embedDocuments(['beta', 'gamma', 'delta', 'alpha', 'delta']);
     expect(openai.count('embeddings')).toBe(2);
     expect((openai.requests[1]!.body as { input: string[] }).input).toEqual(['delta']);
     expect(Array.from(b.vectors.subarray(0, 64))).toEqual(Array.from(a.vectors.subarray(64, 128)));
@@ -411,7 +411,7 @@ describe('embedding input cap', () => {
   it('sends at most 8,000 o200k_base tokens of each input (the default counter is the Rust core)', async () => {
     const p = createProviders(openaiConfig(), { mode: 'build', cacheDir: null });
     const long = 'hello world '.repeat(5000);
-    await p.embed([long, 'short']);
+    await p.embedDocuments([long, 'short']);
     const sent = (openai.requests[0]!.body as { input: string[] }).input;
     expect(countTokens(sent[0] as string)).toBe(8000);
     expect(long.startsWith(sent[0] as string)).toBe(true);

@@ -87,11 +87,10 @@ function scripted(script: Script, log: CallLog[] = []): SearchProviders {
       }
       throw new Error(`unexpected task ${task}`);
     },
-    embed: (texts: readonly string[], options: { signal?: AbortSignal } = {}) =>
-      timed(texts[0]!, 'embed', options.signal, () => ({
-        vectors: Float32Array.from(script.questions[texts[0]!]?.vector ?? [0, 0, 0, 0]),
-        dim: 4,
-      })),
+    embedQuery: (question: string, options: { signal?: AbortSignal } = {}) =>
+      timed(question, 'embed', options.signal, () =>
+        Float32Array.from(script.questions[question]?.vector ?? [0, 0, 0, 0]),
+      ),
   };
   return providers as unknown as SearchProviders;
 }

@@ -129,6 +129,19 @@ export function optionalStringField(comment: string) {
     .describe(comment);
 }
 
+/**
+ * An instruction prefix for an embedding model: any string, default empty. Null reads as
+ * empty so `query_prefix:` with no value means "none".
+ */
+export function prefixField(comment: string) {
+  return z
+    .string({ error: `${EXPECTED_PREFIX}a string (may be empty)` })
+    .nullable()
+    .default('')
+    .transform((s) => s ?? '')
+    .describe(comment);
+}
+
 /** An integer or null; extra rules (m0 = 2·m) are cross-field checks. */
 export function nullableIntField(comment: string) {
   const msg = `${EXPECTED_PREFIX}null or an integer`;

@@ -22,6 +22,7 @@ import {
   nullableIntField,
   numberField,
   optionalStringField,
+  prefixField,
 } from './fields.js';
 
 export const PROVIDERS = ['openai', 'gemini', 'local'] as const;
@@ -86,6 +87,12 @@ export const embeddingConfigSchema = z.object({
   ),
   api_keys: apiKeyField('API key; null = use OPENAI_API_KEY / GEMINI_API_KEY (then GOOGLE_API_KEY)'),
   base_url: baseUrlField('OpenAI-compatible embedding server URL; null = the official API'),
+  query_prefix: prefixField(
+    'Text put before every question before it is embedded. Models trained with instructions need it: e5 "query: ", bge "Represent this sentence for searching relevant passages: ", nomic "search_query: ". Empty for OpenAI and Gemini models. Changing it needs no rebuild',
+  ),
+  document_prefix: prefixField(
+    'Text put before every indexed text before it is embedded: e5 "passage: ", nomic "search_document: ", bge and OpenAI/Gemini models none. Changing it after a build needs a rebuild from scratch',
+  ),
   rate_limit: numberField(20, 'Embedding requests per second, and the most in flight at once', {
     min: 0,
     exclusiveMin: true,

@@ -43,6 +43,7 @@ import { acquireBuildLock, type BuildLock } from './lock.js';
 import { BuildLog, formatSeconds, secretRedactor } from './log.js';
 import type { StageContext, StageResult, StageTable } from './stages/context.js';
 import { probeIndexFile } from './stages/core.js';
+import { configuredEmbedding } from './stages/embedding.js';
 import { STAGE_RUNNERS } from './stages/index.js';
 import { InterruptedError, StopSignal } from './stages/interrupt.js';
 import { StageOutputs } from './stages/outputs.js';
@@ -93,16 +94,18 @@ function errorMessage(error: unknown): string {
   return String(error);
 }
 
-function embeddingIdentity(config: NodeConfigType): EmbeddingIdentity {
-  return {
-    provider: config.embedding_config.service_provider,
-    model: config.embedding_config.embedding_model_name,
-    dim: config.config.dim,
-  };
+function sameEmbedding(a: EmbeddingIdentity, b: EmbeddingIdentity): boolean {
+  return (
+    a.provider === b.provider &&
+    a.model === b.model &&
+    a.dim === b.dim &&
+    (a.document_prefix ?? '') === (b.document_prefix ?? '')
+  );
 }
 
-function sameEmbedding(a: EmbeddingIdentity, b: EmbeddingIdentity): boolean {
-  return a.provider === b.provider && a.model === b.model && a.dim === b.dim;
+function describeEmbedding(e: EmbeddingIdentity): string {
+  const prefix = e.document_prefix ? `, document_prefix ${JSON.stringify(e.document_prefix)}` : '';
+  return `${e.provider}/${e.model} (${e.dim}${prefix})`;
 }
 
 const probe: FileProbe = async (absPath, relative) => {
@@ -185,10 +188,10 @@ export async function runBuild(options: BuildOptions): Promise<number> {
       );
     }
 
-    const wanted = embeddingIdentity(config);
+    const wanted = configuredEmbedding(config);
     if (state.embedding && !sameEmbedding(state.embedding, wanted)) {
       const e = state.embedding;
-      const message = `embeddings were made with ${e.provider}/${e.model} (${e.dim}); changing the embedding model needs a rebuild from scratch (delete cache/ and info/), or set embedding_config back`;
+      const message = `embeddings were made with ${describeEmbedding(e)}; changing the embedding model needs a rebuild from scratch (delete cache/ and info/), or set embedding_config back`;
       log.error(message);
       complain(`error: ${message}`);
       return BUILD_EXIT.USAGE;

@@ -89,9 +89,15 @@ export class ModelProviders {
   /** embedding_config: embeddings. */
   readonly embedding: CachedProvider;
   readonly cache: ResponseCache | undefined;
+  /** Instruction prefixes of the embedding model (embedding_config.query_prefix / document_prefix). */
+  readonly #prefixes: { query: string; document: string };
 
   constructor(config: NodeConfig, options: CreateProvidersOptions) {
     this.language = config.config.language;
+    this.#prefixes = {
+      query: config.embedding_config.query_prefix,
+      document: config.embedding_config.document_prefix,
+    };
     const chatAdapter = createAdapter(config, 'model_config');
     const embedAdapter = createAdapter(config, 'embedding_config');
     const needsCache =
@@ -127,9 +133,19 @@ export class ModelProviders {
     return runTask(this.chat, this.language, task, input, options);
   }
 
-  /** Embeds a batch on the embedding provider. */
-  embed(texts: readonly string[], options: CallOptions = {}): Promise<EmbeddingBatch> {
-    return this.embedding.embed(texts, options);
+  /**
+   * Embeds texts of the index (chunks, units, attributes, elements) with `document_prefix`.
+   * The prefix is part of the text sent, so it is part of the response-cache key too.
+   */
+  embedDocuments(texts: readonly string[], options: CallOptions = {}): Promise<EmbeddingBatch> {
+    const p = this.#prefixes.document;
+    return this.embedding.embed(p ? texts.map((t) => p + t) : texts, options);
+  }
+
+  /** Embeds one question with `query_prefix`; the vector is the batch's only row. */
+  async embedQuery(question: string, options: CallOptions = {}): Promise<Float32Array> {
+    const b = await this.embedding.embed([this.#prefixes.query + question], options);
+    return b.vectors.subarray(0, b.dim);
   }
 
   stats(): { chat: ProviderStats; embedding: ProviderStats } {

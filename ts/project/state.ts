@@ -37,6 +37,8 @@ export interface EmbeddingIdentity {
   provider: string;
   model: string;
   dim: number;
+  /** `embedding_config.document_prefix` the stored vectors were made with; absent = empty. */
+  document_prefix?: string;
 }
 
 export interface BuildState {
@@ -244,6 +246,8 @@ export function parseState(text: string, label: string = INFO_FILES.state): Buil
       if (typeof e.model !== 'string' || e.model === '') bad('embedding.model', 'a non-empty string');
       if (typeof e.dim !== 'number' || !Number.isInteger(e.dim) || e.dim < 1)
         bad('embedding.dim', 'a positive integer');
+      if (e.document_prefix !== undefined && typeof e.document_prefix !== 'string')
+        bad('embedding.document_prefix', 'a string');
     }
   }
   if (typeof o.updated_at !== 'string') bad('updated_at', 'an ISO-8601 string');

@@ -30,7 +30,7 @@ import { RetrievalCache } from './retrieval-cache.js';
 import { type Retrieval, retrieve, type SearchParams, searchParamsFrom, vectorK } from './retrieve.js';
 
 /** The provider calls search makes (ModelProviders has them; tests may pass a stand-in). */
-export type SearchProviders = Pick<ModelProviders, 'run' | 'embed'>;
+export type SearchProviders = Pick<ModelProviders, 'run' | 'embedQuery'>;
 
 export interface NodeSearchOptions {
   /** Providers to use instead of building them from the config. */
@@ -149,12 +149,12 @@ export class NodeSearch {
     // §6.2 step 2: both calls at once; either failing fails the question.
     const needsVector = vectorK(index, this.#params) > 0;
     const [embedding, decomposition] = await Promise.all([
-      needsVector ? this.#providers.embed([q], call) : Promise.resolve(null),
+      needsVector ? this.#providers.embedQuery(q, call) : Promise.resolve(null),
       this.#providers.run('query', { question: q }, call),
     ]);
     options.signal?.throwIfAborted();
     if (this.#closed) throw closedError();
-    const vector = embedding ? embedding.vectors.subarray(0, embedding.dim) : null;
+    const vector = embedding;
     return this.#cache.set(q, retrieve(index, { vector, elements: decomposition.elements }, this.#params));
   }
 

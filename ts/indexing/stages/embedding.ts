@@ -34,7 +34,7 @@ export async function embedTargets(
   const results = await mapInOrder(
     batches,
     async (batch) => {
-      const r = await ctx.providers.embed(
+      const r = await ctx.providers.embedDocuments(
         batch.map((t) => t.text),
         { signal: ctx.stop.signal },
       );
@@ -57,11 +57,15 @@ export async function embedTargets(
   return batches.length;
 }
 
-export function configuredEmbedding(ctx: StageContext): EmbeddingIdentity {
+/** What the stored vectors depend on; a build refuses to mix vectors of two identities. */
+export function configuredEmbedding(config: StageContext['config']): EmbeddingIdentity {
+  const e = config.embedding_config;
   return {
-    provider: ctx.config.embedding_config.service_provider,
-    model: ctx.config.embedding_config.embedding_model_name,
-    dim: ctx.config.config.dim,
+    provider: e.service_provider,
+    model: e.embedding_model_name,
+    dim: config.config.dim,
+    // Recorded only when set, so state.json of prefix-less projects is unchanged.
+    ...(e.document_prefix ? { document_prefix: e.document_prefix } : {}),
   };
 }
 
@@ -119,6 +123,6 @@ export async function embeddingStage(ctx: StageContext): Promise<StageResult> {
       retries: s.retries - before.retries,
     },
     summary: `${targets.length} vectors in ${batches} batches; ${note()}`,
-    embedding: ctx.state.embedding ?? configuredEmbedding(ctx),
+    embedding: ctx.state.embedding ?? configuredEmbedding(ctx.config),
   };
 }
