@@ -1,11 +1,14 @@
 /**
  * `npm run bench -- <name> [args]` runs bench/<name>.ts; `npm run bench` runs them all.
- * Each benchmark prints a table and ends with one line `RESULT <name> key=value ...`.
+ * Each benchmark prints a table and ends with one line `RESULT <name> key=value ...`; its
+ * output starts with the `Measured <date> at commit <hash>.` line that leads its section of
+ * RESULTS.md (benchmarks that write their section add it themselves).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { measuredLine } from './lib/results-md.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ALL = ['hnsw', 'graph', 'store', 'providers', 'build', 'query', 'vis', 'quality', 'peer', 'server'];
@@ -21,6 +24,7 @@ for (const n of names) {
     );
     process.exit(2);
   }
+  console.log(measuredLine());
   const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', file, ...rest], {
     stdio: 'inherit',
   });

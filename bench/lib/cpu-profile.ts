@@ -2,6 +2,9 @@
  * Reading a V8 `.cpuprofile` (written by `node --cpu-prof`): self time per function, summed
  * over the profile's nodes that share a function name and location.
  */
+import { basename, isAbsolute, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { REPO_ROOT } from './hotpot.js';
 
 interface ProfileNode {
   id: number;
@@ -24,13 +27,20 @@ export interface SelfTime {
   percent: number;
 }
 
+/**
+ * A function's script as a repository-relative path (`dist/graph/search-graph.js`), so the
+ * tables in bench/RESULTS.md name no directory of the machine that ran them.
+ */
 function shortUrl(url: string): string {
   if (!url) return '(native)';
-  const clean = url.replace(/^file:\/\//, '');
+  const clean = url.startsWith('file://') ? fileURLToPath(url) : url;
   const nm = clean.lastIndexOf('node_modules/');
   if (nm >= 0) return clean.slice(nm);
-  const ts = clean.search(/\/(ts|bench|bindings)\//);
-  return ts >= 0 ? clean.slice(ts + 1) : clean;
+  if (!isAbsolute(clean)) return clean; // node:internal/..., evaluated code
+  const rel = relative(REPO_ROOT, clean);
+  if (rel && !rel.startsWith('..') && !isAbsolute(rel)) return rel.split(sep).join('/');
+  const inTree = clean.search(/\/(dist|ts|bench|bindings)\//);
+  return inTree >= 0 ? clean.slice(inTree + 1) : basename(clean);
 }
 
 export function topSelfTime(profile: CpuProfile, count: number): SelfTime[] {

@@ -1,6 +1,7 @@
 /** Machine facts for the header of bench/RESULTS.md. */
 import { execFileSync } from 'node:child_process';
 import { cpus, loadavg, totalmem } from 'node:os';
+import { runStamp } from './results-md.js';
 
 function version(cmd: string, args: string[]): string {
   try {
@@ -13,7 +14,7 @@ function version(cmd: string, args: string[]): string {
 export function machineInfo(): string {
   const cpu = cpus();
   return [
-    `Measured on ${new Date().toISOString().slice(0, 10)}:`,
+    `Machine, recorded ${runStamp()}:`,
     '',
     `- CPU: ${cpu[0]?.model ?? 'unknown'} × ${cpu.length} cores; memory ${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
     `- Node ${process.version}; ${version('rustc', ['--version'])}; ${version('python3', ['--version'])}`,
@@ -21,7 +22,7 @@ export function machineInfo(): string {
       .map((l) => l.toFixed(2))
       .join(', ')}`,
     '',
-    'Each section below names the command that produced it. Sections written by single runs',
-    '(`npm run bench -- <name>`) keep the date and load noted in their own text.',
+    'Each section below starts with the date of its run and the commit it measured, and names',
+    'the command that produced it.',
   ].join('\n');
 }

@@ -1,7 +1,9 @@
 /**
  * Editing bench/RESULTS.md one section at a time: a benchmark replaces its own `## <name>`
- * section (up to the next `## ` heading) and leaves every other section as it was.
+ * section (up to the next `## ` heading) and leaves every other section as it was. Each
+ * section written here starts with the date of the run and the commit it measured.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT } from './hotpot.js';
@@ -35,11 +37,56 @@ function join2(preamble: string, sections: { body: string }[]): string {
   return `${parts.join('\n\n')}\n`;
 }
 
-/** Replaces (or appends) section `## <name>` with `content` (without its heading). */
+function git(args: string[]): string | null {
+  try {
+    return execFileSync('git', args, {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * When and on what a run was made: `<UTC date> at commit <short hash>`, with a note when
+ * tracked files differ from that commit (bench/RESULTS.md itself, which the runs write, is not
+ * counted), or the date alone outside a git checkout.
+ */
+export function runStamp(date: Date = new Date()): string {
+  const day = date.toISOString().slice(0, 10);
+  const commit = git(['rev-parse', '--short', 'HEAD']);
+  if (!commit) return `${day} (not a git checkout: commit unknown)`;
+  const dirty = git([
+    '--no-optional-locks',
+    'status',
+    '--porcelain',
+    '--untracked-files=no',
+    '--',
+    '.',
+    ':(exclude)bench/RESULTS.md',
+  ]);
+  return dirty
+    ? `${day} at commit ${commit}, with uncommitted changes to tracked files`
+    : `${day} at commit ${commit}`;
+}
+
+/** The first line of a section: `Measured 2026-11-24 at commit 6b40ad7.` */
+export function measuredLine(date: Date = new Date()): string {
+  return `Measured ${runStamp(date)}.`;
+}
+
+/**
+ * Replaces (or appends) section `## <name>` with `content` (without its heading), led by
+ * the {@link measuredLine} of this run unless `content` already starts with `Measured `.
+ */
 export function writeResultsSection(name: string, content: string): void {
   const text = existsSync(RESULTS_FILE) ? readFileSync(RESULTS_FILE, 'utf8') : `${TITLE}\n`;
   const { preamble, sections } = splitSections(text);
-  const body = `## ${name}\n\n${content.trim()}\n`;
+  const trimmed = content.trim();
+  const dated = trimmed.startsWith('Measured ') ? trimmed : `${measuredLine()}\n\n${trimmed}`;
+  const body = `## ${name}\n\n${dated}\n`;
   const i = sections.findIndex((s) => s.name === name);
   if (i >= 0) sections[i] = { name, body };
   else sections.push({ name, body });
