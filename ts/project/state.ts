@@ -262,7 +262,14 @@ export function parseState(text: string, label: string = INFO_FILES.state): Buil
     is_incremental: o.is_incremental as boolean,
     generation: o.generation as number,
     last_finished_generation: o.last_finished_generation as number,
-    embedding: e ? { provider: e.provider as string, model: e.model as string, dim: e.dim as number } : null,
+    embedding: e
+      ? {
+          provider: e.provider as string,
+          model: e.model as string,
+          dim: e.dim as number,
+          ...(typeof e.document_prefix === 'string' ? { document_prefix: e.document_prefix } : {}),
+        }
+      : null,
     updated_at: o.updated_at as string,
   };
 }
