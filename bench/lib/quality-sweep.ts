@@ -16,10 +16,10 @@
  * question embeddings and decompositions computed once.
  */
 import type { ConfigSettings } from '../../ts/config/node-config.js';
+import type { EvalRun, Scored } from '../../ts/eval/index.js';
 import type { LoadedIndex } from '../../ts/search/loaded-index.js';
 import { type QueryInputs, retrieve, searchParamsFrom } from '../../ts/search/retrieve.js';
 import { countTokens } from '../../ts/text/index.js';
-import type { QualityQuestions, Scored } from './quality-eval.js';
 import { mean } from './stats.js';
 
 /** The search keys of Node_config.yaml `config:` that the sweep varies. */
@@ -90,14 +90,15 @@ function valid(s: SearchSettings): boolean {
 }
 
 export interface SweepInputs {
-  qs: QualityQuestions;
+  /** Scores a context of question n (ts/eval, as `noderag eval` does). */
+  score: EvalRun['score'];
   /** Question embeddings and decompositions, by question number. */
   inputs: readonly QueryInputs[];
   /** The loaded index for each unbalance_adjust value. */
   indexes: { adjusted: LoadedIndex; plain: LoadedIndex };
   /** The project's config section; the swept keys override it. */
   base: ConfigSettings;
-  /** Per question, the smallest budget at which the naive context holds the answer (quality-eval.ts). */
+  /** Per question, the smallest budget at which the naive context holds the answer (ts/eval naiveAnswerThresholds). */
   naiveThresholds: readonly number[];
   tokenFactor: number;
 }
@@ -120,7 +121,7 @@ export function scoreSettings(x: SweepInputs, s: SearchSettings, which: readonly
   const params = searchParamsFrom({ ...x.base, ...s });
   return which.map((n) => {
     const r = retrieve(index, x.inputs[n]!, params);
-    return x.qs.score(n, r.context, r.items, r.context ? countTokens(r.context) : 0);
+    return x.score(n, r.context, r.items, r.context ? countTokens(r.context) : 0);
   });
 }
 

@@ -16,7 +16,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['model', 'llm'],
   ['index-io'],
   ['indexing', 'search', 'vis'],
-  ['server'],
+  ['server', 'eval'],
   ['ui'],
   ['cli'],
   ['index.ts'],

@@ -16,6 +16,7 @@ const subCommands: Record<string, () => Promise<CommandDef>> = {
   vis: lazy(() => import('./vis.js')),
   search: lazy(() => import('./search.js')),
   ui: lazy(() => import('./ui.js')),
+  eval: lazy(() => import('./eval.js')),
 };
 
 const main = defineCommand({

@@ -1,0 +1,176 @@
+/**
+ * `noderag eval` end to end: the bundled observatory example built with the offline `local`
+ * provider into a temporary folder, then evaluated by the real CLI on questions written
+ * here — the table, `--json`, `--set` overrides, and the refusals (malformed line, bad
+ * setting, index not built).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EvalReportJson } from '../../ts/eval/report.js';
+import { createProject, type Project, REPO_ROOT, runCli } from '../helpers/project.js';
+
+const EXAMPLE = join(REPO_ROOT, 'examples', 'observatory');
+
+const QUESTIONS = [
+  // In the corpus: whichever retriever finds 01-founding.md or 02-margaret-okafor.md has it.
+  {
+    question: 'Who founded Halden Observatory?',
+    answers: ['Margaret Okafor'],
+    supporting: ['01-founding.md', '02-margaret-okafor.md'],
+  },
+  {
+    question: 'In which year was the Pryce Reflector installed?',
+    answers: ['1921'],
+    supporting: ['04-pryce-reflector.md'],
+  },
+  // A verbatim supporting text instead of a file.
+  {
+    question: 'What is the old Eastmere railway line called today?',
+    answers: ['Observatory Way'],
+    supporting: [
+      'Eastmere lost its railway in 1963, but the old line is now the Observatory Way walking path.',
+    ],
+  },
+  // Not in the corpus: no retriever can recall it.
+  { question: 'What is the name of the observatory cat?', answers: ['Professor Whiskers'] },
+];
+
+const jsonl = (rows: readonly object[]) => `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`;
+
+let project: Project;
+let questionsFile: string;
+
+beforeAll(async () => {
+  const files: Record<string, string> = {};
+  for (const f of readdirSync(join(EXAMPLE, 'input')))
+    files[f] = readFileSync(join(EXAMPLE, 'input', f), 'utf8');
+  project = await createProject({ files, config: { dim: 256 } });
+  const r = await project.build();
+  expect(r.code, r.stderr).toBe(0);
+  questionsFile = project.path('questions.jsonl');
+  await writeFile(questionsFile, jsonl(QUESTIONS));
+}, 120_000);
+
+afterAll(async () => {
+  await project?.remove();
+});
+
+describe('noderag eval', () => {
+  it('prints answer recall, support recall, tokens and the naive row per config', async () => {
+    const r = await runCli(['eval', '-f', project.root, '--questions', questionsFile]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`4 questions on ${project.root}`);
+    expect(r.stdout).toContain('embeddings: local/feature-hash (dim 256, l2)');
+    expect(r.stdout).toMatch(/^retriever\s+answer recall\s+support recall\s+avg tokens$/m);
+    // 3 of 4 answers are in the corpus and found; the 4th is not in it.
+    expect(r.stdout).toMatch(/^noderag \(Node_config\.yaml\)\s+0\.75\s+[01]\.\d\d\s+[\d,]+$/m);
+    expect(r.stdout).toMatch(/^ {2}naive top-k, same tokens( \*)?\s+0\.75\s+[01]\.\d\d\s+[\d,]+$/m);
+  });
+
+  it('--json: one parseable object with real numbers, and --set adds a config', async () => {
+    const r = await runCli([
+      'eval',
+      '-f',
+      project.root,
+      '--questions',
+      questionsFile,
+      '--json',
+      '--set',
+      'HNSW_results=2',
+      '--set',
+      'Rnode=0',
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout) as EvalReportJson;
+    expect(report.questions).toBe(4);
+    expect(report.questions_with_supporting).toBe(3);
+    expect(report.configs.map((c) => c.name)).toEqual(['Node_config.yaml', 'HNSW_results=2, Rnode=0']);
+    expect(report.configs[1]!.overrides).toEqual({ HNSW_results: 2, Rnode: 0 });
+    for (const c of report.configs) {
+      for (const s of [c.noderag, c.naive_same_tokens]) {
+        expect(s.answer_recall).toBeGreaterThanOrEqual(0);
+        expect(s.answer_recall).toBeLessThanOrEqual(0.75);
+        expect(s.support_recall).toBeGreaterThan(0);
+        expect(s.support_recall).toBeLessThanOrEqual(1);
+        expect(s.avg_tokens).toBeGreaterThan(0);
+      }
+      expect(c.naive_same_tokens.budget).toBe(Math.round(c.noderag.avg_tokens));
+      expect(c.naive_same_tokens.avg_tokens).toBeLessThanOrEqual(c.naive_same_tokens.budget);
+      expect(c.answer_recall_margin).toBeCloseTo(
+        c.noderag.answer_recall - c.naive_same_tokens.answer_recall,
+        4,
+      );
+    }
+    // The default config recalls the founder; nobody recalls the cat.
+    const [founder, , , cat] = report.per_question;
+    expect(founder!.results[0]!.noderag).toMatchObject({ answer: true, supporting: 2 });
+    expect(founder!.results[0]!.noderag.support).toBeGreaterThan(0);
+    expect(cat!.results.every((x) => !x.noderag.answer && !x.naive.answer)).toBe(true);
+    expect(cat!.results[0]!.noderag.supporting).toBe(0);
+    // Fewer vector hits and no relationships: a smaller context.
+    expect(report.configs[1]!.noderag.avg_tokens).toBeLessThan(report.configs[0]!.noderag.avg_tokens);
+  });
+
+  it('a malformed line: exit 2, naming the file, the line and what was expected', async () => {
+    const bad = project.path('bad.jsonl');
+    await writeFile(
+      bad,
+      `${jsonl(QUESTIONS.slice(0, 2))}\n{"question": "Who built the West Dome?", "answers": "Robert Hale"}\n`,
+    );
+    const r = await runCli(['eval', '-f', project.root, '--questions', bad]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim()).toBe(
+      `${bad}:4: "answers": expected a non-empty array of non-empty strings, got a string ("Robert Hale")`,
+    );
+
+    await writeFile(bad, `${jsonl(QUESTIONS.slice(0, 1))}{"question": "unfinished",\n`);
+    const r2 = await runCli(['eval', '-f', project.root, '--questions', bad]);
+    expect(r2.code).toBe(2);
+    expect(r2.stderr).toMatch(
+      new RegExp(`^${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:2: not valid JSON \\(`),
+    );
+    expect(r2.stderr).toContain(
+      'expected one object per line: {"question": string, "answers": [string, ...]',
+    );
+  });
+
+  it('a bad --set names the key; a missing index gives the not-built message', async () => {
+    const value = await runCli([
+      'eval',
+      '-f',
+      project.root,
+      '--questions',
+      questionsFile,
+      '--set',
+      'Rnode=-1',
+    ]);
+    expect(value.code).toBe(2);
+    expect(value.stderr.trim()).toBe('--set Rnode: expected an integer from 0 to 1000, got -1');
+    const key = await runCli([
+      'eval',
+      '-f',
+      project.root,
+      '--questions',
+      questionsFile,
+      '--set',
+      'chunk_size=64',
+    ]);
+    expect(key.code).toBe(2);
+    expect(key.stderr).toContain('--set chunk_size: not a search-time key');
+
+    const empty = await createProject({ config: { dim: 256 } });
+    try {
+      const r = await runCli(['eval', '-f', empty.root, '--questions', questionsFile]);
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim()).toBe(
+        `No index in ${empty.root}: build it first with \`noderag build -f ${empty.root}\`.`,
+      );
+    } finally {
+      await empty.remove();
+    }
+  });
+});
