@@ -16,7 +16,8 @@ function rangeText(
   max?: number,
   exclusiveMin = false,
 ): string {
-  if (min !== undefined && max !== undefined) return `${kind} from ${min} to ${max}`;
+  if (min !== undefined && max !== undefined)
+    return exclusiveMin ? `${kind} > ${min} and ≤ ${max}` : `${kind} from ${min} to ${max}`;
   if (min !== undefined) return `${kind} ${exclusiveMin ? '>' : '≥'} ${min}`;
   return kind;
 }
@@ -142,8 +143,10 @@ export function prefixField(comment: string) {
     .describe(comment);
 }
 
-/** An integer or null; extra rules (m0 = 2·m) are cross-field checks. */
-export function nullableIntField(comment: string) {
-  const msg = `${EXPECTED_PREFIX}null or an integer`;
-  return z.number({ error: msg }).int({ error: msg }).nullable().default(null).describe(comment);
+/** An integer (at least `min` when given) or null, default null; extra rules (m0 = 2·m) are cross-field checks. */
+export function nullableIntField(comment: string, min?: number) {
+  const msg = `${EXPECTED_PREFIX}null or an integer${min === undefined ? '' : ` ≥ ${min}`}`;
+  let s = z.number({ error: msg }).int({ error: msg });
+  if (min !== undefined) s = s.min(min, { error: msg });
+  return s.nullable().default(null).describe(comment);
 }

@@ -25,6 +25,22 @@ import {
   prefixField,
 } from './fields.js';
 
+/**
+ * The longest `request_timeout`, 30 minutes per attempt. The openai adapter's own backstop
+ * timeout (ts/llm/openai.ts) sits just above it, so the configured one always fires first.
+ */
+export const MAX_REQUEST_TIMEOUT_S = 1800;
+
+/** `request_timeout` of a provider section: seconds per request attempt. */
+function requestTimeoutField(def: number, comment: string) {
+  return numberField(def, comment, { min: 0, exclusiveMin: true, max: MAX_REQUEST_TIMEOUT_S });
+}
+
+/** `max_in_flight` of a provider section: null (follow rate_limit) or an integer ≥ 1. */
+function maxInFlightField(comment: string) {
+  return nullableIntField(comment, 1);
+}
+
 export const PROVIDERS = ['openai', 'gemini', 'local'] as const;
 export type ProviderName = (typeof PROVIDERS)[number];
 
@@ -73,10 +89,18 @@ export const modelConfigSchema = z.object({
   ),
   temperature: numberField(0, 'Generation temperature, 0 to 2', { min: 0, max: 2 }),
   max_tokens: intField(10000, 'Maximum tokens to generate per call', 1),
-  rate_limit: numberField(40, 'Requests per second, and the most requests in flight at once', {
-    min: 0,
-    exclusiveMin: true,
-  }),
+  rate_limit: numberField(
+    40,
+    'Requests started per second (> 0); also the most in flight at once unless max_in_flight is set',
+    { min: 0, exclusiveMin: true },
+  ),
+  max_in_flight: maxInFlightField(
+    'Most requests in flight at once (an integer ≥ 1); null = rate_limit rounded down (at least 1). Ollama, llama.cpp: 1–2, their parallel slots (OLLAMA_NUM_PARALLEL, llama-server --parallel). vLLM and hosted APIs handle concurrency: leave null',
+  ),
+  request_timeout: requestTimeoutField(
+    120,
+    'Seconds one request may take once sent, 0 < t ≤ 1800; waiting for rate_limit / max_in_flight does not count. Big models on CPU (Ollama, llama.cpp): 300 or more',
+  ),
 });
 
 export const embeddingConfigSchema = z.object({
@@ -93,10 +117,18 @@ export const embeddingConfigSchema = z.object({
   document_prefix: prefixField(
     'Text put before every indexed text before it is embedded: e5 "passage: ", nomic "search_document: ", bge and OpenAI/Gemini models none. Changing it after a build needs a rebuild from scratch',
   ),
-  rate_limit: numberField(20, 'Embedding requests per second, and the most in flight at once', {
-    min: 0,
-    exclusiveMin: true,
-  }),
+  rate_limit: numberField(
+    20,
+    'Embedding requests started per second (> 0); also the most in flight at once unless max_in_flight is set',
+    { min: 0, exclusiveMin: true },
+  ),
+  max_in_flight: maxInFlightField(
+    'Most embedding requests in flight at once (an integer ≥ 1); null = rate_limit rounded down (at least 1). Ollama, llama.cpp and single-threaded embedding servers: 1–2. vLLM, TEI and hosted APIs handle concurrency: leave null',
+  ),
+  request_timeout: requestTimeoutField(
+    60,
+    'Seconds one embedding request (up to embedding_batch_size texts) may take once sent, 0 < t ≤ 1800; waiting for rate_limit / max_in_flight does not count. Embedding models on CPU: 120 or more, or a smaller embedding_batch_size',
+  ),
 });
 
 export const configSectionSchema = z.object({

@@ -5,6 +5,7 @@
  * provider are never cached (docs/method.md §3.10); the local provider is not rate limited either.
  */
 import type { NodeConfig, ProviderSection } from '../config/node-config.js';
+import { defaultConfigData } from '../config/schema.js';
 import { countTokens, truncateToTokens } from '../text/index.js';
 import { CachedProvider, type ProviderStats } from './cached-provider.js';
 import type { Clock } from './clock.js';
@@ -29,8 +30,25 @@ import type {
 /** The o200k_base counter of the Rust core (ts/text): exact counts and exact truncation. */
 export const o200kTokenCounter: TokenCounter = { countTokens, truncateToTokens };
 
-/** Per-request timeouts of docs/method.md §0. */
-export const DEFAULT_TIMEOUTS = { chatMs: 120_000, embedMs: 60_000 } as const;
+/**
+ * Per-request timeouts of docs/method.md §0 of a config that sets no `request_timeout`: read from
+ * the schema defaults (ts/config/schema.ts), which are their one declaration.
+ */
+export const DEFAULT_TIMEOUTS: Readonly<{ chatMs: number; embedMs: number }> = (() => {
+  const d = defaultConfigData();
+  return Object.freeze({
+    chatMs: d.model_config.request_timeout * 1000,
+    embedMs: d.embedding_config.request_timeout * 1000,
+  });
+})();
+
+/** The timeouts a config asks for (`request_timeout` of each section, in ms). */
+export function configuredTimeouts(config: NodeConfig): { chatMs: number; embedMs: number } {
+  return {
+    chatMs: config.model_config.request_timeout * 1000,
+    embedMs: config.embedding_config.request_timeout * 1000,
+  };
+}
 
 export interface CreateProvidersOptions {
   /** `build`: 6 attempts, response cache; `search`: 3 attempts within 60 s, no cache. */
@@ -39,6 +57,7 @@ export interface CreateProvidersOptions {
   tokenCounter?: TokenCounter;
   /** Response cache folder at build time; default `<folder>/cache/response_cache`, null = none. */
   cacheDir?: string | null;
+  /** Overrides the config's `request_timeout` of either section (tests, benchmarks). */
   timeouts?: Partial<{ chatMs: number; embedMs: number }>;
   /** Overrides the mode's retry policy (tests). */
   retry?: RetryPolicy;
@@ -106,14 +125,16 @@ export class ModelProviders {
       (chatAdapter.identity.provider !== 'local' || embedAdapter.identity.provider !== 'local');
     this.cache = needsCache ? ResponseCache.open(options.cacheDir ?? config.responseCacheFolder) : undefined;
     const retry = options.retry ?? (options.mode === 'build' ? BUILD_RETRY_POLICY : SEARCH_RETRY_POLICY);
-    const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
-    const make = (section: ProviderSection, adapter: Provider, rate: number) => {
+    const timeouts = { ...configuredTimeouts(config), ...options.timeouts };
+    const make = (section: ProviderSection, adapter: Provider) => {
       const local = adapter.identity.provider === 'local';
+      const { rate_limit, max_in_flight } = config[section];
       return new CachedProvider({
         adapter,
         section,
         retry,
-        limiter: local ? undefined : new RateLimiter(rate, options.clock),
+        // The limiter queue is outside the per-request timeout: waiting here is never timed.
+        limiter: local ? undefined : new RateLimiter(rate_limit, options.clock, undefined, max_in_flight),
         cache: local ? undefined : this.cache,
         timeouts,
         tokenCounter: options.tokenCounter ?? o200kTokenCounter,
@@ -124,8 +145,8 @@ export class ModelProviders {
         secrets: config.secrets(),
       });
     };
-    this.chat = make('model_config', chatAdapter, config.model_config.rate_limit);
-    this.embedding = make('embedding_config', embedAdapter, config.embedding_config.rate_limit);
+    this.chat = make('model_config', chatAdapter);
+    this.embedding = make('embedding_config', embedAdapter);
   }
 
   /** Runs one task (prompt D, R, A, C, Q or ANS) on the chat provider. */

@@ -8,6 +8,7 @@ export { CachedProvider, type CachedProviderOptions, type ProviderStats } from '
 export { type Clock, systemClock } from './clock.js';
 export {
   type CreateProvidersOptions,
+  configuredTimeouts,
   createAdapter,
   createProviders,
   DEFAULT_TIMEOUTS,
@@ -20,7 +21,7 @@ export { LocalProvider, type LocalProviderOptions, localReply } from './local/pr
 export { OpenAIProvider, type OpenAIProviderOptions } from './openai.js';
 export { buildRequest, PROMPT_SETS, type PromptSet, promptSet, renderPrompt } from './prompts/index.js';
 export { isRetryableStatus, parseRetryAfter } from './provider-errors.js';
-export { type Limiter, RateLimiter, type Release } from './rate-limiter.js';
+export { inFlightCap, type Limiter, RateLimiter, type Release } from './rate-limiter.js';
 export { type CacheLoadReport, ResponseCache, type ResponseCacheOptions } from './response-cache.js';
 export {
   BUILD_RETRY_POLICY,

@@ -8,10 +8,12 @@
  * with the schema in the prompt, and the adapter remembers to use that mode from then on.
  *
  * The SDK's own retries are off: retry, rate limiting and timeouts live in CachedProvider,
- * which passes an AbortSignal per attempt.
+ * which passes an AbortSignal per attempt. Requests go through `untimedFetch`, so Node's fetch
+ * does not drop a reply that takes longer than 300 s before the configured timeout.
  */
 import OpenAI from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
+import { MAX_REQUEST_TIMEOUT_S } from '../config/schema.js';
 import { promptSet } from './prompts/index.js';
 import {
   abortReason,
@@ -34,6 +36,7 @@ import type {
   ProviderIdentity,
   Validator,
 } from './types.js';
+import { untimedFetch } from './untimed-fetch.js';
 
 export type OpenAIProviderOptions = RemoteProviderOptions;
 
@@ -60,8 +63,11 @@ export class OpenAIProvider implements Provider {
       apiKey: options.apiKey ?? 'not-needed',
       baseURL: options.baseUrl ?? undefined,
       maxRetries: 0,
-      // Backstop only: CachedProvider aborts each attempt at its own timeout.
-      timeout: 30 * 60 * 1000,
+      // Backstop only: CachedProvider aborts each attempt at its own timeout (request_timeout),
+      // which is at most MAX_REQUEST_TIMEOUT_S.
+      timeout: (MAX_REQUEST_TIMEOUT_S + 60) * 1000,
+      // Node's fetch would give up on a reply slower than 300 s (a big local model on CPU).
+      fetch: untimedFetch,
     });
     const setup = remoteSetup('openai', options, 'dimensions');
     this.identity = setup.identity;

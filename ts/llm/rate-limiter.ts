@@ -1,9 +1,9 @@
 /**
  * The per-section rate limit of docs/method.md §3.10: at most `rate_limit` requests started in any
- * one-second window and at most `rate_limit` in flight, shared by every caller holding the
- * same limiter (all stages of a build, all requests of a server).
+ * one-second window and at most `max_in_flight` (default `rate_limit`) in flight, shared by every
+ * caller holding the same limiter (all stages of a build, all requests of a server).
  *
- * Two rules decide when the next request may start:
+ * Three rules decide when the next request may start:
  *
  * 1. Pacing: while requests are waiting, starts follow a grid of one per 1/rate s. A start
  *    that comes late (timer granularity, a busy event loop) keeps the grid and the next
@@ -11,6 +11,12 @@
  *    waiting restarts the grid at its own arrival (an idle spell earns no burst).
  * 2. A hard cap: a sliding-window log of the last `permits` starts, so no window of
  *    `permits / rate` seconds ever holds more than `permits` starts, whatever the timers do.
+ * 3. In flight: at most `maxInFlight` requests between start and release. By default that is
+ *    `permits`; `max_in_flight` in the config sets it on its own, for servers that answer one
+ *    or two requests at a time (Ollama, llama.cpp) or that take long over each.
+ *
+ * A request's timeout (CachedProvider) starts only once it leaves this queue, so time spent
+ * waiting here never counts against `request_timeout`.
  *
  * Why pacing rather than a bucket that lets `rate` requests go at once: measured at the
  * server (bench/providers.ts), synchronised waves of `rate` requests exactly one second
@@ -38,9 +44,24 @@ interface Waiter {
   onAbort: (() => void) | undefined;
 }
 
+/**
+ * The most requests in flight for a section: `max_in_flight` when set, else `rate_limit`
+ * rounded down (at least 1). The build's worker pools use the same number.
+ */
+export function inFlightCap(rate: number, maxInFlight?: number | null): number {
+  if (maxInFlight !== undefined && maxInFlight !== null) {
+    if (!Number.isInteger(maxInFlight) || maxInFlight < 1)
+      throw new RangeError(`maxInFlight must be an integer ≥ 1 or null, got ${maxInFlight}`);
+    return maxInFlight;
+  }
+  return Math.max(1, Math.floor(rate));
+}
+
 export class RateLimiter implements Limiter {
-  /** Starts allowed per window, and the cap on requests in flight. */
+  /** Starts allowed per window. */
   readonly permits: number;
+  /** The cap on requests in flight (`permits` unless set on its own). */
+  readonly maxInFlight: number;
   /** Window length in ms: `permits / rate` seconds. */
   readonly windowMs: number;
   /** Pacing interval in ms: 1 / rate seconds. */
@@ -56,11 +77,20 @@ export class RateLimiter implements Limiter {
 
   readonly #onStart: ((at: number) => void) | undefined;
 
-  /** `onStart` is told the clock time of every start (metrics, benchmarks). */
-  constructor(rate: number, clock: Clock = systemClock, onStart?: (at: number) => void) {
+  /**
+   * `onStart` is told the clock time of every start (metrics, benchmarks); `maxInFlight`
+   * null or absent = `permits`.
+   */
+  constructor(
+    rate: number,
+    clock: Clock = systemClock,
+    onStart?: (at: number) => void,
+    maxInFlight?: number | null,
+  ) {
     if (!(rate > 0) || !Number.isFinite(rate))
       throw new RangeError(`rate must be a positive number, got ${rate}`);
     this.permits = Math.max(1, Math.floor(rate));
+    this.maxInFlight = inFlightCap(rate, maxInFlight);
     this.windowMs = (this.permits / rate) * 1000;
     this.intervalMs = 1000 / rate;
     this.#clock = clock;
@@ -107,7 +137,7 @@ export class RateLimiter implements Limiter {
 
   #pump(): void {
     while (this.#queue.length > 0) {
-      if (this.#inFlight >= this.permits) return; // a release pumps again
+      if (this.#inFlight >= this.maxInFlight) return; // a release pumps again
       const now = this.#clock.now();
       while (this.#starts.length > 0 && now - (this.#starts[0] as number) >= this.windowMs)
         this.#starts.shift();

@@ -128,7 +128,7 @@ export async function attributeStage(ctx: StageContext): Promise<StageResult> {
         { signal: ctx.stop.signal },
       ),
     {
-      concurrency: poolSize(ctx.config.model_config.rate_limit, local),
+      concurrency: poolSize(ctx.config.model_config.rate_limit, local, ctx.config.model_config.max_in_flight),
       stop: ctx.stop,
       onProgress: (done) => ctx.progress.update(done, note()),
     },

@@ -42,7 +42,11 @@ export async function embedTargets(
       return r;
     },
     {
-      concurrency: poolSize(ctx.config.embedding_config.rate_limit, local),
+      concurrency: poolSize(
+        ctx.config.embedding_config.rate_limit,
+        local,
+        ctx.config.embedding_config.max_in_flight,
+      ),
       stop: ctx.stop,
       onProgress: () => note(embedded),
     },

@@ -5,6 +5,7 @@
  * taking new items as soon as a stop is requested or an item fails, waits for the items in
  * flight (their replies still reach the response cache), then reports.
  */
+import { inFlightCap } from '../../llm/rate-limiter.js';
 import { InterruptedError, type StopSignal } from './interrupt.js';
 
 export interface PoolOptions {
@@ -51,8 +52,12 @@ export async function mapInOrder<T, R>(
   return results;
 }
 
-/** Concurrency for a provider section: its rate limit (in-flight cap), within sane bounds. */
-export function poolSize(rateLimit: number, local: boolean): number {
+/**
+ * Concurrency for a provider section: its in-flight cap (`max_in_flight`, else `rate_limit`
+ * rounded down; the same number as its rate limiter), within sane bounds. More workers than
+ * that would only wait in the limiter's queue.
+ */
+export function poolSize(rateLimit: number, local: boolean, maxInFlight: number | null = null): number {
   if (local) return 8;
-  return Math.max(1, Math.min(256, Math.floor(rateLimit)));
+  return Math.min(256, inFlightCap(rateLimit, maxInFlight));
 }

@@ -115,7 +115,11 @@ export async function summaryStage(ctx: StageContext): Promise<StageResult> {
       prompts,
       (texts) => ctx.providers.run('community', { texts }, { signal: ctx.stop.signal }),
       {
-        concurrency: poolSize(ctx.config.model_config.rate_limit, local),
+        concurrency: poolSize(
+          ctx.config.model_config.rate_limit,
+          local,
+          ctx.config.model_config.max_in_flight,
+        ),
         stop: ctx.stop,
         onProgress: (done) => ctx.progress.update(done, note()),
       },

@@ -101,7 +101,7 @@ export async function textStage(ctx: StageContext): Promise<StageResult> {
   ctx.progress.begin(chunks.length, 'chunks');
   const local = ctx.providers.chat.identity.provider === 'local';
   const results = await mapInOrder(chunks, (chunk) => decompose(ctx, chunk), {
-    concurrency: poolSize(ctx.config.model_config.rate_limit, local),
+    concurrency: poolSize(ctx.config.model_config.rate_limit, local, ctx.config.model_config.max_in_flight),
     stop: ctx.stop,
     onProgress: (done) => ctx.progress.update(done, note()),
   });
