@@ -1,0 +1,146 @@
+/**
+ * ts/eval without an index: the questions file, `--set` parsing, supporting-entry
+ * resolution, scoring and the naive budget fill.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  type Chunk,
+  containsAnswer,
+  fillBudget,
+  isYesNo,
+  parseQuestions,
+  parseSetting,
+  parseSettings,
+  QuestionsFileError,
+  rankChunks,
+  resolveSupporting,
+  SettingError,
+  scoreContext,
+  summarise,
+  topK,
+} from '../../ts/eval/index.js';
+import { countTokens } from '../../ts/text/index.js';
+
+describe('questions file', () => {
+  it('reads one question per line, skipping blank lines, ignoring other keys', () => {
+    const qs = parseQuestions(
+      '{"question": "Who?", "answers": ["Okafor"], "id": 7}\n\n{"question": "When?", "answers": ["1921", "in 1921"], "supporting": ["a.md", "some text"]}\r\n',
+      'q.jsonl',
+    );
+    expect(qs).toEqual([
+      { question: 'Who?', answers: ['Okafor'], supporting: [], line: 1 },
+      { question: 'When?', answers: ['1921', 'in 1921'], supporting: ['a.md', 'some text'], line: 3 },
+    ]);
+  });
+
+  it.each([
+    ['[1, 2]', 'q.jsonl:2: expected an object {"question": string'],
+    ['{"answers": ["x"]}', 'q.jsonl:2: "question": expected a non-empty string, got nothing'],
+    ['{"question": "  ", "answers": ["x"]}', 'q.jsonl:2: "question": expected a non-empty string'],
+    [
+      '{"question": "q", "answers": []}',
+      'q.jsonl:2: "answers": expected a non-empty array of non-empty strings, got an array',
+    ],
+    ['{"question": "q", "answers": [""]}', 'q.jsonl:2: "answers": expected a non-empty array'],
+    [
+      '{"question": "q", "answers": ["a"], "supporting": "a.md"}',
+      'q.jsonl:2: "supporting": expected an array',
+    ],
+    ['{"question": "q", "answers": ["a"]', 'q.jsonl:2: not valid JSON ('],
+  ])('line 2 = %s: names the file, the line and what was expected', (line, message) => {
+    const text = `{"question": "ok", "answers": ["fine"]}\n${line}\n`;
+    expect(() => parseQuestions(text, 'q.jsonl')).toThrow(QuestionsFileError);
+    expect(() => parseQuestions(text, 'q.jsonl')).toThrow(message);
+  });
+
+  it('an empty file is an error', () => {
+    expect(() => parseQuestions('\n\n', 'q.jsonl')).toThrow('q.jsonl: no questions');
+  });
+});
+
+describe('--set', () => {
+  it('reads values as YAML scalars; config. prefix allowed; later wins', () => {
+    expect(parseSetting('HNSW_results=20')).toEqual({ key: 'HNSW_results', value: 20 });
+    expect(parseSetting('config.ppr_mode=restart')).toEqual({ key: 'ppr_mode', value: 'restart' });
+    expect(parseSetting('unbalance_adjust=false')).toEqual({ key: 'unbalance_adjust', value: false });
+    expect(parseSettings(['Rnode=5', 'ppr_alpha=0.3', 'Rnode=0'])).toEqual({ Rnode: 0, ppr_alpha: 0.3 });
+  });
+
+  it.each([
+    ['Rnode', /expected key=value/],
+    ['Rnode=', /Rnode: expected key=value with a value/],
+    ['chunk_size=64', /chunk_size: not a search-time key/],
+    ['rnode=3', /rnode: unknown key \(did you mean Rnode\?\)/],
+    ['nope=3', /nope: unknown key; search-time keys: HNSW_results/],
+  ])('%s is refused', (text, message) => {
+    expect(() => parseSetting(text)).toThrow(SettingError);
+    expect(() => parseSetting(text)).toThrow(message);
+  });
+});
+
+describe('scoring', () => {
+  it('answers match normalised, on word boundaries', () => {
+    expect(containsAnswer('It was founded by Margaret  Okafor.', 'margaret okafor')).toBe(true);
+    expect(containsAnswer('The answer is not here', 'no')).toBe(false);
+    expect(containsAnswer('In 1921, the Pryce Reflector', 'the 1921')).toBe(true);
+    expect(isYesNo('Yes')).toBe(true);
+  });
+
+  it('supporting entries: indexed files (by path or unique name) or verbatim texts', () => {
+    const q = {
+      question: 'q',
+      answers: ['x'],
+      line: 4,
+      supporting: ['input/dir/a.md', 'b.md', 'missing.md', 'A sentence of the corpus.'],
+    };
+    const { targets, warnings } = resolveSupporting([q], ['dir/a.md', 'other/b.md']);
+    expect(targets[0]).toEqual([
+      { kind: 'file', path: 'dir/a.md' },
+      { kind: 'file', path: 'other/b.md' },
+      { kind: 'text', text: 'missing.md' },
+      { kind: 'text', text: 'A sentence of the corpus.' },
+    ]);
+    expect(warnings).toEqual([
+      'line 4: supporting "missing.md" is no indexed input file; it is matched as a verbatim text',
+    ]);
+    const context = 'a sentence of the corpus, and x';
+    const items = [
+      { type: 'semantic_unit', document: 'dir/a.md' },
+      { type: 'relationship', document: 'other/b.md' },
+    ];
+    const s = scoreContext(q.answers, targets[0]!, context, items, 9);
+    // a.md through a unit (verbatim, not a whole chunk); b.md only through a relationship.
+    expect(s).toEqual({ answer: true, yesNo: false, support: 2, supportChunk: 1, gold: 4, tokens: 9 });
+    const sum = summarise([s, { ...s, answer: false, support: 0, supportChunk: 0, gold: 0, tokens: 1 }]);
+    expect(sum).toMatchObject({ questions: 2, answer: 0.5, support: 0.5, bothSupport: 0, tokens: 5 });
+  });
+});
+
+describe('naive baseline', () => {
+  const chunk = (id: string, text: string, v: number[]): Chunk => ({
+    id,
+    text,
+    document: `${id}.md`,
+    vector: Float32Array.from(v),
+  });
+  const chunks = [
+    chunk('a', 'Alpha paragraph about the observatory founder Margaret Okafor and her catalogue.', [1, 0]),
+    chunk('b', 'Beta paragraph about the railway that reached Eastmere in 1884.', [0, 1]),
+    chunk('c', 'Gamma paragraph, halfway between.', [0.7, 0.7]),
+  ];
+
+  it('ranks by exact distance, fills whole chunks, cuts the last one at the budget', () => {
+    const ranking = rankChunks(chunks, Float32Array.from([1, 0.1]), 'cosine');
+    expect(ranking).toEqual([0, 2, 1]);
+    const two = topK(chunks, ranking, 2);
+    const budget = countTokens(two.context) + 5;
+    const filled = fillBudget(chunks, ranking, budget);
+    expect(countTokens(filled.context)).toBeLessThanOrEqual(budget);
+    expect(filled.items.map((i) => [i.id, i.partial])).toEqual([
+      ['a', false],
+      ['c', false],
+      ['b', true],
+    ]);
+    expect(filled.items[2]!.text.length).toBeLessThan(chunks[1]!.text.length);
+  });
+});
