@@ -510,7 +510,8 @@ for (const key of EMBEDDERS) {
         space: 'cosine',
         queryPrefix: 'query: ',
         documentPrefix: 'passage: ',
-        rateLimit: 2,
+        inFlight: 2,
+        requestTimeout: 300,
       },
       args.rebuild,
     );

@@ -25,10 +25,12 @@ export interface EmbeddingEndpoint {
   queryPrefix: string;
   documentPrefix: string;
   /**
-   * Embedding requests per second and in flight. A local server answers one request at a
-   * time: more in flight only wait in its queue (and may time out there).
+   * Embedding requests in flight at once (`max_in_flight`; `rate_limit` too). A local server
+   * answering one request at a time only queues more.
    */
-  rateLimit: number;
+  inFlight: number;
+  /** `request_timeout`, seconds per request once sent: a CPU model needs more than the 60 s default. */
+  requestTimeout: number;
 }
 
 function finished(folder: string): boolean {
@@ -54,21 +56,28 @@ function configure(folder: string, patch: ConfigPatch): void {
  */
 export function ensureEmbeddingIndex(e: EmbeddingEndpoint, rebuild = false): { buildMs: number } {
   const configured = existsSync(join(e.folder, 'Node_config.yaml'));
+  // Per run: where the server is, and how hard to press it (neither is part of the
+  // recorded embedding identity, so a built index stays valid).
+  const perRun = {
+    base_url: e.baseUrl,
+    rate_limit: e.inFlight,
+    max_in_flight: e.inFlight,
+    request_timeout: e.requestTimeout,
+  };
   if (rebuild || !configured) {
     writeHotpotProject(e.folder, { dim: e.dim, space: e.space });
     configure(e.folder, {
       embedding_config: {
         service_provider: 'openai',
         embedding_model_name: e.model,
-        base_url: e.baseUrl,
         api_keys: null,
         query_prefix: e.queryPrefix,
         document_prefix: e.documentPrefix,
-        rate_limit: e.rateLimit,
+        ...perRun,
       },
     });
   } else {
-    configure(e.folder, { embedding_config: { base_url: e.baseUrl } });
+    configure(e.folder, { embedding_config: perRun });
   }
   if (!rebuild && finished(e.folder)) return { buildMs: 0 };
   const t0 = performance.now();
