@@ -18,7 +18,9 @@ use std::sync::{Arc, RwLock};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use noderag_graph::csr::{EdgeList, Graph};
-use noderag_graph::search::{PropagationMode, PropagationParams, SearchGraph as CoreSearchGraph, Strategy, WALK_TOLERANCE};
+use noderag_graph::search::{
+  PropagationMode, PropagationParams, SearchGraph as CoreSearchGraph, Strategy, WALK_TOLERANCE,
+};
 use noderag_graph::{betweenness, kcore, kmeans as core_kmeans, leiden, pagerank, paths, phrase, GraphError};
 
 use crate::error::{codes, err, guard};
@@ -44,7 +46,10 @@ impl<O: Send + 'static, J> Job<O, J> {
   where
     J: ToNapiValue + TypeName,
   {
-    AsyncTask::new(Job { work: Some(Box::new(work)), convert })
+    AsyncTask::new(Job {
+      work: Some(Box::new(work)),
+      convert,
+    })
   }
 }
 
@@ -53,7 +58,10 @@ impl<O: Send + 'static, J: ToNapiValue + TypeName> Task for Job<O, J> {
   type JsValue = J;
 
   fn compute(&mut self) -> napi::Result<O> {
-    let work = self.work.take().ok_or_else(|| err(codes::INTERNAL, "graph task ran twice"))?;
+    let work = self
+      .work
+      .take()
+      .ok_or_else(|| err(codes::INTERNAL, "graph task ran twice"))?;
     guard(|| work().map_err(graph_error))
   }
 
@@ -72,7 +80,12 @@ struct EdgesInput {
 
 impl EdgesInput {
   fn new(node_count: u32, src: &[u32], dst: &[u32], weight: Option<&[f64]>) -> Self {
-    EdgesInput { node_count: node_count as usize, src: src.to_vec(), dst: dst.to_vec(), weight: weight.map(<[f64]>::to_vec) }
+    EdgesInput {
+      node_count: node_count as usize,
+      src: src.to_vec(),
+      dst: dst.to_vec(),
+      weight: weight.map(<[f64]>::to_vec),
+    }
   }
 
   fn graph(&self) -> std::result::Result<Graph, GraphError> {
@@ -108,7 +121,10 @@ fn to_params(o: &PropagationOptions) -> napi::Result<PropagationParams> {
     None | Some("walk") => PropagationMode::Walk,
     Some("restart") => PropagationMode::Restart,
     Some(other) => {
-      return Err(err(codes::INVALID_ARGUMENT, format!("mode must be \"walk\" or \"restart\", got {other:?}")))
+      return Err(err(
+        codes::INVALID_ARGUMENT,
+        format!("mode must be \"walk\" or \"restart\", got {other:?}"),
+      ))
     }
   };
   Ok(PropagationParams {
@@ -116,7 +132,11 @@ fn to_params(o: &PropagationOptions) -> napi::Result<PropagationParams> {
     max_iter: o.max_iter,
     mode,
     tolerance: o.tolerance.unwrap_or(WALK_TOLERANCE),
-    strategy: if o.dense.unwrap_or(false) { Strategy::Dense } else { Strategy::Auto },
+    strategy: if o.dense.unwrap_or(false) {
+      Strategy::Dense
+    } else {
+      Strategy::Auto
+    },
   })
 }
 
@@ -158,8 +178,13 @@ pub struct SearchGraph {
 
 impl SearchGraph {
   fn get(&self) -> napi::Result<Arc<CoreSearchGraph>> {
-    let g = self.inner.read().map_err(|_| err(codes::INTERNAL, "search graph lock poisoned"))?;
-    g.as_ref().cloned().ok_or_else(|| err(codes::CLOSED, GRAPH_CLOSED))
+    let g = self
+      .inner
+      .read()
+      .map_err(|_| err(codes::INTERNAL, "search graph lock poisoned"))?;
+    g.as_ref()
+      .cloned()
+      .ok_or_else(|| err(codes::CLOSED, GRAPH_CLOSED))
   }
 }
 
@@ -184,9 +209,17 @@ impl SearchGraph {
       let (sim_src, sim_dst) = (sim_src.to_vec(), sim_dst.to_vec());
       Ok(Job::task(
         move || {
-          CoreSearchGraph::build(types, EdgeList::weighted(&src, &dst, &weight), &sim_src, &sim_dst, unbalance_adjust)
+          CoreSearchGraph::build(
+            types,
+            EdgeList::weighted(&src, &dst, &weight),
+            &sim_src,
+            &sim_dst,
+            unbalance_adjust,
+          )
         },
-        |g| SearchGraph { inner: RwLock::new(Some(Arc::new(g))) },
+        |g| SearchGraph {
+          inner: RwLock::new(Some(Arc::new(g))),
+        },
       ))
     })
   }
@@ -204,7 +237,9 @@ impl SearchGraph {
     guard(|| {
       let g = self.get()?;
       let params = to_params(&options)?;
-      let r = g.top_nodes(&seed_ids, &seed_weights, &params, &quotas).map_err(graph_error)?;
+      let r = g
+        .top_nodes(&seed_ids, &seed_weights, &params, &quotas)
+        .map_err(graph_error)?;
       Ok(NativeTopNodes {
         bytes_touched: r.work.bytes_touched as f64,
         line_bytes: r.work.line_bytes as f64,
@@ -229,7 +264,9 @@ impl SearchGraph {
   ) -> napi::Result<NativeScores> {
     guard(|| {
       let g = self.get()?;
-      let r = g.scores(&seed_ids, &seed_weights, &to_params(&options)?).map_err(graph_error)?;
+      let r = g
+        .scores(&seed_ids, &seed_weights, &to_params(&options)?)
+        .map_err(graph_error)?;
       Ok(NativeScores {
         scores: Float64Array::new(r.scores),
         eligible: Uint8Array::new(r.eligible.into_iter().map(u8::from).collect()),
@@ -262,7 +299,10 @@ impl SearchGraph {
       let g = self.get()?;
       let n = g.node_count() as u32;
       if u >= n || v >= n {
-        return Err(err(codes::INVALID_ARGUMENT, format!("node {} is out of range for {n} nodes", u.max(v))));
+        return Err(err(
+          codes::INVALID_ARGUMENT,
+          format!("node {} is out of range for {n} nodes", u.max(v)),
+        ));
       }
       Ok(g.edge_weight(u, v))
     })
@@ -272,7 +312,10 @@ impl SearchGraph {
   #[napi]
   pub fn close(&self) -> napi::Result<()> {
     guard(|| {
-      let mut g = self.inner.write().map_err(|_| err(codes::INTERNAL, "search graph lock poisoned"))?;
+      let mut g = self
+        .inner
+        .write()
+        .map_err(|_| err(codes::INTERNAL, "search graph lock poisoned"))?;
       *g = None;
       Ok(())
     })
@@ -308,7 +351,11 @@ pub fn graph_pagerank(
     let input = EdgesInput::new(node_count, &src, &dst, Some(&weight));
     Ok(Job::task(
       move || Ok(pagerank::pagerank(&input.graph()?)),
-      |r| NativePageRank { scores: Float64Array::new(r.scores), iterations: r.iterations, converged: r.converged },
+      |r| NativePageRank {
+        scores: Float64Array::new(r.scores),
+        iterations: r.iterations,
+        converged: r.converged,
+      },
     ))
   })
 }
@@ -337,7 +384,12 @@ pub fn graph_shortest_path(
     let (sources, targets) = (sources.to_vec(), targets.to_vec());
     Ok(Job::task(
       move || paths::shortest_path(&input.graph()?, &sources, &targets),
-      |p| p.map(|p| NativePath { nodes: Uint32Array::new(p.nodes), length: p.length }),
+      |p| {
+        p.map(|p| NativePath {
+          nodes: Uint32Array::new(p.nodes),
+          length: p.length,
+        })
+      },
     ))
   })
 }
@@ -385,7 +437,10 @@ pub fn graph_core_numbers(
 ) -> napi::Result<AsyncTask<Job<Vec<u32>, Uint32Array>>> {
   guard(|| {
     let input = EdgesInput::new(node_count, &src, &dst, None);
-    Ok(Job::task(move || Ok(kcore::core_numbers(&input.graph()?)), Uint32Array::new))
+    Ok(Job::task(
+      move || Ok(kcore::core_numbers(&input.graph()?)),
+      Uint32Array::new,
+    ))
   })
 }
 
@@ -401,7 +456,10 @@ pub fn graph_betweenness(
   guard(|| {
     let input = EdgesInput::new(node_count, &src, &dst, None);
     let seed = seed.map_or(noderag_graph::SEED, u64::from);
-    Ok(Job::task(move || Ok(betweenness::betweenness(&input.graph()?, seed)), Float64Array::new))
+    Ok(Job::task(
+      move || Ok(betweenness::betweenness(&input.graph()?, seed)),
+      Float64Array::new,
+    ))
   })
 }
 
@@ -437,7 +495,12 @@ pub fn graph_leiden(
   options: Option<LeidenOptions>,
 ) -> napi::Result<AsyncTask<Job<leiden::Communities, NativeCommunities>>> {
   guard(|| {
-    let o = options.unwrap_or(LeidenOptions { weighted: None, resolution: None, max_iterations: None, seed: None });
+    let o = options.unwrap_or(LeidenOptions {
+      weighted: None,
+      resolution: None,
+      max_iterations: None,
+      seed: None,
+    });
     let defaults = leiden::LeidenOptions::default();
     let opts = leiden::LeidenOptions {
       weighted: o.weighted.unwrap_or(false),
@@ -447,12 +510,23 @@ pub fn graph_leiden(
       randomness: defaults.randomness,
     };
     if opts.weighted && weight.is_none() {
-      return Err(err(codes::INVALID_ARGUMENT, "options.weighted needs the weight array"));
+      return Err(err(
+        codes::INVALID_ARGUMENT,
+        "options.weighted needs the weight array",
+      ));
     }
     if !(opts.resolution.is_finite() && opts.resolution > 0.0) {
-      return Err(err(codes::INVALID_ARGUMENT, format!("resolution must be > 0, got {}", opts.resolution)));
+      return Err(err(
+        codes::INVALID_ARGUMENT,
+        format!("resolution must be > 0, got {}", opts.resolution),
+      ));
     }
-    let input = EdgesInput::new(node_count, &src, &dst, if opts.weighted { weight.as_deref() } else { None });
+    let input = EdgesInput::new(
+      node_count,
+      &src,
+      &dst,
+      if opts.weighted { weight.as_deref() } else { None },
+    );
     Ok(Job::task(
       move || Ok(leiden::leiden(&input.graph()?, &opts)),
       |c| NativeCommunities {
@@ -530,8 +604,13 @@ pub struct PhraseMatcher {
 
 impl PhraseMatcher {
   fn get(&self) -> napi::Result<Arc<phrase::PhraseMatcher>> {
-    let g = self.inner.read().map_err(|_| err(codes::INTERNAL, "phrase matcher lock poisoned"))?;
-    g.as_ref().cloned().ok_or_else(|| err(codes::CLOSED, MATCHER_CLOSED))
+    let g = self
+      .inner
+      .read()
+      .map_err(|_| err(codes::INTERNAL, "phrase matcher lock poisoned"))?;
+    g.as_ref()
+      .cloned()
+      .ok_or_else(|| err(codes::CLOSED, MATCHER_CLOSED))
   }
 }
 
@@ -541,9 +620,12 @@ impl PhraseMatcher {
   #[napi(ts_return_type = "Promise<PhraseMatcher>")]
   pub fn build(names: Vec<String>) -> napi::Result<AsyncTask<Job<phrase::PhraseMatcher, PhraseMatcher>>> {
     guard(|| {
-      Ok(Job::task(move || Ok(phrase::PhraseMatcher::new(&names)), |m| PhraseMatcher {
-        inner: RwLock::new(Some(Arc::new(m))),
-      }))
+      Ok(Job::task(
+        move || Ok(phrase::PhraseMatcher::new(&names)),
+        |m| PhraseMatcher {
+          inner: RwLock::new(Some(Arc::new(m))),
+        },
+      ))
     })
   }
 
@@ -562,7 +644,10 @@ impl PhraseMatcher {
   #[napi]
   pub fn close(&self) -> napi::Result<()> {
     guard(|| {
-      *self.inner.write().map_err(|_| err(codes::INTERNAL, "phrase matcher lock poisoned"))? = None;
+      *self
+        .inner
+        .write()
+        .map_err(|_| err(codes::INTERNAL, "phrase matcher lock poisoned"))? = None;
       Ok(())
     })
   }

@@ -22,10 +22,12 @@ fn main() {
     types.extend(std::iter::repeat_n(t as u8, count as usize));
   }
   let mut rng = SplitMix64::new(42);
-  let mut cdf: Vec<f64> = (0..ent).scan(0.0, |acc, r| {
-    *acc += 1.0 / (r as f64 + 1.0);
-    Some(*acc)
-  }).collect();
+  let mut cdf: Vec<f64> = (0..ent)
+    .scan(0.0, |acc, r| {
+      *acc += 1.0 / (r as f64 + 1.0);
+      Some(*acc)
+    })
+    .collect();
   let total = *cdf.last().unwrap();
   cdf.iter_mut().for_each(|x| *x /= total);
   let zipf = |rng: &mut SplitMix64| {
@@ -55,8 +57,12 @@ fn main() {
     d.push(starts[2] + i);
     w.push(1.0);
   }
-  let community_edges: (Vec<u32>, Vec<u32>) =
-    s.iter().zip(&d).filter(|(&a, &b)| a >= starts[1] && b >= starts[1]).map(|(&a, &b)| (a, b)).unzip();
+  let community_edges: (Vec<u32>, Vec<u32>) = s
+    .iter()
+    .zip(&d)
+    .filter(|(&a, &b)| a >= starts[1] && b >= starts[1])
+    .map(|(&a, &b)| (a, b))
+    .unzip();
   let vector: Vec<u32> = (starts[0]..starts[0] + text)
     .chain(starts[1]..starts[1] + unit)
     .chain(starts[4]..starts[4] + attr + hle)
@@ -70,16 +76,26 @@ fn main() {
   }
   let t = Instant::now();
   let g = SearchGraph::build(types, EdgeList::weighted(&s, &d, &w), &ss, &sd, true).unwrap();
-  println!("nodes {} edges {} build {:.1} ms", g.node_count(), g.edge_count(), t.elapsed().as_secs_f64() * 1e3);
+  println!(
+    "nodes {} edges {} build {:.1} ms",
+    g.node_count(),
+    g.edge_count(),
+    t.elapsed().as_secs_f64() * 1e3
+  );
   let quotas = [40u32, 40, 10, 30, 40, 40, 10];
   for strategy in [Strategy::Auto, Strategy::Dense] {
-    let params = PropagationParams { strategy, ..PropagationParams::walk(0.5, 2) };
+    let params = PropagationParams {
+      strategy,
+      ..PropagationParams::walk(0.5, 2)
+    };
     let mut times = vec![];
     let mut bytes = vec![];
     let mut lines = vec![];
     let reps = if strategy == Strategy::Dense { 20 } else { 300 };
     for _ in 0..reps {
-      let mut seeds: Vec<u32> = (0..10).map(|_| vector[rng.below(vector.len() as u64) as usize]).collect();
+      let mut seeds: Vec<u32> = (0..10)
+        .map(|_| vector[rng.below(vector.len() as u64) as usize])
+        .collect();
       seeds.extend((0..3).map(|_| starts[2] + rng.below(2000) as u32));
       let t = Instant::now();
       let r = g.top_nodes(&seeds, &[1.0; 13], &params, &quotas).unwrap();
@@ -99,7 +115,8 @@ fn main() {
       lines[lines.len() / 2] / 1048576.0
     );
   }
-  let cg = noderag_graph::csr::Graph::from_unweighted(g.node_count(), &community_edges.0, &community_edges.1).unwrap();
+  let cg = noderag_graph::csr::Graph::from_unweighted(g.node_count(), &community_edges.0, &community_edges.1)
+    .unwrap();
   let t = Instant::now();
   let r = noderag_graph::leiden::leiden(&cg, &Default::default());
   println!(

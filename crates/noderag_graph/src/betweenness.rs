@@ -41,7 +41,9 @@ pub fn betweenness_from(g: &Graph, sources: &[u32]) -> Vec<f64> {
   }
   let chunk_len = sources.len().div_ceil(CHUNKS);
   let chunks: Vec<&[u32]> = sources.chunks(chunk_len).collect();
-  let threads = std::thread::available_parallelism().map_or(1, |p| p.get()).min(chunks.len());
+  let threads = std::thread::available_parallelism()
+    .map_or(1, |p| p.get())
+    .min(chunks.len());
   let mut partials: Vec<Option<Vec<f64>>> = vec![None; chunks.len()];
   if threads <= 1 || n * sources.len() < 200_000 {
     for (k, c) in chunks.iter().enumerate() {
@@ -54,7 +56,10 @@ pub fn betweenness_from(g: &Graph, sources: &[u32]) -> Vec<f64> {
         .map(|t| {
           let chunks = &chunks;
           scope.spawn(move || {
-            (t..chunks.len()).step_by(threads).map(|k| (k, accumulate(g, chunks[k]))).collect::<Vec<_>>()
+            (t..chunks.len())
+              .step_by(threads)
+              .map(|k| (k, accumulate(g, chunks[k])))
+              .collect::<Vec<_>>()
           })
         })
         .collect();
@@ -169,7 +174,8 @@ mod tests {
           continue;
         }
         for v in 0..n {
-          if v != s && v != t && ds[v] != u32::MAX && all[v].0[t] != u32::MAX && ds[v] + all[v].0[t] == ds[t] {
+          if v != s && v != t && ds[v] != u32::MAX && all[v].0[t] != u32::MAX && ds[v] + all[v].0[t] == ds[t]
+          {
             bc[v] += ss[v] * all[v].1[t] / ss[t];
           }
         }
@@ -191,7 +197,12 @@ mod tests {
       let got = betweenness(&g, 42);
       let want = brute_force(&g);
       for v in 0..n {
-        assert!((got[v] - want[v]).abs() < 1e-9, "n={n} v={v}: {} vs {}", got[v], want[v]);
+        assert!(
+          (got[v] - want[v]).abs() < 1e-9,
+          "n={n} v={v}: {} vs {}",
+          got[v],
+          want[v]
+        );
       }
     }
   }

@@ -28,11 +28,19 @@ pub enum Weights<'a> {
 
 impl<'a> EdgeList<'a> {
   pub fn weighted(src: &'a [u32], dst: &'a [u32], weights: &'a [f64]) -> Self {
-    Self { src, dst, weights: Weights::PerEdge(weights) }
+    Self {
+      src,
+      dst,
+      weights: Weights::PerEdge(weights),
+    }
   }
 
   pub fn constant(src: &'a [u32], dst: &'a [u32], weight: f64) -> Self {
-    Self { src, dst, weights: Weights::Constant(weight) }
+    Self {
+      src,
+      dst,
+      weights: Weights::Constant(weight),
+    }
   }
 
   fn weight(&self, e: usize) -> f64 {
@@ -127,7 +135,11 @@ impl Graph {
     }
     neighbours.shrink_to_fit();
     weights.shrink_to_fit();
-    Ok(Graph { offsets, neighbours, weights })
+    Ok(Graph {
+      offsets,
+      neighbours,
+      weights,
+    })
   }
 
   /// Shorthand for one weighted edge list.
@@ -151,7 +163,9 @@ impl Graph {
 
   /// Number of distinct undirected edges, self-loops included.
   pub fn edge_count(&self) -> usize {
-    let loops = (0..self.node_count()).filter(|&u| self.has_self_loop(u as u32)).count();
+    let loops = (0..self.node_count())
+      .filter(|&u| self.has_self_loop(u as u32))
+      .count();
     (self.entry_count() - loops) / 2 + loops
   }
 
@@ -174,7 +188,11 @@ impl Graph {
   /// `(neighbour, weight)` pairs of row `u`, sorted by neighbour.
   #[inline]
   pub fn row(&self, u: u32) -> impl Iterator<Item = (u32, f64)> + '_ {
-    self.neighbours(u).iter().copied().zip(self.weights(u).iter().copied())
+    self
+      .neighbours(u)
+      .iter()
+      .copied()
+      .zip(self.weights(u).iter().copied())
   }
 
   /// Weight of edge {u, v}, if present (binary search in the sorted row).
@@ -202,7 +220,9 @@ impl Graph {
   /// rows u and v stay consistent.
   pub fn unbalance_adjust(&mut self) {
     let n = self.node_count();
-    let inv_deg: Vec<f64> = (0..n).map(|u| 1.0 / self.degree(u as u32).max(1) as f64).collect();
+    let inv_deg: Vec<f64> = (0..n)
+      .map(|u| 1.0 / self.degree(u as u32).max(1) as f64)
+      .collect();
     for u in 0..n {
       let (a, b) = (self.offsets[u], self.offsets[u + 1]);
       for i in a..b {
@@ -267,7 +287,11 @@ impl Graph {
       }
       offsets.push(neighbours.len());
     }
-    Graph { offsets, neighbours, weights }
+    Graph {
+      offsets,
+      neighbours,
+      weights,
+    }
   }
 
   /// Bytes held by the CSR arrays (for memory reporting and bandwidth estimates).
@@ -304,7 +328,9 @@ fn validate_list(n: usize, k: usize, list: &EdgeList<'_>) -> Result<()> {
     }
     Weights::Constant(w) => {
       if !(w.is_finite() && w > 0.0) {
-        return Err(invalid(format!("edge list {k}: constant weight {w} must be finite and > 0")));
+        return Err(invalid(format!(
+          "edge list {k}: constant weight {w} must be finite and > 0"
+        )));
       }
     }
   }
@@ -361,7 +387,11 @@ mod tests {
   #[test]
   fn rejects_bad_input_with_named_field() {
     let e = Graph::from_edges(2, &[0], &[2], &[1.0]).unwrap_err();
-    assert!(e.to_string().contains("dst[0] = 2 is out of range for nodeCount 2"), "{e}");
+    assert!(
+      e.to_string()
+        .contains("dst[0] = 2 is out of range for nodeCount 2"),
+      "{e}"
+    );
     let e = Graph::from_edges(2, &[0], &[1], &[0.0]).unwrap_err();
     assert!(e.to_string().contains("weight[0]"), "{e}");
     let e = Graph::from_edges(2, &[0, 1], &[1], &[1.0]).unwrap_err();
@@ -390,7 +420,9 @@ mod tests {
     }
     // every input edge is present and the total weight is preserved
     let total: f64 = w.iter().sum();
-    let stored: f64 = (0..n as u32).flat_map(|u| g.row(u).filter(move |&(v, _)| v >= u).map(|x| x.1)).sum();
+    let stored: f64 = (0..n as u32)
+      .flat_map(|u| g.row(u).filter(move |&(v, _)| v >= u).map(|x| x.1))
+      .sum();
     assert!((total - stored).abs() < 1e-6 * total);
   }
 
@@ -404,7 +436,10 @@ mod tests {
     let p = g.permuted(&order);
     for a in 0..5u32 {
       for b in 0..5u32 {
-        assert_eq!(p.edge_weight(a, b), g.edge_weight(order[a as usize], order[b as usize]));
+        assert_eq!(
+          p.edge_weight(a, b),
+          g.edge_weight(order[a as usize], order[b as usize])
+        );
       }
       assert!(p.neighbours(a).windows(2).all(|x| x[0] < x[1]));
     }

@@ -8,8 +8,9 @@ use crate::csr::Graph;
 /// which every node has at least k neighbours).
 pub fn core_numbers(g: &Graph) -> Vec<u32> {
   let n = g.node_count();
-  let mut deg: Vec<u32> =
-    (0..n as u32).map(|u| (g.degree(u) - usize::from(g.has_self_loop(u))) as u32).collect();
+  let mut deg: Vec<u32> = (0..n as u32)
+    .map(|u| (g.degree(u) - usize::from(g.has_self_loop(u))) as u32)
+    .collect();
   let max_deg = deg.iter().copied().max().unwrap_or(0) as usize;
   // Bucket sort nodes by degree: `order` holds nodes by ascending degree, `pos[v]` is
   // v's place in it and `bin[d]` the first place of degree d.
@@ -89,7 +90,14 @@ mod tests {
   #[test]
   fn matches_brute_force_on_random_graphs() {
     let mut rng = SplitMix64::new(8);
-    for &(n, m) in &[(1usize, 0usize), (5, 6), (20, 40), (40, 200), (60, 150), (80, 600)] {
+    for &(n, m) in &[
+      (1usize, 0usize),
+      (5, 6),
+      (20, 40),
+      (40, 200),
+      (60, 150),
+      (80, 600),
+    ] {
       for _ in 0..4 {
         let (mut s, mut d) = (vec![], vec![]);
         let mut adj = vec![vec![false; n]; n];

@@ -32,7 +32,11 @@ pub struct KMeansOptions {
 
 impl Default for KMeansOptions {
   fn default() -> Self {
-    KMeansOptions { seed: crate::SEED, max_iter: MAX_ITER, normalize: false }
+    KMeansOptions {
+      seed: crate::SEED,
+      max_iter: MAX_ITER,
+      normalize: false,
+    }
   }
 }
 
@@ -61,14 +65,23 @@ pub fn kmeans(data: &[f32], dim: usize, k: usize, opts: &KMeansOptions) -> Resul
     return Err(invalid("dim must be >= 1"));
   }
   if !data.len().is_multiple_of(dim) {
-    return Err(invalid(format!("vectors has {} values, not a multiple of dim {dim}", data.len())));
+    return Err(invalid(format!(
+      "vectors has {} values, not a multiple of dim {dim}",
+      data.len()
+    )));
   }
   let n = data.len() / dim;
   if k == 0 || k > n {
-    return Err(invalid(format!("k must be within [1, {n}] (the number of vectors), got {k}")));
+    return Err(invalid(format!(
+      "k must be within [1, {n}] (the number of vectors), got {k}"
+    )));
   }
   if let Some(i) = data.iter().position(|x| !x.is_finite()) {
-    return Err(invalid(format!("vectors[{i}] is not finite (vector {}, component {})", i / dim, i % dim)));
+    return Err(invalid(format!(
+      "vectors[{i}] is not finite (vector {}, component {})",
+      i / dim,
+      i % dim
+    )));
   }
   let normalized;
   let data = if opts.normalize {
@@ -91,7 +104,12 @@ pub fn kmeans(data: &[f32], dim: usize, k: usize, opts: &KMeansOptions) -> Resul
     update_centroids(data, dim, k, &labels, &mut centroids);
   }
   let inertia = dists.iter().map(|&d| d as f64).sum();
-  Ok(KMeans { labels, centroids, iterations, inertia })
+  Ok(KMeans {
+    labels,
+    centroids,
+    iterations,
+    inertia,
+  })
 }
 
 fn normalize_rows(data: &[f32], dim: usize) -> Vec<f32> {
@@ -114,7 +132,9 @@ fn init_plus_plus(data: &[f32], dim: usize, n: usize, k: usize, rng: &mut SplitM
   let mut centroids = Vec::with_capacity(k * dim);
   let first = rng.below(n as u64) as usize;
   centroids.extend_from_slice(row(first));
-  let mut nearest: Vec<f64> = (0..n).map(|i| squared_distance(row(i), row(first)) as f64).collect();
+  let mut nearest: Vec<f64> = (0..n)
+    .map(|i| squared_distance(row(i), row(first)) as f64)
+    .collect();
   for _ in 1..k {
     let total: f64 = nearest.iter().sum();
     let pick = if total > 0.0 {
@@ -142,10 +162,21 @@ fn init_plus_plus(data: &[f32], dim: usize, n: usize, k: usize, rng: &mut SplitM
 
 /// Assigns each point to its nearest centroid (ties: lower index). Returns how many
 /// labels changed.
-fn assign(data: &[f32], dim: usize, centroids: &[f32], k: usize, labels: &mut [u32], dists: &mut [f32]) -> usize {
+fn assign(
+  data: &[f32],
+  dim: usize,
+  centroids: &[f32],
+  k: usize,
+  labels: &mut [u32],
+  dists: &mut [f32],
+) -> usize {
   let n = labels.len();
   let work = n * k * dim;
-  let threads = if work < 2_000_000 { 1 } else { std::thread::available_parallelism().map_or(1, |p| p.get()) };
+  let threads = if work < 2_000_000 {
+    1
+  } else {
+    std::thread::available_parallelism().map_or(1, |p| p.get())
+  };
   let chunk = n.div_ceil(threads).max(1);
   let one = |labels: &mut [u32], dists: &mut [f32], start: usize| -> usize {
     let mut changed = 0;
@@ -178,7 +209,10 @@ fn assign(data: &[f32], dim: usize, centroids: &[f32], k: usize, labels: &mut [u
       .enumerate()
       .map(|(t, (l, d))| scope.spawn(move || one(l, d, t * chunk)))
       .collect();
-    handles.into_iter().map(|h| h.join().expect("k-means worker panicked")).sum()
+    handles
+      .into_iter()
+      .map(|h| h.join().expect("k-means worker panicked"))
+      .sum()
   })
 }
 
@@ -189,7 +223,10 @@ fn update_centroids(data: &[f32], dim: usize, k: usize, labels: &[u32], centroid
   for (i, &l) in labels.iter().enumerate() {
     let l = l as usize;
     counts[l] += 1;
-    for (s, &x) in sums[l * dim..(l + 1) * dim].iter_mut().zip(&data[i * dim..(i + 1) * dim]) {
+    for (s, &x) in sums[l * dim..(l + 1) * dim]
+      .iter_mut()
+      .zip(&data[i * dim..(i + 1) * dim])
+    {
       *s += x as f64;
     }
   }
@@ -230,7 +267,9 @@ mod tests {
       for i in 0..n {
         let mut best = (f64::INFINITY, 0);
         for c in 0..k {
-          let d: f64 = (0..dim).map(|j| (data[i * dim + j] as f64 - cent[c * dim + j]).powi(2)).sum();
+          let d: f64 = (0..dim)
+            .map(|j| (data[i * dim + j] as f64 - cent[c * dim + j]).powi(2))
+            .sum();
           if d < best.0 {
             best = (d, c);
           }
@@ -260,7 +299,9 @@ mod tests {
   fn same_partition(a: &[u32], b: &[u32]) -> bool {
     let mut map = std::collections::HashMap::new();
     let mut back = std::collections::HashMap::new();
-    a.iter().zip(b).all(|(x, y)| *map.entry(x).or_insert(y) == y && *back.entry(y).or_insert(x) == x)
+    a.iter()
+      .zip(b)
+      .all(|(x, y)| *map.entry(x).or_insert(y) == y && *back.entry(y).or_insert(x) == x)
   }
 
   #[test]
@@ -309,11 +350,26 @@ mod tests {
   #[test]
   fn normalize_and_errors() {
     let data = [3.0f32, 4.0, 6.0, 8.0, -1.0, 0.0];
-    let r = kmeans(&data, 2, 2, &KMeansOptions { normalize: true, ..Default::default() }).unwrap();
+    let r = kmeans(
+      &data,
+      2,
+      2,
+      &KMeansOptions {
+        normalize: true,
+        ..Default::default()
+      },
+    )
+    .unwrap();
     assert_eq!(r.labels[0], r.labels[1]); // same direction
     assert_ne!(r.labels[0], r.labels[2]);
-    assert!(kmeans(&data, 4, 1, &KMeansOptions::default()).unwrap_err().to_string().contains("multiple of dim"));
-    assert!(kmeans(&data, 2, 4, &KMeansOptions::default()).unwrap_err().to_string().contains("k must be"));
+    assert!(kmeans(&data, 4, 1, &KMeansOptions::default())
+      .unwrap_err()
+      .to_string()
+      .contains("multiple of dim"));
+    assert!(kmeans(&data, 2, 4, &KMeansOptions::default())
+      .unwrap_err()
+      .to_string()
+      .contains("k must be"));
     assert!(kmeans(&[f32::NAN, 0.0], 2, 1, &KMeansOptions::default()).is_err());
     let one = kmeans(&[1.0, 1.0, 1.0, 1.0], 2, 2, &KMeansOptions::default()).unwrap();
     assert_eq!(one.labels, vec![0, 0]); // identical points: tie goes to the lower centroid

@@ -30,7 +30,13 @@ pub struct LeidenOptions {
 
 impl Default for LeidenOptions {
   fn default() -> Self {
-    LeidenOptions { resolution: 1.0, weighted: false, seed: crate::SEED, max_iterations: 10, randomness: 0.01 }
+    LeidenOptions {
+      resolution: 1.0,
+      weighted: false,
+      seed: crate::SEED,
+      max_iterations: 10,
+      randomness: 0.01,
+    }
   }
 }
 
@@ -86,7 +92,12 @@ pub fn leiden(input: &Graph, opts: &LeidenOptions) -> Communities {
   }
   let count = membership.iter().map(|&c| c + 1).max().unwrap_or(0);
   let modularity = modularity_of(&base, &membership, two_m, opts.resolution);
-  Communities { membership, count, modularity, iterations }
+  Communities {
+    membership,
+    count,
+    modularity,
+    iterations,
+  }
 }
 
 /// Modularity of a partition: Σ_c in_c/m − γ·Σ_c (K_c / 2m)² (self-loops ignored; weights
@@ -120,7 +131,10 @@ fn base_level(input: &Graph, weighted: bool) -> Level {
   let n = input.node_count();
   let mut offsets = Vec::with_capacity(n + 1);
   offsets.push(0);
-  let (mut nb, mut w) = (Vec::with_capacity(input.entry_count()), Vec::with_capacity(input.entry_count()));
+  let (mut nb, mut w) = (
+    Vec::with_capacity(input.entry_count()),
+    Vec::with_capacity(input.entry_count()),
+  );
   let mut k = vec![0.0; n];
   for u in 0..n as u32 {
     for (v, wt) in input.row(u) {
@@ -152,7 +166,13 @@ fn canonical(membership: &[u32]) -> Vec<u32> {
     .collect()
 }
 
-fn one_iteration(base: &Level, start: &[u32], two_m: f64, opts: &LeidenOptions, rng: &mut SplitMix64) -> Vec<u32> {
+fn one_iteration(
+  base: &Level,
+  start: &[u32],
+  two_m: f64,
+  opts: &LeidenOptions,
+  rng: &mut SplitMix64,
+) -> Vec<u32> {
   let gamma = opts.resolution;
   let n = base.k.len();
   // node_map: original node → node of the current level.
@@ -309,7 +329,10 @@ fn refine(level: &Level, comm: &[u32], two_m: f64, gamma: f64, theta: f64, rng: 
     }
     if candidates.len() > 1 {
       let max_gain = candidates.iter().map(|c| c.1).fold(f64::NEG_INFINITY, f64::max);
-      let weights: Vec<f64> = candidates.iter().map(|c| ((c.1 - max_gain) / theta).exp()).collect();
+      let weights: Vec<f64> = candidates
+        .iter()
+        .map(|c| ((c.1 - max_gain) / theta).exp())
+        .collect();
       let total: f64 = weights.iter().sum();
       let mut x = rng.next_f64() * total;
       let mut chosen = candidates[candidates.len() - 1].0;
@@ -394,14 +417,84 @@ mod tests {
 
   /// Zachary's karate club, the 78 edges (0-based, as in networkx).
   pub(crate) const KARATE: [(u32, u32); 78] = [
-    (0, 1), (0, 2), (0, 3), (0, 4), (0, 5), (0, 6), (0, 7), (0, 8), (0, 10), (0, 11), (0, 12), (0, 13),
-    (0, 17), (0, 19), (0, 21), (0, 31), (1, 2), (1, 3), (1, 7), (1, 13), (1, 17), (1, 19), (1, 21),
-    (1, 30), (2, 3), (2, 7), (2, 8), (2, 9), (2, 13), (2, 27), (2, 28), (2, 32), (3, 7), (3, 12),
-    (3, 13), (4, 6), (4, 10), (5, 6), (5, 10), (5, 16), (6, 16), (8, 30), (8, 32), (8, 33), (9, 33),
-    (13, 33), (14, 32), (14, 33), (15, 32), (15, 33), (18, 32), (18, 33), (19, 33), (20, 32),
-    (20, 33), (22, 32), (22, 33), (23, 25), (23, 27), (23, 29), (23, 32), (23, 33), (24, 25),
-    (24, 27), (24, 31), (25, 31), (26, 29), (26, 33), (27, 33), (28, 31), (28, 33), (29, 32),
-    (29, 33), (30, 32), (30, 33), (31, 32), (31, 33), (32, 33),
+    (0, 1),
+    (0, 2),
+    (0, 3),
+    (0, 4),
+    (0, 5),
+    (0, 6),
+    (0, 7),
+    (0, 8),
+    (0, 10),
+    (0, 11),
+    (0, 12),
+    (0, 13),
+    (0, 17),
+    (0, 19),
+    (0, 21),
+    (0, 31),
+    (1, 2),
+    (1, 3),
+    (1, 7),
+    (1, 13),
+    (1, 17),
+    (1, 19),
+    (1, 21),
+    (1, 30),
+    (2, 3),
+    (2, 7),
+    (2, 8),
+    (2, 9),
+    (2, 13),
+    (2, 27),
+    (2, 28),
+    (2, 32),
+    (3, 7),
+    (3, 12),
+    (3, 13),
+    (4, 6),
+    (4, 10),
+    (5, 6),
+    (5, 10),
+    (5, 16),
+    (6, 16),
+    (8, 30),
+    (8, 32),
+    (8, 33),
+    (9, 33),
+    (13, 33),
+    (14, 32),
+    (14, 33),
+    (15, 32),
+    (15, 33),
+    (18, 32),
+    (18, 33),
+    (19, 33),
+    (20, 32),
+    (20, 33),
+    (22, 32),
+    (22, 33),
+    (23, 25),
+    (23, 27),
+    (23, 29),
+    (23, 32),
+    (23, 33),
+    (24, 25),
+    (24, 27),
+    (24, 31),
+    (25, 31),
+    (26, 29),
+    (26, 33),
+    (27, 33),
+    (28, 31),
+    (28, 33),
+    (29, 32),
+    (29, 33),
+    (30, 32),
+    (30, 33),
+    (31, 32),
+    (31, 33),
+    (32, 33),
   ];
 
   fn karate() -> Graph {
@@ -410,7 +503,9 @@ mod tests {
   }
 
   fn is_connected_within(g: &Graph, membership: &[u32], c: u32) -> bool {
-    let members: Vec<u32> = (0..g.node_count() as u32).filter(|&v| membership[v as usize] == c).collect();
+    let members: Vec<u32> = (0..g.node_count() as u32)
+      .filter(|&v| membership[v as usize] == c)
+      .collect();
     let mut seen = vec![false; g.node_count()];
     let mut stack = vec![members[0]];
     seen[members[0] as usize] = true;
@@ -474,19 +569,29 @@ mod tests {
       for _ in 0..600 {
         // planted groups of 20 with mostly internal edges
         let u = rng.below(n) as u32;
-        let v = if rng.below(5) == 0 { rng.below(n) as u32 } else { (u / 20) * 20 + rng.below(20) as u32 };
+        let v = if rng.below(5) == 0 {
+          rng.below(n) as u32
+        } else {
+          (u / 20) * 20 + rng.below(20) as u32
+        };
         s.push(u);
         d.push(v);
         w.push(1.0 + rng.below(3) as f64);
       }
       let g = Graph::from_edges(n as usize, &s, &d, &w).unwrap();
       for weighted in [false, true] {
-        let opts = LeidenOptions { weighted, ..Default::default() };
+        let opts = LeidenOptions {
+          weighted,
+          ..Default::default()
+        };
         let r = leiden(&g, &opts);
         assert!(r.modularity > 0.5, "rep {rep}: {}", r.modularity);
         assert!(r.iterations <= 10);
         for c in 0..r.count {
-          assert!(is_connected_within(&g, &r.membership, c), "rep {rep} community {c}");
+          assert!(
+            is_connected_within(&g, &r.membership, c),
+            "rep {rep} community {c}"
+          );
         }
         assert_eq!(r, leiden(&g, &opts));
       }

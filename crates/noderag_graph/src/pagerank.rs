@@ -24,7 +24,11 @@ pub fn pagerank(g: &Graph) -> PageRank {
 pub fn pagerank_with(g: &Graph, damping: f64, tolerance: f64, max_iter: u32) -> PageRank {
   let n = g.node_count();
   if n == 0 {
-    return PageRank { scores: vec![], iterations: 0, converged: true };
+    return PageRank {
+      scores: vec![],
+      iterations: 0,
+      converged: true,
+    };
   }
   let inv_strength: Vec<f64> = (0..n as u32)
     .map(|u| {
@@ -69,7 +73,11 @@ pub fn pagerank_with(g: &Graph, damping: f64, tolerance: f64, max_iter: u32) -> 
       break;
     }
   }
-  PageRank { scores: x, iterations, converged }
+  PageRank {
+    scores: x,
+    iterations,
+    converged,
+  }
 }
 
 #[cfg(test)]
@@ -93,13 +101,19 @@ mod tests {
     let mut m = vec![vec![0.0; n + 1]; n];
     for i in 0..n {
       for j in 0..n {
-        let mij = if strength[j] > 0.0 { a[i][j] / strength[j] } else { 1.0 / n as f64 };
+        let mij = if strength[j] > 0.0 {
+          a[i][j] / strength[j]
+        } else {
+          1.0 / n as f64
+        };
         m[i][j] = if i == j { 1.0 } else { 0.0 } - d * mij;
       }
       m[i][n] = (1.0 - d) / n as f64;
     }
     for c in 0..n {
-      let piv = (c..n).max_by(|&x, &y| m[x][c].abs().total_cmp(&m[y][c].abs())).unwrap();
+      let piv = (c..n)
+        .max_by(|&x, &y| m[x][c].abs().total_cmp(&m[y][c].abs()))
+        .unwrap();
       m.swap(c, piv);
       for r in 0..n {
         if r != c {
@@ -132,7 +146,12 @@ mod tests {
       let total: f64 = pr.scores.iter().sum();
       assert!((total - 1.0).abs() < 1e-9);
       for i in 0..n {
-        assert!((pr.scores[i] - want[i]).abs() < 1e-8, "n={n} i={i}: {} vs {}", pr.scores[i], want[i]);
+        assert!(
+          (pr.scores[i] - want[i]).abs() < 1e-8,
+          "n={n} i={i}: {} vs {}",
+          pr.scores[i],
+          want[i]
+        );
       }
     }
   }

@@ -81,7 +81,10 @@ impl<'g> PathFinder<'g> {
     }
     for &t in targets {
       if self.known(0, t) {
-        return Some(Path { nodes: vec![t], length: 0.0 });
+        return Some(Path {
+          nodes: vec![t],
+          length: 0.0,
+        });
       }
       if !self.known(1, t) {
         self.label(1, t, 0.0, NONE);
@@ -90,7 +93,10 @@ impl<'g> PathFinder<'g> {
     let mut best = f64::INFINITY;
     let mut meet = NONE;
     loop {
-      let top = |h: &BinaryHeap<Key>| h.peek().map_or(f64::INFINITY, |Reverse((d, _))| f64::from_bits(*d));
+      let top = |h: &BinaryHeap<Key>| {
+        h.peek()
+          .map_or(f64::INFINITY, |Reverse((d, _))| f64::from_bits(*d))
+      };
       let (tf, tb) = (top(&self.heaps[0]), top(&self.heaps[1]));
       if tf + tb >= best {
         break;
@@ -219,7 +225,10 @@ pub fn connect(g: &Graph, selection: &[u32]) -> Result<Connection> {
     }
     components.push(members);
   }
-  let mut out = Connection { component_count: components.len() as u32, ..Default::default() };
+  let mut out = Connection {
+    component_count: components.len() as u32,
+    ..Default::default()
+  };
   if components.is_empty() {
     return Ok(out);
   }
@@ -238,7 +247,10 @@ pub fn connect(g: &Graph, selection: &[u32]) -> Result<Connection> {
   for comp in &components[1..] {
     // An earlier path may already run through this component.
     let path = if comp.iter().any(|&v| in_s[v as usize]) {
-      Some(Path { nodes: vec![], length: 0.0 })
+      Some(Path {
+        nodes: vec![],
+        length: 0.0,
+      })
     } else {
       finder.shortest_path(comp, &s_list)
     };
@@ -263,7 +275,10 @@ pub fn connect(g: &Graph, selection: &[u32]) -> Result<Connection> {
 fn check_ids(g: &Graph, name: &str, ids: &[u32]) -> Result<()> {
   let n = g.node_count();
   match ids.iter().position(|&v| v as usize >= n) {
-    Some(k) => Err(invalid(format!("{name}[{k}] = {} is out of range for {n} nodes", ids[k]))),
+    Some(k) => Err(invalid(format!(
+      "{name}[{k}] = {} is out of range for {n} nodes",
+      ids[k]
+    ))),
     None => Ok(()),
   }
 }
@@ -288,7 +303,10 @@ mod tests {
     assert!(targets.contains(p.nodes.last().unwrap()));
     let mut len = 0.0;
     for pair in p.nodes.windows(2) {
-      len += 1.0 / g.edge_weight(pair[0], pair[1]).expect("consecutive nodes are adjacent");
+      len += 1.0
+        / g
+          .edge_weight(pair[0], pair[1])
+          .expect("consecutive nodes are adjacent");
     }
     assert!((len - p.length).abs() < 1e-9, "{len} vs {}", p.length);
   }
@@ -306,7 +324,10 @@ mod tests {
         let sources: Vec<u32> = (0..ns).map(|_| rng.below(n as u64) as u32).collect();
         let targets: Vec<u32> = (0..nt).map(|_| rng.below(n as u64) as u32).collect();
         let dist = distances(&g, &sources).unwrap();
-        let want = targets.iter().map(|&t| dist[t as usize]).fold(f64::INFINITY, f64::min);
+        let want = targets
+          .iter()
+          .map(|&t| dist[t as usize])
+          .fold(f64::INFINITY, f64::min);
         match finder.shortest_path(&sources, &targets) {
           Some(p) => {
             assert!((p.length - want).abs() < 1e-9, "n={n}: {} vs {want}", p.length);
@@ -323,24 +344,47 @@ mod tests {
   #[test]
   fn strong_edges_are_short() {
     // 0-1-2-4 with weight 10 each (length 0.3) vs 0-3-4 with weight 1 (length 2).
-    let g = Graph::from_edges(5, &[0, 1, 2, 0, 3], &[1, 2, 4, 3, 4], &[10.0, 10.0, 10.0, 1.0, 1.0]).unwrap();
+    let g = Graph::from_edges(
+      5,
+      &[0, 1, 2, 0, 3],
+      &[1, 2, 4, 3, 4],
+      &[10.0, 10.0, 10.0, 1.0, 1.0],
+    )
+    .unwrap();
     let p = shortest_path(&g, &[0], &[4]).unwrap().unwrap();
     assert_eq!(p.nodes, vec![0, 1, 2, 4]);
     let c = connect(&g, &[0, 4]).unwrap();
-    assert_eq!(c, Connection { added: vec![2, 1], unreachable: vec![], component_count: 2 });
+    assert_eq!(
+      c,
+      Connection {
+        added: vec![2, 1],
+        unreachable: vec![],
+        component_count: 2
+      }
+    );
   }
 
   #[test]
   fn connect_handles_connected_selection_and_disconnected_graphs() {
-    let g = Graph::from_unweighted(7, &[0, 1, 2, 4], &[1, 2, 3, 5], ).unwrap();
+    let g = Graph::from_unweighted(7, &[0, 1, 2, 4], &[1, 2, 3, 5]).unwrap();
     // already connected: nothing added
-    assert_eq!(connect(&g, &[1, 0, 2]).unwrap(), Connection { added: vec![], unreachable: vec![], component_count: 1 });
+    assert_eq!(
+      connect(&g, &[1, 0, 2]).unwrap(),
+      Connection {
+        added: vec![],
+        unreachable: vec![],
+        component_count: 1
+      }
+    );
     // 5 and 6 cannot reach {0}; 3 joins through 1, 2
     let c = connect(&g, &[0, 5, 3, 6]).unwrap();
     assert_eq!(c.added, vec![2, 1]); // path order, from 3 towards S
     assert_eq!(c.unreachable, vec![5, 6]);
     assert_eq!(c.component_count, 4);
-    assert!(connect(&g, &[0, 0]).unwrap_err().to_string().contains("duplicate"));
+    assert!(connect(&g, &[0, 0])
+      .unwrap_err()
+      .to_string()
+      .contains("duplicate"));
     assert!(connect(&g, &[9]).is_err());
     assert_eq!(connect(&g, &[]).unwrap(), Connection::default());
   }

@@ -27,7 +27,11 @@ use unicode_normalization::UnicodeNormalization;
 pub fn fold(s: &str) -> String {
   let nfkc: String = s.nfkc().collect();
   let mut out = String::with_capacity(nfkc.len());
-  for (k, word) in nfkc.split(char::is_whitespace).filter(|w| !w.is_empty()).enumerate() {
+  for (k, word) in nfkc
+    .split(char::is_whitespace)
+    .filter(|w| !w.is_empty())
+    .enumerate()
+  {
     if k > 0 {
       out.push(' ');
     }
@@ -70,7 +74,11 @@ fn is_cjk_ideograph(c: char) -> bool {
 
 /// General_Category Pc (connector punctuation).
 fn is_connector_punctuation(c: char) -> bool {
-  matches!(c, '_' | '\u{203F}' | '\u{2040}' | '\u{2054}' | '\u{FE33}' | '\u{FE34}' | '\u{FE4D}'..='\u{FE4F}' | '\u{FF3F}')
+  matches!(
+    c,
+    '_' | '\u{203F}' | '\u{2040}' | '\u{2054}' | '\u{FE33}' | '\u{FE34}' | '\u{FE4D}'
+      ..='\u{FE4F}' | '\u{FF3F}'
+  )
 }
 
 /// Tokens of an already folded string (slices of it).
@@ -150,7 +158,13 @@ impl PhraseMatcher {
         fill[t as usize] += 1;
       }
     }
-    PhraseMatcher { vocab, posting_offsets, postings, name_offsets, name_tokens }
+    PhraseMatcher {
+      vocab,
+      posting_offsets,
+      postings,
+      name_offsets,
+      name_tokens,
+    }
   }
 
   pub fn name_count(&self) -> usize {
@@ -167,7 +181,9 @@ impl PhraseMatcher {
     let mut out = Vec::new();
     let mut seen: Vec<Vec<u32>> = Vec::new();
     for phrase in phrases {
-      let Some(ids) = self.token_ids(phrase.as_ref()) else { continue };
+      let Some(ids) = self.token_ids(phrase.as_ref()) else {
+        continue;
+      };
       if ids.is_empty() || seen.contains(&ids) {
         continue; // no token, or a duplicate phrase
       }
@@ -182,7 +198,10 @@ impl PhraseMatcher {
   /// Token ids of a phrase; None when a token is unknown (then nothing can match).
   fn token_ids(&self, phrase: &str) -> Option<Vec<u32>> {
     let folded = fold(phrase);
-    tokenize(&folded).into_iter().map(|t| self.vocab.get(t).copied()).collect()
+    tokenize(&folded)
+      .into_iter()
+      .map(|t| self.vocab.get(t).copied())
+      .collect()
   }
 
   fn postings_of(&self, t: u32) -> &[(u32, u32)] {
@@ -226,7 +245,10 @@ mod tests {
     assert_eq!(tokenize("c++ templates"), vec!["c", "+", "+", "templates"]);
     assert_eq!(tokenize("u.s. army"), vec!["u", ".", "s", ".", "army"]);
     assert_eq!(tokenize("snake_case x2"), vec!["snake_case", "x2"]);
-    assert_eq!(tokenize("北京大学 iphone手机"), vec!["北京大学", "iphone", "手机"]);
+    assert_eq!(
+      tokenize("北京大学 iphone手机"),
+      vec!["北京大学", "iphone", "手机"]
+    );
     assert_eq!(tokenize("e\u{301}t\u{e9}"), vec!["e\u{301}t\u{e9}"]); // a mark continues the word
     assert_eq!(tokenize("🙂ok"), vec!["🙂", "ok"]);
     assert!(tokenize("   ").is_empty());
@@ -234,7 +256,14 @@ mod tests {
 
   #[test]
   fn whole_words_case_insensitive() {
-    let m = matcher(&["PARIS", "PARIS AGREEMENT", "PARISIAN", "Treaty of Paris", "paris-based firm", "Comparison"]);
+    let m = matcher(&[
+      "PARIS",
+      "PARIS AGREEMENT",
+      "PARISIAN",
+      "Treaty of Paris",
+      "paris-based firm",
+      "Comparison",
+    ]);
     assert_eq!(m.find(&["paris"]), vec![0, 1, 3, 4]);
     assert_eq!(m.find(&["PARIS agreement"]), vec![1]);
     assert_eq!(m.find(&["agreement paris"]), Vec::<u32>::new());
@@ -243,7 +272,15 @@ mod tests {
 
   #[test]
   fn punctuation_phrases() {
-    let m = matcher(&["C++ TEMPLATES", "C", "C#", "U.S. CONGRESS", "US ARMY", "THE U.S.", "ｃ＋＋ book"]);
+    let m = matcher(&[
+      "C++ TEMPLATES",
+      "C",
+      "C#",
+      "U.S. CONGRESS",
+      "US ARMY",
+      "THE U.S.",
+      "ｃ＋＋ book",
+    ]);
     assert_eq!(m.find(&["c++"]), vec![0, 6]);
     assert_eq!(m.find(&["C"]), vec![0, 1, 2, 6]);
     assert_eq!(m.find(&["u.s."]), vec![3, 5]);
@@ -263,7 +300,14 @@ mod tests {
 
   #[test]
   fn chinese_matches_whole_ideograph_runs() {
-    let m = matcher(&["北京", "北京大学", "北京 大学", "在北京", "iPhone手机", "北京, 中国"]);
+    let m = matcher(&[
+      "北京",
+      "北京大学",
+      "北京 大学",
+      "在北京",
+      "iPhone手机",
+      "北京, 中国",
+    ]);
     assert_eq!(m.find(&["北京"]), vec![0, 2, 5]);
     assert_eq!(m.find(&["北京大学"]), vec![1]);
     assert_eq!(m.find(&["大学"]), vec![2]);
@@ -285,7 +329,9 @@ mod tests {
     let words = ["a", "b", "c", "+", ".", "北京"];
     let mut rng = crate::rng::SplitMix64::new(17);
     let gen = |rng: &mut crate::rng::SplitMix64, max: u64| -> Vec<&str> {
-      (0..1 + rng.below(max)).map(|_| words[rng.below(words.len() as u64) as usize]).collect()
+      (0..1 + rng.below(max))
+        .map(|_| words[rng.below(words.len() as u64) as usize])
+        .collect()
     };
     let names: Vec<String> = (0..300).map(|_| gen(&mut rng, 6).join(" ")).collect();
     let m = PhraseMatcher::new(&names);

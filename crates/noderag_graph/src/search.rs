@@ -55,15 +55,27 @@ pub struct PropagationParams {
 
 impl PropagationParams {
   pub fn walk(alpha: f64, max_iter: u32) -> Self {
-    Self { alpha, max_iter, mode: PropagationMode::Walk, tolerance: WALK_TOLERANCE, strategy: Strategy::Auto }
+    Self {
+      alpha,
+      max_iter,
+      mode: PropagationMode::Walk,
+      tolerance: WALK_TOLERANCE,
+      strategy: Strategy::Auto,
+    }
   }
 
   fn validate(&self) -> Result<()> {
     if !(self.alpha.is_finite() && (0.0..=1.0).contains(&self.alpha)) {
-      return Err(invalid(format!("alpha must be within [0, 1], got {}", self.alpha)));
+      return Err(invalid(format!(
+        "alpha must be within [0, 1], got {}",
+        self.alpha
+      )));
     }
     if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
-      return Err(invalid(format!("tolerance must be finite and >= 0, got {}", self.tolerance)));
+      return Err(invalid(format!(
+        "tolerance must be finite and >= 0, got {}",
+        self.tolerance
+      )));
     }
     Ok(())
   }
@@ -207,7 +219,9 @@ impl SearchGraph {
 
   /// Weight of edge {u, v} (original ids), if present. Ids must be < node count.
   pub fn edge_weight(&self, u: u32, v: u32) -> Option<f64> {
-    self.graph.edge_weight(self.rank[u as usize], self.rank[v as usize])
+    self
+      .graph
+      .edge_weight(self.rank[u as usize], self.rank[v as usize])
   }
 
   /// Node types by original id.
@@ -244,7 +258,11 @@ impl SearchGraph {
       eligible[id] = scores[id] > 0.0;
     }
     self.return_scratch(s);
-    Ok(Scores { scores, eligible, steps })
+    Ok(Scores {
+      scores,
+      eligible,
+      steps,
+    })
   }
 
   /// Runs the propagation and returns, in ranking order (score desc, id asc), the best
@@ -264,7 +282,10 @@ impl SearchGraph {
       return Ok(TopNodes::default());
     }
     let mut s = self.take_scratch();
-    let mut sel = Selector { best: quotas.iter().map(|&q| TopK::new(q as usize)).collect(), eligible: 0 };
+    let mut sel = Selector {
+      best: quotas.iter().map(|&q| TopK::new(q as usize)).collect(),
+      eligible: 0,
+    };
     let (steps, mut work, fused) = self.run(&seeds, params, &mut s, Some(&mut sel));
     if !fused {
       // One pass over the ball reads each score and its type from the same cell, offers it
@@ -309,10 +330,14 @@ impl SearchGraph {
     let mut seeds = Vec::with_capacity(ids.len());
     for (k, (&i, &w)) in ids.iter().zip(weights).enumerate() {
       if i as usize >= n {
-        return Err(invalid(format!("seed ids[{k}] = {i} is out of range for {n} nodes")));
+        return Err(invalid(format!(
+          "seed ids[{k}] = {i} is out of range for {n} nodes"
+        )));
       }
       if !(w.is_finite() && w >= 0.0) {
-        return Err(invalid(format!("seed weights[{k}] = {w} (must be finite and >= 0)")));
+        return Err(invalid(format!(
+          "seed weights[{k}] = {w} (must be finite and >= 0)"
+        )));
       }
       if w > 0.0 {
         seeds.push((self.rank[i as usize], w));
@@ -403,7 +428,11 @@ impl SearchGraph {
         d
       } else {
         let before = s.ball.len();
-        let last = if steps + 1 == params.max_iter { sel.as_deref_mut() } else { None };
+        let last = if steps + 1 == params.max_iter {
+          sel.as_deref_mut()
+        } else {
+          None
+        };
         fused = last.is_some();
         let (d, read) = self.sparse_step(seeds, params, s, last);
         work.sparse_steps += 1;
@@ -438,7 +467,9 @@ impl SearchGraph {
     let (offsets, nb, wt) = self.graph.raw();
     let alpha = params.alpha;
     let (c, x) = (s.cur, 1 - s.cur);
-    let Scratch { cells, ball, epoch, .. } = s;
+    let Scratch {
+      cells, ball, epoch, ..
+    } = s;
     let epoch = *epoch;
     let old_len = ball.len();
     let mut read = 0u64;
@@ -596,7 +627,14 @@ impl Scratch {
   /// `types` by original id; `order` maps internal → original ids.
   fn new(types: &[u8], order: &[u32]) -> Scratch {
     Scratch {
-      cells: order.iter().map(|&id| Cell { id, ty: types[id as usize], ..Cell::default() }).collect(),
+      cells: order
+        .iter()
+        .map(|&id| Cell {
+          id,
+          ty: types[id as usize],
+          ..Cell::default()
+        })
+        .collect(),
       cur: 0,
       q: Vec::new(),
       epoch: 0,

@@ -40,7 +40,10 @@ pub(crate) struct TopK {
 
 impl TopK {
   pub(crate) fn new(k: usize) -> TopK {
-    TopK { k, heap: std::collections::BinaryHeap::with_capacity(k.min(1024)) }
+    TopK {
+      k,
+      heap: std::collections::BinaryHeap::with_capacity(k.min(1024)),
+    }
   }
 
   #[inline]
@@ -57,7 +60,12 @@ impl TopK {
 
   /// The kept items, best first.
   pub(crate) fn into_sorted(self) -> Vec<(f64, u32)> {
-    self.heap.into_sorted_vec().into_iter().map(|r| (r.0, r.1)).collect()
+    self
+      .heap
+      .into_sorted_vec()
+      .into_iter()
+      .map(|r| (r.0, r.1))
+      .collect()
   }
 }
 
@@ -100,7 +108,11 @@ mod tests {
         for &(s, i) in &order {
           t.offer(s, i);
         }
-        assert_eq!(t.into_sorted(), all.iter().take(k).copied().collect::<Vec<_>>(), "n={n} k={k}");
+        assert_eq!(
+          t.into_sorted(),
+          all.iter().take(k).copied().collect::<Vec<_>>(),
+          "n={n} k={k}"
+        );
       }
     }
   }

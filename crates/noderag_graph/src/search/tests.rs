@@ -9,7 +9,11 @@ fn random_edges(rng: &mut SplitMix64, n: usize, m: usize) -> (Vec<u32>, Vec<u32>
   let (mut s, mut d, mut w) = (vec![], vec![], vec![]);
   for _ in 0..m {
     let u = rng.below(active) as u32;
-    let v = if rng.below(10) == 0 { u } else { rng.below(active) as u32 };
+    let v = if rng.below(10) == 0 {
+      u
+    } else {
+      rng.below(active) as u32
+    };
     s.push(u);
     d.push(v);
     w.push(0.1 + rng.next_f64() * 3.0);
@@ -95,8 +99,14 @@ fn dense_reference(
 
 #[test]
 fn hand_computed_path() {
-  let g = SearchGraph::build(vec![0, 0, 0], EdgeList::weighted(&[0, 1], &[1, 2], &[1.0, 1.0]), &[], &[], false)
-    .unwrap();
+  let g = SearchGraph::build(
+    vec![0, 0, 0],
+    EdgeList::weighted(&[0, 1], &[1, 2], &[1.0, 1.0]),
+    &[],
+    &[],
+    false,
+  )
+  .unwrap();
   let r = g.scores(&[0], &[1.0], &PropagationParams::walk(0.5, 2)).unwrap();
   assert_eq!(r.steps, 2);
   assert_eq!(r.scores, vec![0.375, 0.5, 0.125]);
@@ -109,8 +119,14 @@ fn hand_computed_path() {
 #[test]
 fn isolated_seed_spreads_uniformly_but_far_nodes_are_not_eligible() {
   // 0-1 edge, 2 isolated seed, 3-4 edge.
-  let g = SearchGraph::build(vec![0; 5], EdgeList::weighted(&[0, 3], &[1, 4], &[1.0, 1.0]), &[], &[], false)
-    .unwrap();
+  let g = SearchGraph::build(
+    vec![0; 5],
+    EdgeList::weighted(&[0, 3], &[1, 4], &[1.0, 1.0]),
+    &[],
+    &[],
+    false,
+  )
+  .unwrap();
   let r = g.scores(&[2], &[1.0], &PropagationParams::walk(0.5, 2)).unwrap();
   assert!(r.scores[0] > 0.0 && r.scores[4] > 0.0);
   assert_eq!(r.eligible, vec![false, false, true, false, false]);
@@ -127,9 +143,12 @@ fn matches_dense_matrix_power_reference_on_random_graphs() {
       let m = rng.below((n * 3) as u64 + 1) as usize;
       let edges = random_edges(&mut rng, n, m);
       let types: Vec<u8> = (0..n).map(|i| (i % 3) as u8).collect();
-      let g = SearchGraph::from_graph(Graph::from_edges(n, &edges.0, &edges.1, &edges.2).unwrap(), types).unwrap();
+      let g =
+        SearchGraph::from_graph(Graph::from_edges(n, &edges.0, &edges.1, &edges.2).unwrap(), types).unwrap();
       let k = 1 + rng.below(3) as usize;
-      let seeds: Vec<(u32, f64)> = (0..k).map(|_| (rng.below(n as u64) as u32, rng.below(3) as f64)).collect();
+      let seeds: Vec<(u32, f64)> = (0..k)
+        .map(|_| (rng.below(n as u64) as u32, rng.below(3) as f64))
+        .collect();
       if seeds.iter().all(|s| s.1 == 0.0) {
         continue;
       }
@@ -137,13 +156,24 @@ fn matches_dense_matrix_power_reference_on_random_graphs() {
       for mode in [PropagationMode::Walk, PropagationMode::Restart] {
         for &(alpha, iters) in &[(0.5, 2u32), (0.85, 30), (1.0, 3), (0.0, 2), (0.3, 0), (0.5, 200)] {
           for strategy in [Strategy::Auto, Strategy::Dense] {
-            let params = PropagationParams { alpha, max_iter: iters, mode, tolerance: WALK_TOLERANCE, strategy };
+            let params = PropagationParams {
+              alpha,
+              max_iter: iters,
+              mode,
+              tolerance: WALK_TOLERANCE,
+              strategy,
+            };
             let got = g.scores(&ids, &ws, &params).unwrap();
             let (want, want_eligible, want_steps) = dense_reference(n, &edges, &seeds, &params);
             let ctx = format!("n={n} rep={rep} mode={mode:?} alpha={alpha} iters={iters} {strategy:?}");
             assert_eq!(got.steps, want_steps, "{ctx}");
             for i in 0..n {
-              assert!((got.scores[i] - want[i]).abs() < 1e-6, "{ctx} node {i}: {} vs {}", got.scores[i], want[i]);
+              assert!(
+                (got.scores[i] - want[i]).abs() < 1e-6,
+                "{ctx} node {i}: {} vs {}",
+                got.scores[i],
+                want[i]
+              );
             }
             assert_eq!(got.eligible, want_eligible, "{ctx}");
             cases += 1;
@@ -161,7 +191,11 @@ fn typed_top_k_equals_sorting_the_eligible_nodes() {
   let n = 400;
   let edges = random_edges(&mut rng, n, 1200);
   let types: Vec<u8> = (0..n).map(|_| rng.below(4) as u8).collect();
-  let g = SearchGraph::from_graph(Graph::from_edges(n, &edges.0, &edges.1, &edges.2).unwrap(), types.clone()).unwrap();
+  let g = SearchGraph::from_graph(
+    Graph::from_edges(n, &edges.0, &edges.1, &edges.2).unwrap(),
+    types.clone(),
+  )
+  .unwrap();
   let ids = [3u32, 17, 250, 3];
   let ws = [1.0, 2.0, 1.0, 1.0];
   let quotas = [5u32, 0, 3, 1000]; // type 3 effectively unlimited
@@ -169,8 +203,14 @@ fn typed_top_k_equals_sorting_the_eligible_nodes() {
     PropagationParams::walk(0.5, 1),
     PropagationParams::walk(0.5, 2), // selection fused into the last sparse step
     PropagationParams::walk(0.5, 3),
-    PropagationParams { strategy: Strategy::Dense, ..PropagationParams::walk(0.5, 2) },
-    PropagationParams { mode: PropagationMode::Restart, ..PropagationParams::walk(0.85, 40) }, // early stop
+    PropagationParams {
+      strategy: Strategy::Dense,
+      ..PropagationParams::walk(0.5, 2)
+    },
+    PropagationParams {
+      mode: PropagationMode::Restart,
+      ..PropagationParams::walk(0.85, 40)
+    }, // early stop
   ];
   for params in variants {
     // twice: the pooled scratch must come back clean
@@ -179,17 +219,29 @@ fn typed_top_k_equals_sorting_the_eligible_nodes() {
       let full = g.scores(&ids, &ws, &params).unwrap();
       let mut want: Vec<(f64, u32)> = vec![];
       for t in 0..4u8 {
-        let mut of_type: Vec<(f64, u32)> =
-          (0..n).filter(|&i| full.eligible[i] && types[i] == t).map(|i| (full.scores[i], i as u32)).collect();
+        let mut of_type: Vec<(f64, u32)> = (0..n)
+          .filter(|&i| full.eligible[i] && types[i] == t)
+          .map(|i| (full.scores[i], i as u32))
+          .collect();
         of_type.sort_by(rank_order);
         of_type.truncate(quotas[t as usize] as usize);
         want.extend(of_type);
       }
       want.sort_by(rank_order);
-      assert_eq!(top.ids, want.iter().map(|w| w.1).collect::<Vec<_>>(), "{params:?}");
+      assert_eq!(
+        top.ids,
+        want.iter().map(|w| w.1).collect::<Vec<_>>(),
+        "{params:?}"
+      );
       assert_eq!(top.scores, want.iter().map(|w| w.0).collect::<Vec<_>>());
-      assert_eq!(top.types, top.ids.iter().map(|&i| types[i as usize]).collect::<Vec<_>>());
-      assert_eq!(top.eligible as usize, full.eligible.iter().filter(|&&e| e).count());
+      assert_eq!(
+        top.types,
+        top.ids.iter().map(|&i| types[i as usize]).collect::<Vec<_>>()
+      );
+      assert_eq!(
+        top.eligible as usize,
+        full.eligible.iter().filter(|&&e| e).count()
+      );
       assert!(top.types.iter().all(|&t| t != 1));
       assert_eq!(top.steps, full.steps);
     }
@@ -198,17 +250,32 @@ fn typed_top_k_equals_sorting_the_eligible_nodes() {
 
 #[test]
 fn no_seed_gives_empty_answer_and_bad_seeds_are_errors() {
-  let g = SearchGraph::build(vec![0, 1], EdgeList::weighted(&[0], &[1], &[1.0]), &[], &[], false).unwrap();
+  let g = SearchGraph::build(
+    vec![0, 1],
+    EdgeList::weighted(&[0], &[1], &[1.0]),
+    &[],
+    &[],
+    false,
+  )
+  .unwrap();
   let p = PropagationParams::walk(0.5, 2);
   let r = g.top_nodes(&[], &[], &p, &[5, 5]).unwrap();
   assert!(r.ids.is_empty() && r.eligible == 0);
   let r = g.top_nodes(&[1], &[0.0], &p, &[5, 5]).unwrap();
   assert!(r.ids.is_empty());
-  assert!(g.top_nodes(&[2], &[1.0], &p, &[5]).unwrap_err().to_string().contains("seed ids[0] = 2"));
+  assert!(g
+    .top_nodes(&[2], &[1.0], &p, &[5])
+    .unwrap_err()
+    .to_string()
+    .contains("seed ids[0] = 2"));
   assert!(g.top_nodes(&[0], &[-1.0], &p, &[5]).is_err());
   assert!(g.top_nodes(&[0, 1], &[1.0], &p, &[5]).is_err());
   let bad = PropagationParams { alpha: 1.5, ..p };
-  assert!(g.top_nodes(&[0], &[1.0], &bad, &[5]).unwrap_err().to_string().contains("alpha"));
+  assert!(g
+    .top_nodes(&[0], &[1.0], &bad, &[5])
+    .unwrap_err()
+    .to_string()
+    .contains("alpha"));
 }
 
 #[test]
@@ -217,12 +284,16 @@ fn concurrent_queries_agree_with_sequential_ones() {
   let n = 2000;
   let edges = random_edges(&mut rng, n, 8000);
   let types: Vec<u8> = (0..n).map(|i| (i % 7) as u8).collect();
-  let g = Arc::new(SearchGraph::from_graph(Graph::from_edges(n, &edges.0, &edges.1, &edges.2).unwrap(), types).unwrap());
+  let g = Arc::new(
+    SearchGraph::from_graph(Graph::from_edges(n, &edges.0, &edges.1, &edges.2).unwrap(), types).unwrap(),
+  );
   let queries: Vec<Vec<u32>> = (0..16).map(|q| vec![q * 7, q * 13 + 1, 1999 - q]).collect();
   let params = PropagationParams::walk(0.5, 2);
   let quotas = [10u32; 7];
-  let sequential: Vec<Vec<u32>> =
-    queries.iter().map(|q| g.top_nodes(q, &[1.0, 1.0, 1.0], &params, &quotas).unwrap().ids).collect();
+  let sequential: Vec<Vec<u32>> = queries
+    .iter()
+    .map(|q| g.top_nodes(q, &[1.0, 1.0, 1.0], &params, &quotas).unwrap().ids)
+    .collect();
   let handles: Vec<_> = (0..4)
     .map(|t| {
       let g = Arc::clone(&g);
@@ -231,7 +302,10 @@ fn concurrent_queries_agree_with_sequential_ones() {
         (0..queries.len())
           .map(|k| {
             let q = &queries[(k + t * 3) % queries.len()];
-            ((k + t * 3) % queries.len(), g.top_nodes(q, &[1.0, 1.0, 1.0], &params, &quotas).unwrap().ids)
+            (
+              (k + t * 3) % queries.len(),
+              g.top_nodes(q, &[1.0, 1.0, 1.0], &params, &quotas).unwrap().ids,
+            )
           })
           .collect::<Vec<_>>()
       })
