@@ -123,7 +123,8 @@ const LARGE = {
   ef: 64,
 };
 
-const hashId = (type: string, i: number) => createHash('sha256').update(`${type}:${i}`).digest('hex');
+/** Ids of the synthetic index: `H(type, i)` of a row number (no text to normalise, so not ts/text/ids.ts). */
+const syntheticId = (type: string, i: number) => createHash('sha256').update(`${type}:${i}`).digest('hex');
 
 const SYLLABLES = [
   'ka',
@@ -176,7 +177,7 @@ async function ensureLargeIndex(): Promise<string> {
     names.add(Array.from({ length: n }, () => vocab[int(vocab.length)]!.toUpperCase()).join(' '));
   }
   const entityNames = [...names];
-  const entityIds = entityNames.map((_, i) => hashId('entity', i));
+  const entityIds = entityNames.map((_, i) => syntheticId('entity', i));
   const zipf = new Float64Array(LARGE.entities);
   let acc = 0;
   for (let i = 0; i < LARGE.entities; i++) {
@@ -211,7 +212,7 @@ async function ensureLargeIndex(): Promise<string> {
   const entityFirstChunk = new Array<string>(LARGE.entities);
   for (let t = 0; t < LARGE.texts; t++) {
     const cluster = int(LARGE.clusters);
-    const id = hashId('text', t);
+    const id = syntheticId('text', t);
     textIds.push(id);
     const sentences: string[] = [];
     for (let u = 0; u < LARGE.unitsPerText; u++) {
@@ -228,7 +229,7 @@ async function ensureLargeIndex(): Promise<string> {
       unitCluster.push(cluster);
       unitRows.push({
         ...common,
-        hashId: hashId('semantic_unit', unitIndex),
+        hashId: syntheticId('semantic_unit', unitIndex),
         humanReadableId: unitIndex + 1,
         context: text,
         textHashId: id,
@@ -243,7 +244,7 @@ async function ensureLargeIndex(): Promise<string> {
       hashId: id,
       context,
       docId: t + 1,
-      docHashId: hashId('document', t),
+      docHashId: syntheticId('document', t),
       chunkIndex: 0,
       tokenCount: Math.round(context.length / 4),
       embedding: near(cluster),
@@ -285,7 +286,7 @@ async function ensureLargeIndex(): Promise<string> {
   const relList = [...relPairs.values()];
   const relRows = relList.map((r, i) => ({
     ...common,
-    hashId: hashId('relationship', i),
+    hashId: syntheticId('relationship', i),
     humanReadableId: i + 1,
     uniqueRelationship: [entityIds[r.a]!, entityIds[r.b]!] as [string, string],
     relations: [`${entityNames[r.a]} ${vocab[int(vocab.length)]} ${entityNames[r.b]}`],
@@ -299,7 +300,7 @@ async function ensureLargeIndex(): Promise<string> {
     .slice(0, LARGE.attributes);
   const attrRows = popular.map((e, i) => ({
     ...common,
-    hashId: hashId('attribute', i),
+    hashId: syntheticId('attribute', i),
     humanReadableId: i + 1,
     node: entityIds[e]!,
     context: `${entityNames[e]} is ${Array.from({ length: 30 }, () => vocab[int(vocab.length)]).join(' ')}.`,
@@ -322,8 +323,8 @@ async function ensureLargeIndex(): Promise<string> {
       ...new Set(Array.from({ length: LARGE.membersPerElement }, () => pool[int(pool.length)]!)),
     ];
     elementMembers.push(members);
-    const id = hashId('high_level_element', h);
-    const titleId = hashId('high_level_element_title', h);
+    const id = syntheticId('high_level_element', h);
+    const titleId = syntheticId('high_level_element_title', h);
     elementRows.push({
       ...common,
       hashId: id,

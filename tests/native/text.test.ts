@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../ts/errors.js';
+import { textOps } from '../../ts/indexing/stages/core.js';
 import {
   attributeId,
   chunkRows,
@@ -10,6 +11,7 @@ import {
   countTokensBatch,
   encodeTokens,
   entityId,
+  entityIdOfNormalized,
   finalizeUnit,
   fold,
   hashId,
@@ -24,6 +26,7 @@ import {
   textId,
   truncateToTokens,
 } from '../../ts/text/index.js';
+import { jsTextOps } from '../helpers/js-text-ops.js';
 
 const MARIE = 'df55c077da9a492e6122574089591bd17829c6f4d71c323d9e20976aa2e9788e';
 const PARIS = '14d8b063e1b01733d61353c188fa5b80d7790b3c6c0881cbf548a632c6813fbf';
@@ -34,6 +37,7 @@ describe('docs/method.md §2.1 test vectors through the addon', () => {
     expect(entityId('  Marie\tCurie ', 'English')).toBe(MARIE);
     expect(normEntity('Paris', 'English')).toBe('PARIS');
     expect(entityId('Paris', 'English')).toBe(PARIS);
+    expect(entityIdOfNormalized('MARIE CURIE')).toBe(MARIE);
     expect(normEntity('ＡＩ', 'English')).toBe('AI');
     expect(entityId('ＡＩ', 'English')).toBe(
       'a4782eef32492fe9050aaf8f0562a46893df5eb8f2b79b3cbe4fa79ef063ef76',
@@ -62,6 +66,18 @@ describe('docs/method.md §2.1 test vectors through the addon', () => {
     expect(highLevelElementId('x\n\ny')).toBe(hashId('high_level_element', 'x y'));
     expect(highLevelElementTitleId(MARIE)).toBe(hashId('high_level_element_title', MARIE));
     expect(entityId(' \t\u3000', 'English')).toBeNull();
+  });
+
+  it("the unit tests' JS stand-in makes the core's ids on ASCII text", () => {
+    for (const ops of [textOps, jsTextOps]) {
+      expect(ops.entityIdOfNormalized('PARIS')).toBe(PARIS);
+      expect(ops.relationshipId(PARIS, MARIE)).toBe(relationshipId(MARIE, PARIS));
+      expect(ops.relationshipId(MARIE, MARIE)).toBeNull();
+      expect(ops.semanticUnitId('  Marie  Curie\tworked. ')).toBe(semanticUnitId('Marie Curie worked.'));
+      expect(ops.highLevelElementId('A  theme.\n')).toBe(highLevelElementId('A theme.'));
+      expect(ops.highLevelElementTitleId(MARIE)).toBe(highLevelElementTitleId(MARIE));
+      expect(ops.fold(' Marie  CURIE ')).toBe(fold('marie curie'));
+    }
   });
 
   it('rejects bad tags and languages with InvalidArgumentError', () => {

@@ -1,16 +1,10 @@
-import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { BaseGraph } from '../../ts/model/graph-store.js';
 import { mergeDecompositions, relationshipContext } from '../../ts/model/merge-decompositions.js';
-import type { TextOps } from '../../ts/model/text-ops.js';
 import { type DecompositionRecord, emptyCounters } from '../../ts/model/types.js';
+import { jsTextOps } from '../helpers/js-text-ops.js';
 
-// A JS stand-in for the Rust text core, good enough for ASCII test data.
-const ops: TextOps = {
-  hashId: (tag, s) => createHash('sha256').update(`${tag}:${s}`).digest('hex'),
-  normText: (s) => s.normalize('NFKC').trim().replace(/\s+/g, ' '),
-  fold: (s) => s.normalize('NFKC').trim().replace(/\s+/g, ' ').toLowerCase(),
-};
+const ops = jsTextOps;
 
 function record(textId: number, units: DecompositionRecord['units']): DecompositionRecord {
   return {
@@ -53,21 +47,22 @@ describe('mergeDecompositions (docs/method.md §3.4)', () => {
     const stats = mergeDecompositions(recs, 1, graph, tables, counters, ops);
     expect(stats).toEqual({ units: 2, newUnits: 1, newEntities: 2, newRelationships: 1 });
 
-    const uid = ops.hashId('semantic_unit', 'Marie Curie worked in Paris.');
+    const uid = ops.semanticUnitId('Marie Curie worked in Paris.');
     const unit = tables.units.get(uid);
     // text_id order: chunk1 first, so it is the unit's first chunk.
     expect(unit?.textHashIds).toEqual(['chunk1', 'chunk2']);
     expect(unit?.weight).toBe(2);
     expect(unit?.humanReadableId).toBe(1);
 
-    const curie = ops.hashId('entity', 'MARIE CURIE');
-    const paris = ops.hashId('entity', 'PARIS');
+    const curie = ops.entityIdOfNormalized('MARIE CURIE');
+    const paris = ops.entityIdOfNormalized('PARIS');
     expect(tables.entities.get(curie)?.weight).toBe(2);
     expect(graph.edges.get(curie < uid ? `${curie}|${uid}` : `${uid}|${curie}`)?.weight).toBe(2);
 
     const [lo, hi] = curie < paris ? [curie, paris] : [paris, curie];
-    const rid = ops.hashId('relationship', `${lo}:${hi}`);
+    const rid = ops.relationshipId(curie, paris)!;
     const rel = tables.relationships.get(rid);
+    expect(rel?.uniqueRelationship).toEqual([lo, hi]);
     // Three mentions (the self-relationship is dropped); case-variants of a phrase are one phrase.
     expect(rel?.weight).toBe(3);
     expect(rel?.relations).toEqual(['MARIE CURIE WORKED IN PARIS', 'PARIS hosted MARIE CURIE']);

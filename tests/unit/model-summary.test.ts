@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { BaseGraph } from '../../ts/model/graph-store.js';
 import {
@@ -7,14 +6,10 @@ import {
   linkMembers,
   mergeElements,
 } from '../../ts/model/summary.js';
-import type { TextOps } from '../../ts/model/text-ops.js';
 import { emptyCounters } from '../../ts/model/types.js';
+import { jsTextOps } from '../helpers/js-text-ops.js';
 
-const ops: TextOps = {
-  hashId: (tag, s) => createHash('sha256').update(`${tag}:${s}`).digest('hex'),
-  normText: (s) => s.trim().replace(/\s+/g, ' '),
-  fold: (s) => s.trim().toLowerCase(),
-};
+const ops = jsTextOps;
 
 function sampleGraph(): BaseGraph {
   const g = new BaseGraph();

@@ -36,7 +36,7 @@ export function mergeDecompositions(
       const text = unit.semantic_unit.trim();
       if (!text) continue;
       stats.units++;
-      const uid = ops.hashId('semantic_unit', ops.normText(text));
+      const uid = ops.semanticUnitId(text);
       const known = tables.units.get(uid);
       if (known) {
         known.weight += 1;
@@ -63,7 +63,7 @@ export function mergeDecompositions(
       const entityIds = new Map<string, string>();
       for (const name of unit.entities) {
         if (!name || entityIds.has(name)) continue;
-        const eid = ops.hashId('entity', name);
+        const eid = ops.entityIdOfNormalized(name);
         entityIds.set(name, eid);
         const e = tables.entities.get(eid);
         if (e) {
@@ -87,11 +87,11 @@ export function mergeDecompositions(
       }
 
       for (const rel of unit.relationships) {
-        const s = entityIds.get(rel.source) ?? ops.hashId('entity', rel.source);
-        const t = entityIds.get(rel.target) ?? ops.hashId('entity', rel.target);
-        if (s === t) continue; // docs/method.md §8 #26: connects nothing
+        const s = entityIds.get(rel.source) ?? ops.entityIdOfNormalized(rel.source);
+        const t = entityIds.get(rel.target) ?? ops.entityIdOfNormalized(rel.target);
+        const rid = ops.relationshipId(s, t);
+        if (rid === null) continue; // the same entity at both ends, docs/method.md §8 #26: connects nothing
         const [lo, hi] = s < t ? [s, t] : [t, s];
-        const rid = ops.hashId('relationship', `${lo}:${hi}`);
         const phrase = [rel.source, rel.relation, rel.target].join(' ');
         const r = tables.relationships.get(rid);
         if (r) {

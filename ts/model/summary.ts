@@ -90,10 +90,10 @@ export function mergeElements(
     const title = item.title.trim();
     const description = item.description.trim();
     if (!title || !description) continue;
-    const eid = ops.hashId('high_level_element', ops.normText(description));
+    const eid = ops.highLevelElementId(description);
     if (ids.includes(eid)) continue; // same element id twice in one reply: merged
     ids.push(eid);
-    const tid = ops.hashId('high_level_element_title', eid);
+    const tid = ops.highLevelElementTitleId(eid);
     const known = tables.elements.get(eid);
     if (known) {
       known.weight += 1;

@@ -37,6 +37,14 @@ export function entityId(name: string, language: TextLanguage): string | null {
   return callNative(() => native.entityId(name, language));
 }
 
+/**
+ * `H("entity", name)` of a name that is already `norm_entity`-ed (a stored entity `context`,
+ * or a name from a parsed decomposition, normalised at parse time).
+ */
+export function entityIdOfNormalized(name: string): string {
+  return hashId('entity', name);
+}
+
 /** `H("relationship", lo + ":" + hi)` of two entity ids in either order; null when they are equal. */
 export function relationshipId(entityIdA: string, entityIdB: string): string | null {
   return callNative(() => native.relationshipId(entityIdA, entityIdB));

@@ -6,6 +6,7 @@ export { type Chunk, type Chunks, chunkRows, chunkText, chunkTextAsync } from '.
 export {
   attributeId,
   entityId,
+  entityIdOfNormalized,
   hashId,
   highLevelElementId,
   highLevelElementTitleId,

@@ -13,8 +13,9 @@ import type { BaseGraph } from '../../model/graph-store.js';
 import { type MaterialItem, rankMaterial, trimToBudget } from '../../model/material.js';
 import type { AttributeRow, EntityRow, NodeType } from '../../model/types.js';
 import { CACHE_FILES } from '../../project/layout.js';
+import { attributeId } from '../../text/index.js';
 import type { StageContext, StageResult } from './context.js';
-import { countTokensBatch, textOps } from './core.js';
+import { countTokensBatch } from './core.js';
 import { stageGraphTables } from './graph.js';
 import { mapInOrder, poolSize } from './pool.js';
 
@@ -71,10 +72,9 @@ export async function attributeStage(ctx: StageContext): Promise<StageResult> {
 
   const { important, nodes, k, threshold } = await importantEntities(graph);
   ctx.stop.check();
-  const attributeOf = (entityId: string) => textOps.hashId('attribute', entityId);
   const selected = [...important]
     .map((id) => entities.get(id)!)
-    .filter((e) => !attributes.has(attributeOf(e.hashId)) || e.updatedGeneration === g)
+    .filter((e) => !attributes.has(attributeId(e.hashId)) || e.updatedGeneration === g)
     .sort((a, b) => a.humanReadableId - b.humanReadableId);
 
   // Material: neighbouring units and relationships ranked by (edge weight, neighbour weight, id).
@@ -137,7 +137,7 @@ export async function attributeStage(ctx: StageContext): Promise<StageResult> {
   let created = 0;
   let regenerated = 0;
   prompts.forEach((p, i) => {
-    const id = attributeOf(p.entity.hashId);
+    const id = attributeId(p.entity.hashId);
     const context = replies[i]!;
     const known = attributes.get(id);
     if (known) {

@@ -10,12 +10,8 @@ import { CACHE_FILES } from '../../project/layout.js';
 import * as text from '../../text/index.js';
 import { VectorIndex } from '../../vector/index.js';
 
-/** H, norm_text and fold for ts/model. */
-export const textOps: TextOps = {
-  hashId: (tag, s) => text.hashId(tag, s),
-  normText: (s) => text.normText(s),
-  fold: (s) => text.fold(s),
-};
+/** fold and the node ids (ts/text/ids.ts) for ts/model. */
+export const textOps: TextOps = text;
 
 /** o200k_base token counts of many texts at once. */
 export function countTokensBatch(texts: string[]): ArrayLike<number> {

@@ -13,11 +13,12 @@ import { NodeRagError } from '../../errors.js';
 import { documentsToTable, textToTable } from '../../index-io/tables.js';
 import type { DocumentRow, TextRow } from '../../model/types.js';
 import { CACHE_FILES, INFO_FILES } from '../../project/layout.js';
+import { textId } from '../../text/index.js';
 import { compareCodePoints } from '../discover.js';
 import { documentFormat, type ExtractedDocument, extractFiles } from '../extract.js';
 import { serializeDocumentHashes, withCycleDocuments } from '../info-files.js';
 import type { StageContext, StageResult } from './context.js';
-import { chunkDocument, textOps } from './core.js';
+import { chunkDocument } from './core.js';
 
 /** Number of Unicode code points (char_count counts characters, not UTF-16 units). */
 function codePoints(s: string): number {
@@ -93,7 +94,7 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
       row.charCount = codePoints(doc.text);
       const chunks = await chunkDocument(doc.text, chunkSize);
       chunks.forEach((chunk, position) => {
-        const id = textOps.hashId('text', textOps.normText(chunk.text));
+        const id = textId(chunk.text);
         if (row.textHashIds.includes(id)) return; // a repeated passage is one chunk of the document
         let t = texts.get(id);
         if (t) {
