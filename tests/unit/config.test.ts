@@ -169,6 +169,62 @@ describe('loading', () => {
   });
 });
 
+describe('every kind of YAML failure is a ConfigError naming the file', () => {
+  /** The ConfigError thrown by loading `text` from `dir`, through the file as the CLI does. */
+  function yamlError(text: string): ConfigError {
+    writeFileSync(join(dir, CONFIG_FILE_NAME), text);
+    try {
+      NodeConfig.fromMainFolder(dir, { env: ENV });
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError);
+      const err = e as ConfigError;
+      expect(err.code).toBe('invalid_config');
+      expect(err.message).toContain(join(dir, CONFIG_FILE_NAME));
+      return err;
+    }
+    throw new Error('expected a ConfigError');
+  }
+
+  it('an alias bomb (aliases expanding to millions of nodes) is refused with the line of the first alias', () => {
+    const bomb = [
+      'a: &a ["x","x","x","x","x","x","x","x","x"]',
+      'b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]',
+      'c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]',
+      'd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]',
+      'e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]',
+      'config:',
+      '  dim: 64',
+    ].join('\n');
+    const err = yamlError(bomb);
+    expect(err.message).toMatch(/invalid YAML: aliases expand to too many nodes at line 2/);
+    expect(err.problems).toHaveLength(1);
+  });
+
+  it('an alias to an undefined anchor is refused with its line', () => {
+    expect(yamlError('config:\n  dim: 64\n  port: *nope\n').message).toMatch(
+      /Unresolved alias.*nope at line 3/,
+    );
+  });
+
+  it('nesting too deep for the parser gives a bounded list of problems, not a stack overflow', () => {
+    const err = yamlError(`config: ${'['.repeat(20000)}\n`);
+    expect(err.problems.length).toBeLessThanOrEqual(6);
+    expect(err.message).toMatch(/invalid YAML: .*line 1/);
+  });
+
+  it('a duplicate key names its line', () => {
+    expect(yamlError('config:\n  port: 1\n  port: 2\n').message).toMatch(/unique.*line 3/);
+  });
+
+  it('Save Config (updateConfigFile) refuses an alias bomb already in the file without touching it', () => {
+    const bomb =
+      'a: &a [1,1,1,1,1,1,1,1,1,1]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\n';
+    writeFileSync(join(dir, CONFIG_FILE_NAME), bomb);
+    expect(() => updateConfigFile(dir, { config: { port: 6000 } })).toThrow(ConfigError);
+    expect(readFileSync(join(dir, CONFIG_FILE_NAME), 'utf8')).toBe(bomb);
+  });
+});
+
 describe('validation names every key', () => {
   const cases: Array<[string, string, string]> = [
     ['config:\n  chunk_size: big', 'config.chunk_size', 'expected an integer from 64 to 16384, got "big"'],

@@ -22,6 +22,8 @@ export {
   missingConfigMessage,
   NodeConfig,
   type ProviderSection,
+  parseConfigYaml,
+  projectFolderProblem,
 } from './node-config.js';
 export {
   type ConfigSectionData,

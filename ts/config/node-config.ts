@@ -6,10 +6,10 @@
  * Resolved API keys live in a private field: they are not enumerable, not in `toJSON()` and
  * not in `util.inspect`, so logging a config never prints a key.
  */
-import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { inspect } from 'node:util';
-import { parseDocument } from 'yaml';
+import { type Document, isAlias, LineCounter, parseDocument, visit } from 'yaml';
 import { ConfigError } from '../errors.js';
 import type { Env } from './api-keys.js';
 import type {
@@ -43,7 +43,100 @@ export type ConfigSettings = Readonly<ConfigSectionData>;
 export type ProviderSection = 'model_config' | 'embedding_config';
 
 export function missingConfigMessage(folder: string, cliName = DEFAULT_CLI_NAME): string {
-  return `No ${CONFIG_FILE_NAME} in ${folder}; run \`${cliName} build -f ${folder}\` first.`;
+  return (
+    projectFolderProblem(folder) ??
+    `No ${CONFIG_FILE_NAME} in ${folder}; run \`${cliName} build -f ${folder}\` first.`
+  );
+}
+
+/**
+ * Why `folder` cannot be a project folder (it does not exist, or it is a file), or null.
+ * A mistyped `-f` is reported as such instead of as a missing config.
+ */
+export function projectFolderProblem(folder: string): string | null {
+  let isDir: boolean;
+  try {
+    isDir = statSync(folder).isDirectory();
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') {
+      return `No folder ${folder}: check the path given to -f (a project folder holds ${CONFIG_FILE_NAME} and input/).`;
+    }
+    return `cannot read the folder ${folder}: ${code ?? String(e)}`;
+  }
+  if (!isDir) {
+    return `${folder} is a file, not a project folder: -f takes the folder that holds ${CONFIG_FILE_NAME} and input/.`;
+  }
+  return null;
+}
+
+/** At most this many YAML errors are listed (deep nesting can produce hundreds). */
+const MAX_YAML_PROBLEMS = 5;
+
+/**
+ * Parses the text of Node_config.yaml. Every kind of YAML failure — syntax, duplicate keys,
+ * an undefined alias, aliases that expand too much (an "alias bomb"), nesting too deep — is
+ * a ConfigError naming the file and, when known, the line; nothing the yaml library throws
+ * escapes. Returns the document (for in-place edits) and its plain value.
+ */
+export function parseConfigYaml(text: string, path: string): { doc: Document; data: unknown } {
+  const lineCounter = new LineCounter();
+  const fail = (problems: string[], cause?: unknown): never => {
+    const shown = problems.slice(0, MAX_YAML_PROBLEMS);
+    if (problems.length > shown.length) shown.push(`… and ${problems.length - shown.length} more`);
+    throw new ConfigError(`${path} is not valid YAML:\n  ${shown.join('\n  ')}`, shown, { cause });
+  };
+  const invalid = (what: string) => `${CONFIG_FILE_NAME}: invalid YAML: ${what}`;
+  let doc: Document;
+  try {
+    doc = parseDocument(text.replace(/^\uFEFF/, ''), { uniqueKeys: true, prettyErrors: true, lineCounter });
+  } catch (e) {
+    return fail([invalid(oneLineOf(e))], e);
+  }
+  if (doc.errors.length > 0) {
+    // yaml's first message line already names the line and column.
+    return fail(
+      doc.errors.map((e) => invalid((e.message.split('\n')[0] ?? '').replace(/:$/, ''))),
+      doc.errors[0],
+    );
+  }
+  try {
+    return { doc, data: doc.toJS() };
+  } catch (e) {
+    // Raised while resolving aliases: an undefined anchor, or more alias expansions than the
+    // library allows (a few lines can otherwise expand to billions of nodes).
+    const message = oneLineOf(e);
+    const where = firstAliasLine(doc, lineCounter);
+    const at = where === null ? '' : ` at line ${where}`;
+    const what = /excessive alias count/i.test(message)
+      ? `aliases expand to too many nodes${at} (an "alias bomb"); write the values out instead of repeating *aliases`
+      : `${message}${at}`;
+    return fail([invalid(what)], e);
+  }
+}
+
+function oneLineOf(e: unknown): string {
+  const text = e instanceof Error ? e.message : String(e);
+  return (text.split('\n')[0] ?? '').replace(/:$/, '');
+}
+
+/** 1-based line of the first alias (`*name`) in the document, or null. */
+function firstAliasLine(doc: Document, lineCounter: LineCounter): number | null {
+  let offset: number | null = null;
+  try {
+    visit(doc, {
+      Alias(_key, node) {
+        if (isAlias(node) && node.range) {
+          offset = node.range[0];
+          return visit.BREAK;
+        }
+        return undefined;
+      },
+    });
+  } catch {
+    return null;
+  }
+  return offset === null ? null : lineCounter.linePos(offset).line;
 }
 
 export function firstRunMessage(folder: string): string {
@@ -115,18 +208,8 @@ export class NodeConfig {
   /** Parses YAML text as if it were `<folder>/Node_config.yaml`. */
   static fromYaml(text: string, folder: string, options: LoadConfigOptions = {}): NodeConfig {
     const abs = resolve(folder);
-    const doc = parseDocument(text.replace(/^\uFEFF/, ''), { uniqueKeys: true, prettyErrors: true });
-    if (doc.errors.length > 0) {
-      // yaml's first message line already names the line and column.
-      const problems = doc.errors.map(
-        (e) => `${CONFIG_FILE_NAME}: invalid YAML: ${(e.message.split('\n')[0] ?? '').replace(/:$/, '')}`,
-      );
-      throw new ConfigError(
-        `${join(abs, CONFIG_FILE_NAME)} is not valid YAML:\n  ${problems.join('\n  ')}`,
-        problems,
-      );
-    }
-    return NodeConfig.fromData(doc.toJS(), abs, options);
+    const { data } = parseConfigYaml(text, join(abs, CONFIG_FILE_NAME));
+    return NodeConfig.fromData(data, abs, options);
   }
 
   /** Validates an already-parsed object (tests, the web UI's form). */

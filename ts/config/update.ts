@@ -6,11 +6,10 @@
  */
 import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseDocument } from 'yaml';
 import { ConfigError } from '../errors.js';
 import type { Env } from './api-keys.js';
 import type { ConfigProblem } from './cross-checks.js';
-import { NodeConfig } from './node-config.js';
+import { NodeConfig, parseConfigYaml } from './node-config.js';
 import type { NodeConfigData } from './schema.js';
 import { CONFIG_FILE_NAME, renderConfigTemplate } from './template.js';
 import { validateConfigData } from './validate.js';
@@ -38,10 +37,12 @@ export function updateConfigFile(
   const text = existsSync(path)
     ? readFileSync(path, 'utf8').replace(/^\uFEFF/, '')
     : renderConfigTemplate(abs);
-  const doc = parseDocument(text, { uniqueKeys: true });
-  if (doc.errors.length > 0) {
-    const msg = `${path} is not valid YAML; fix it by hand first: ${doc.errors[0]?.message.split('\n')[0]}`;
-    throw new ConfigError(msg, [msg]);
+  let doc: ReturnType<typeof parseConfigYaml>['doc'];
+  try {
+    doc = parseConfigYaml(text, path).doc;
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    throw new ConfigError(`${e.message}\nFix it by hand first.`, e.problems, { cause: e });
   }
   for (const [section, values] of Object.entries(patch)) {
     for (const [key, value] of Object.entries(values ?? {})) {
