@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp, MAX_BODY_BYTES } from '../../ts/server/app.js';
@@ -122,6 +123,37 @@ describe('the question routes over a real socket (the Node body and disconnect p
     expect(String(abortedWith)).toContain('client disconnected');
     // Not an internal error: nothing is logged for a client that went away.
     await new Promise((r) => setTimeout(r, 50));
+    expect(logged).toEqual([]);
+  });
+
+  it('a client that leaves before sending its whole body is a quiet 499, nothing logged', async () => {
+    const logged: unknown[] = [];
+    const statuses: number[] = [];
+    const app = createApp({
+      logError: (e) => logged.push(e),
+      engine: engineWith(async () => ({ retrievalInfo: '', retrievalTokens: 0 })),
+    });
+    // An outer app records the status the API gave the request.
+    const outer = new Hono();
+    outer.use(async (c, next) => {
+      await next();
+      statuses.push(c.res.status);
+    });
+    outer.route('/', app);
+    const s = await serveApp(outer, { host: '127.0.0.1', port: 0, graceMs: 100 });
+    running.push(s);
+    for (const framing of ['Content-Length: 100\r\n', 'Transfer-Encoding: chunked\r\n']) {
+      const socket = connect(s.port, '127.0.0.1');
+      await new Promise((r) => socket.once('connect', r));
+      const part = framing.startsWith('Content') ? '{"question":' : 'c\r\n{"question":\r\n';
+      socket.write(
+        `POST /retrieval HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${framing}\r\n${part}`,
+      );
+      await new Promise((r) => setTimeout(r, 50));
+      socket.destroy();
+    }
+    for (let i = 0; i < 100 && statuses.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(statuses).toEqual([499, 499]);
     expect(logged).toEqual([]);
   });
 });
