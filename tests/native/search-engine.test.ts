@@ -146,13 +146,23 @@ describe('context string, answer and token counts', () => {
   it('answer(): camelCase fields, read-only non-enumerable snake_case aliases', async () => {
     const { search } = await curieEngine(script, config);
     const a = await search.answer('Who married Pierre Curie?');
-    expect(Object.keys(a)).toEqual(['response', 'responseTokens', 'retrievalInfo', 'retrievalTokens']);
+    expect(Object.keys(a)).toEqual([
+      'response',
+      'responseTokens',
+      'retrievalInfo',
+      'retrievalTokens',
+      'items',
+    ]);
     expect(JSON.parse(JSON.stringify(a))).toEqual({
       response: a.response,
       responseTokens: a.responseTokens,
       retrievalInfo: a.retrievalInfo,
       retrievalTokens: a.retrievalTokens,
+      items: JSON.parse(JSON.stringify(a.items)),
     });
+    // The structured items of the context: the same as search() gives, in context order.
+    expect(a.items).toEqual((await search.search('Who married Pierre Curie?')).items);
+    expect(a.items.map((i) => i.type)).toEqual(['high_level_element', 'semantic_unit', 'relationship']);
     expect(a.response_tokens).toBe(a.responseTokens);
     expect(a.retrieval_info).toBe(a.retrievalInfo);
     expect(a.retrieval_tokens).toBe(a.retrievalTokens);

@@ -113,12 +113,15 @@ export class NodeSearch {
     return retrievalResult(r.context, r.items, this.#count);
   }
 
-  /** Retrieval, then the answer (prompt ANS: the context, then the question). */
+  /**
+   * Retrieval, then the answer (prompt ANS: the context, then the question). The result also
+   * holds the context's `items` (as `search` gives them), the structured form of `retrievalInfo`.
+   */
   async answer(question: string, options: QuestionOptions = {}): Promise<SearchAnswer> {
     const r = await this.#retrieve(question, options);
     const call: CallOptions = options.signal ? { signal: options.signal } : {};
     const response = await this.#providers.run('answer', { context: r.context, question }, call);
-    return answerResult(response, r.context, this.#count);
+    return answerResult(response, r.context, r.items, this.#count);
   }
 
   /** Frees the native memory. Later calls throw ClosedError. Idempotent. */

@@ -10,6 +10,9 @@ import type { AnswerResult } from './engine-types.js';
 import type { RetrievedItem } from './retrieve.js';
 
 export interface SearchAnswer extends AnswerResult {
+  /** The context's items in context order (the same as `search` returns), so a caller can show
+   * the sections of `retrievalInfo` without parsing it. */
+  items: RetrievedItem[];
   readonly response_tokens: number;
   readonly retrieval_info: string;
   readonly retrieval_tokens: number;
@@ -54,11 +57,17 @@ function alias(target: object, names: Record<string, string>): void {
   }
 }
 
-export function answerResult(response: string, retrievalInfo: string, count: CountTokens): SearchAnswer {
+export function answerResult(
+  response: string,
+  retrievalInfo: string,
+  items: RetrievedItem[],
+  count: CountTokens,
+): SearchAnswer {
   const r = { response } as Record<string, unknown>;
   lazyCount(r, 'responseTokens', response, count);
   r.retrievalInfo = retrievalInfo;
   lazyCount(r, 'retrievalTokens', retrievalInfo, count);
+  r.items = items;
   alias(r, {
     response_tokens: 'responseTokens',
     retrieval_info: 'retrievalInfo',
