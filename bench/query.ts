@@ -26,22 +26,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { NodeConfig } from '../ts/config/node-config.js';
-import type { Table } from '../ts/index-io/columns.js';
-import { writeTableFile } from '../ts/index-io/parquet.js';
-import {
-  attributesToTable,
-  documentsToTable,
-  elementsToTable,
-  entitiesToTable,
-  graphEdgesToTable,
-  graphNodesToTable,
-  hnswGraphToTable,
-  idMapToTable,
-  relationshipsToTable,
-  textToTable,
-  titlesToTable,
-  unitsToTable,
-} from '../ts/index-io/tables.js';
+import { graphNodeRows, TABLES } from '../ts/index-io/tables.js';
 import { featureHashBatch } from '../ts/llm/local/feature-hash.js';
 import { localQuery } from '../ts/llm/local/tasks.js';
 import type {
@@ -407,26 +392,21 @@ async function ensureLargeIndex(): Promise<string> {
   await index.save(resolveInProject(root, CACHE_FILES.hnswBin));
   index.close();
 
-  const tables: [string, Table][] = [
-    [CACHE_FILES.documents, documentsToTable(documents)],
-    [CACHE_FILES.text, textToTable(textRows, dim)],
-    [CACHE_FILES.semanticUnits, unitsToTable(unitRows, dim)],
-    [CACHE_FILES.entities, entitiesToTable(entityRows)],
-    [CACHE_FILES.relationship, relationshipsToTable(relRows)],
-    [CACHE_FILES.attributes, attributesToTable(attrRows, dim)],
-    [CACHE_FILES.highLevelElements, elementsToTable(elementRows, dim)],
-    [CACHE_FILES.highLevelElementTitles, titlesToTable(titleRows)],
-    [CACHE_FILES.graphNodes, graphNodesToTable(nodes)],
-    [CACHE_FILES.graphEdges, graphEdgesToTable(edges.values())],
-    [CACHE_FILES.hnswGraph, hnswGraphToTable(sim.values())],
-    [
-      CACHE_FILES.idMap,
-      idMapToTable(
-        vectorRows.map((r, label) => ({ label, node: r.id, type: r.type, retired: false, generation: g })),
-      ),
-    ],
-  ];
-  for (const [relative, t] of tables) await writeTableFile(resolveInProject(root, relative), t);
+  await TABLES.documents.save(root, documents);
+  await TABLES.text.save(root, textRows, dim);
+  await TABLES.units.save(root, unitRows, dim);
+  await TABLES.entities.save(root, entityRows);
+  await TABLES.relationships.save(root, relRows);
+  await TABLES.attributes.save(root, attrRows, dim);
+  await TABLES.elements.save(root, elementRows, dim);
+  await TABLES.titles.save(root, titleRows);
+  await TABLES.graphNodes.save(root, graphNodeRows(nodes));
+  await TABLES.graphEdges.save(root, edges.values());
+  await TABLES.hnswGraph.save(root, sim.values());
+  await TABLES.idMap.save(
+    root,
+    vectorRows.map((r, label) => ({ label, node: r.id, type: r.type, retired: false, generation: g })),
+  );
   await writeState(root, {
     ...initialState(),
     current_state: 'FINISHED',

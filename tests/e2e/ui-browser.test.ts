@@ -65,7 +65,9 @@ async function shot(page: Page, name: string): Promise<void> {
 describe.skipIf(skipBrowserTests)('web UI in headless Chromium', () => {
   it('configures, uploads, builds, shows indices and answers with its context', async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
+    // An empty existing folder: the UI writes the config template into it.
     const folder = join(mkdtempSync(join(tmpdir(), 'noderag-ui-e2e-')), 'project');
+    mkdirSync(folder);
     const url = await startUi(folder);
     expect(existsSync(join(folder, 'Node_config.yaml'))).toBe(true);
 
@@ -84,6 +86,11 @@ describe.skipIf(skipBrowserTests)('web UI in headless Chromium', () => {
     });
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(String(e)));
+    // Every file the page asks for exists (the favicon included).
+    const notFound: string[] = [];
+    page.on('response', (r) => {
+      if (r.status() === 404) notFound.push(r.url());
+    });
 
     await page.goto(`${url}/`);
     await expect.poll(() => page.locator('#status').textContent()).toBe('Not built');
@@ -147,8 +154,13 @@ describe.skipIf(skipBrowserTests)('web UI in headless Chromium', () => {
     await shot(page, '5-indices');
 
     await page.check('#search-engine');
-    await page.fill('#question', 'What does the guild of Orrin Vale do with amber?');
-    await page.click('#ask');
+    // Shift+Enter is a new line; Enter asks.
+    await page.fill('#question', 'What does the guild of Orrin Vale do');
+    await page.press('#question', 'Shift+Enter');
+    await page.type('#question', 'with amber?');
+    expect(await page.inputValue('#question')).toBe('What does the guild of Orrin Vale do\nwith amber?');
+    expect(await page.locator('#chat-log .exchange').count()).toBe(0);
+    await page.press('#question', 'Enter');
     const exchange = page.locator('#chat-log .exchange').first();
     await expect.poll(() => exchange.locator('.answer-text').count(), { timeout: 20_000 }).toBe(1);
     // The context comes before the answer, grouped by node type, with token counts.
@@ -163,7 +175,19 @@ describe.skipIf(skipBrowserTests)('web UI in headless Chromium', () => {
     // The markup in notes.md is retrieved and shown as text: no <img> element, no alert.
     expect(await exchange.locator('details.context').textContent()).toContain(EVIL);
     expect(await page.locator('#chat-log img').count()).toBe(0);
+    // Each item names its source document (the markup file among them, as text).
+    expect(await exchange.locator('details.context .source').count()).toBeGreaterThan(0);
     await shot(page, '6-chat');
+    // The Ask button still asks.
+    await page.fill('#question', 'Who built the Velmora lighthouse?');
+    await page.click('#ask');
+    await expect
+      .poll(() => page.locator('#chat-log .exchange .answer-text').count(), { timeout: 20_000 })
+      .toBe(2);
+    expect(await page.inputValue('#question')).toBe('');
+    const icon = await page.request.get(`${url}/favicon.ico`);
+    expect(icon.status()).toBe(200);
+    expect(notFound).toEqual([]);
     expect(dialogs).toEqual([]);
     expect(errors).toEqual([]);
     expect(external).toEqual([]);

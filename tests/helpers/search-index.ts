@@ -9,24 +9,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import type { Table } from '../../ts/index-io/columns.js';
-import { writeTableFile } from '../../ts/index-io/parquet.js';
-import {
-  attributesToTable,
-  documentsToTable,
-  elementsToTable,
-  entitiesToTable,
-  graphEdgesToTable,
-  graphNodesToTable,
-  hnswGraphToTable,
-  idMapToTable,
-  relationshipsToTable,
-  textToTable,
-  titlesToTable,
-  unitsToTable,
-} from '../../ts/index-io/tables.js';
+import { TABLES } from '../../ts/index-io/tables.js';
 import { featureHashBatch } from '../../ts/llm/local/feature-hash.js';
-import type { GraphEdge, GraphNode, NodeType } from '../../ts/model/types.js';
+import type { GraphEdge, NodeType } from '../../ts/model/types.js';
 import { CACHE_FILES, resolveInProject } from '../../ts/project/layout.js';
 import { type BuildState, initialState, writeState } from '../../ts/project/state.js';
 import { VectorIndex, type VectorSpace } from '../../ts/vector/index.js';
@@ -134,127 +119,106 @@ export async function writeSearchIndex(root: string, spec: IndexSpec): Promise<v
   });
   const firstChunk = (n: SpecNode) => n.chunk ?? texts[0]?.id ?? '';
 
-  const tables: [string, Table][] = [
-    [CACHE_FILES.documents, documentsToTable(documents)],
-    [
-      CACHE_FILES.text,
-      textToTable(
-        texts.map((t, i) => ({
-          textId: i + 1,
-          hashId: t.id,
-          context: t.text,
-          docId: docId.get(t.doc ?? 'doc.txt')!,
-          docHashId: `doc-${t.doc ?? 'doc.txt'}`,
-          chunkIndex: 0,
-          tokenCount: t.text.length,
-          embedding: vectorOf(t),
-          generation: g,
-        })),
-        dim,
-      ),
-    ],
-    [
-      CACHE_FILES.semanticUnits,
-      unitsToTable(
-        byType('semantic_unit').map((u, i) => ({
-          ...common,
-          hashId: u.id,
-          humanReadableId: i + 1,
-          context: u.text,
-          textHashId: firstChunk(u),
-          textHashIds: [firstChunk(u)],
-          embedding: vectorOf(u),
-        })),
-        dim,
-      ),
-    ],
-    [
-      CACHE_FILES.entities,
-      entitiesToTable(
-        byType('entity').map((e, i) => ({
-          ...common,
-          hashId: e.id,
-          humanReadableId: i + 1,
-          context: e.text,
-          textHashId: firstChunk(e),
-        })),
-      ),
-    ],
-    [
-      CACHE_FILES.relationship,
-      relationshipsToTable(
-        byType('relationship').map((r, i) => ({
-          ...common,
-          hashId: r.id,
-          humanReadableId: i + 1,
-          uniqueRelationship: ordered(...(r.ends ?? ['', ''])),
-          relations: [r.text],
-          textHashId: firstChunk(r),
-        })),
-      ),
-    ],
-    [
-      CACHE_FILES.attributes,
-      attributesToTable(
-        byType('attribute').map((a, i) => ({
-          ...common,
-          hashId: a.id,
-          humanReadableId: i + 1,
-          node: a.entity ?? '',
-          context: a.text,
-          embedding: vectorOf(a),
-        })),
-        dim,
-      ),
-    ],
-    [
-      CACHE_FILES.highLevelElements,
-      elementsToTable(
-        byType('high_level_element').map((h, i) => ({
-          ...common,
-          hashId: h.id,
-          humanReadableId: i + 1,
-          context: h.text,
-          titleHashId: byType('high_level_element_title').find((t) => t.element === h.id)?.id ?? '',
-          communityId: 1,
-          relatedNodes: [],
-          embedding: vectorOf(h),
-        })),
-        dim,
-      ),
-    ],
-    [
-      CACHE_FILES.highLevelElementTitles,
-      titlesToTable(
-        byType('high_level_element_title').map((t, i) => ({
-          hashId: t.id,
-          humanReadableId: i + 1,
-          context: t.text,
-          relatedNode: t.element ?? '',
-          weight: 1,
-          generation: g,
-        })),
-      ),
-    ],
-    [
-      CACHE_FILES.graphNodes,
-      graphNodesToTable(
-        nodes.map((n): [string, GraphNode] => [
-          n.id,
-          { type: n.type, weight: 1, generation: g, updatedGeneration: g },
-        ]),
-      ),
-    ],
-    [
-      CACHE_FILES.graphEdges,
-      graphEdgesToTable(
-        spec.edges.map(([a, b, w]): GraphEdge => {
-          const [source, target] = ordered(a, b);
-          return { source, target, weight: w ?? 1, generation: g };
-        }),
-      ),
-    ],
-  ];
+  await mkdir(join(root, 'cache'), { recursive: true });
+  await mkdir(join(root, 'info'), { recursive: true });
+  await TABLES.documents.save(root, documents);
+  await TABLES.text.save(
+    root,
+    texts.map((t, i) => ({
+      textId: i + 1,
+      hashId: t.id,
+      context: t.text,
+      docId: docId.get(t.doc ?? 'doc.txt')!,
+      docHashId: `doc-${t.doc ?? 'doc.txt'}`,
+      chunkIndex: 0,
+      tokenCount: t.text.length,
+      embedding: vectorOf(t),
+      generation: g,
+    })),
+    dim,
+  );
+  await TABLES.units.save(
+    root,
+    byType('semantic_unit').map((u, i) => ({
+      ...common,
+      hashId: u.id,
+      humanReadableId: i + 1,
+      context: u.text,
+      textHashId: firstChunk(u),
+      textHashIds: [firstChunk(u)],
+      embedding: vectorOf(u),
+    })),
+    dim,
+  );
+  await TABLES.entities.save(
+    root,
+    byType('entity').map((e, i) => ({
+      ...common,
+      hashId: e.id,
+      humanReadableId: i + 1,
+      context: e.text,
+      textHashId: firstChunk(e),
+    })),
+  );
+  await TABLES.relationships.save(
+    root,
+    byType('relationship').map((r, i) => ({
+      ...common,
+      hashId: r.id,
+      humanReadableId: i + 1,
+      uniqueRelationship: ordered(...(r.ends ?? ['', ''])),
+      relations: [r.text],
+      textHashId: firstChunk(r),
+    })),
+  );
+  await TABLES.attributes.save(
+    root,
+    byType('attribute').map((a, i) => ({
+      ...common,
+      hashId: a.id,
+      humanReadableId: i + 1,
+      node: a.entity ?? '',
+      context: a.text,
+      embedding: vectorOf(a),
+    })),
+    dim,
+  );
+  await TABLES.elements.save(
+    root,
+    byType('high_level_element').map((h, i) => ({
+      ...common,
+      hashId: h.id,
+      humanReadableId: i + 1,
+      context: h.text,
+      titleHashId: byType('high_level_element_title').find((t) => t.element === h.id)?.id ?? '',
+      communityId: 1,
+      relatedNodes: [],
+      embedding: vectorOf(h),
+    })),
+    dim,
+  );
+  await TABLES.titles.save(
+    root,
+    byType('high_level_element_title').map((t, i) => ({
+      hashId: t.id,
+      humanReadableId: i + 1,
+      context: t.text,
+      relatedNode: t.element ?? '',
+      weight: 1,
+      generation: g,
+    })),
+  );
+  await TABLES.graphNodes.save(
+    root,
+    nodes.map((n) => ({ id: n.id, type: n.type, weight: 1, generation: g, updatedGeneration: g })),
+  );
+  await TABLES.graphEdges.save(
+    root,
+    spec.edges.map(([a, b, w]): GraphEdge => {
+      const [source, target] = ordered(a, b);
+      return { source, target, weight: w ?? 1, generation: g };
+    }),
+  );
 
   // Vector index: labels in type order, then spec order; a retired older vector first.
   const labelled: { node: SpecNode; vector: Float32Array; retired: boolean }[] = [];
@@ -290,27 +254,22 @@ export async function writeSearchIndex(root: string, spec: IndexSpec): Promise<v
     }
     similarity = [...pairs.values()];
   }
-  await mkdir(join(root, 'cache'), { recursive: true });
-  await mkdir(join(root, 'info'), { recursive: true });
   await index.save(resolveInProject(root, CACHE_FILES.hnswBin));
   index.close();
-  tables.push([
-    CACHE_FILES.idMap,
-    idMapToTable(
-      labelled.map((l, label) => ({
-        label,
-        node: l.node.id,
-        type: l.node.type,
-        retired: l.retired,
-        generation: g,
-      })),
-    ),
-  ]);
-  tables.push([
-    CACHE_FILES.hnswGraph,
-    hnswGraphToTable(similarity.map(([a, b]) => ({ source: ordered(a, b)[0], target: ordered(a, b)[1] }))),
-  ]);
-  for (const [relative, table] of tables) await writeTableFile(resolveInProject(root, relative), table);
+  await TABLES.idMap.save(
+    root,
+    labelled.map((l, label) => ({
+      label,
+      node: l.node.id,
+      type: l.node.type,
+      retired: l.retired,
+      generation: g,
+    })),
+  );
+  await TABLES.hnswGraph.save(
+    root,
+    similarity.map(([a, b]) => ({ source: ordered(a, b)[0], target: ordered(a, b)[1] })),
+  );
   await writeState(root, finishedState(dim, spec.state));
 }
 

@@ -2,12 +2,11 @@
  * ts/index-io: every table of docs/method.md §5 written through the native store and read back
  * unchanged (rows, order, nulls, vectors), and text_decomposition.jsonl round trips.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IndexFileError } from '../../ts/errors.js';
-import type { ColumnRequest, Table } from '../../ts/index-io/columns.js';
+import { IndexFileError, InternalError } from '../../ts/errors.js';
 import { TableReader } from '../../ts/index-io/columns.js';
 import {
   parseDecompositions,
@@ -15,12 +14,15 @@ import {
   serializeDecompositions,
 } from '../../ts/index-io/decomposition.js';
 import { readTableFile, writeTableFile } from '../../ts/index-io/parquet.js';
-import * as T from '../../ts/index-io/tables.js';
+import type { IndexTable } from '../../ts/index-io/table-spec.js';
+import { graphNodeRows, TABLES as T } from '../../ts/index-io/tables.js';
 import type { DecompositionRecord } from '../../ts/model/types.js';
+import { resolveInProject } from '../../ts/project/layout.js';
 
 let dir: string;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'noderag-index-io-'));
+  await mkdir(join(dir, 'cache'));
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
@@ -29,15 +31,10 @@ afterAll(async () => {
 const DIM = 3;
 const v = (...x: number[]) => Float32Array.from(x);
 
-async function roundTrip<T>(
-  name: string,
-  table: Table,
-  columns: ColumnRequest[],
-  parse: (r: TableReader) => T,
-): Promise<T> {
-  const path = join(dir, `${name}.parquet`);
-  await writeTableFile(path, table);
-  return parse(new TableReader(name, await readTableFile(path, columns)));
+/** Writes the rows to the table's file in the project `dir` and reads them back. */
+async function roundTrip<R>(table: IndexTable<R>, rows: readonly R[], dim?: number): Promise<R[]> {
+  await table.save(dir, rows, dim);
+  return table.load(dir, dim);
 }
 
 describe('index-io tables', () => {
@@ -64,9 +61,7 @@ describe('index-io tables', () => {
         generation: 1,
       },
     ];
-    expect(
-      await roundTrip('documents', T.documentsToTable(docs), T.DOCUMENT_COLUMNS, T.documentsFromTable),
-    ).toEqual([docs[1], docs[0]]);
+    expect(await roundTrip(T.documents, docs)).toEqual([docs[1], docs[0]]);
     const texts = [
       {
         textId: 1,
@@ -91,9 +86,7 @@ describe('index-io tables', () => {
         generation: 1,
       },
     ];
-    expect(await roundTrip('text', T.textToTable(texts, DIM), T.textColumns(DIM), T.textFromTable)).toEqual(
-      texts,
-    );
+    expect(await roundTrip(T.text, texts, DIM)).toEqual(texts);
   });
 
   it('units, entities, relationships, attributes, elements, titles', async () => {
@@ -110,9 +103,7 @@ describe('index-io tables', () => {
         updatedGeneration: 2,
       },
     ];
-    expect(await roundTrip('u', T.unitsToTable(units, DIM), T.unitColumns(DIM), T.unitsFromTable)).toEqual(
-      units,
-    );
+    expect(await roundTrip(T.units, units, DIM)).toEqual(units);
     const entities = [
       {
         hashId: 'e',
@@ -124,9 +115,7 @@ describe('index-io tables', () => {
         updatedGeneration: 1,
       },
     ];
-    expect(await roundTrip('e', T.entitiesToTable(entities), T.ENTITY_COLUMNS, T.entitiesFromTable)).toEqual(
-      entities,
-    );
+    expect(await roundTrip(T.entities, entities)).toEqual(entities);
     const rels = [
       {
         hashId: 'r',
@@ -139,9 +128,7 @@ describe('index-io tables', () => {
         updatedGeneration: 1,
       },
     ];
-    expect(
-      await roundTrip('r', T.relationshipsToTable(rels), T.RELATIONSHIP_COLUMNS, T.relationshipsFromTable),
-    ).toEqual(rels);
+    expect(await roundTrip(T.relationships, rels)).toEqual(rels);
     const attrs = [
       {
         hashId: 'a',
@@ -154,9 +141,7 @@ describe('index-io tables', () => {
         updatedGeneration: 1,
       },
     ];
-    expect(
-      await roundTrip('a', T.attributesToTable(attrs, DIM), T.attributeColumns(DIM), T.attributesFromTable),
-    ).toEqual(attrs);
+    expect(await roundTrip(T.attributes, attrs, DIM)).toEqual(attrs);
     const elements = [
       {
         hashId: 'h',
@@ -171,15 +156,11 @@ describe('index-io tables', () => {
         updatedGeneration: 1,
       },
     ];
-    expect(
-      await roundTrip('h', T.elementsToTable(elements, DIM), T.elementColumns(DIM), T.elementsFromTable),
-    ).toEqual(elements);
+    expect(await roundTrip(T.elements, elements, DIM)).toEqual(elements);
     const titles = [
       { hashId: 'ht', humanReadableId: 1, context: 'Title', relatedNode: 'h', weight: 1, generation: 1 },
     ];
-    expect(await roundTrip('ht', T.titlesToTable(titles), T.TITLE_COLUMNS, T.titlesFromTable)).toEqual(
-      titles,
-    );
+    expect(await roundTrip(T.titles, titles)).toEqual(titles);
   });
 
   it('graph tables sorted by id and by (source, target); id_map and similarity edges', async () => {
@@ -190,38 +171,26 @@ describe('index-io tables', () => {
       ['b', { type: 'entity', weight: 2, generation: 1, updatedGeneration: 2 }],
       ['a', { type: 'text', weight: 1, generation: 1, updatedGeneration: 1 }],
     ];
-    const readNodes = await roundTrip(
-      'n',
-      T.graphNodesToTable(nodes),
-      T.GRAPH_NODE_COLUMNS,
-      T.graphNodesFromTable,
-    );
-    expect([...readNodes.keys()]).toEqual(['a', 'b']);
+    const readNodes = await roundTrip(T.graphNodes, graphNodeRows(nodes));
+    expect(readNodes.map((row) => row.id)).toEqual(['a', 'b']);
+    expect(readNodes[1]).toEqual({ id: 'b', ...nodes[0]![1] });
     const edges = [
       { source: 'b', target: 'c', weight: 1, generation: 1 },
       { source: 'a', target: 'c', weight: 4, generation: 2 },
     ];
-    const readEdges = await roundTrip(
-      'g',
-      T.graphEdgesToTable(edges),
-      T.GRAPH_EDGE_COLUMNS,
-      T.graphEdgesFromTable,
-    );
-    expect([...readEdges.values()]).toEqual([edges[1], edges[0]]);
+    expect(await roundTrip(T.graphEdges, edges)).toEqual([edges[1], edges[0]]);
     const idMap = [
       { label: 0, node: 'a', type: 'text' as const, retired: true, generation: 1 },
       { label: 1, node: 'a', type: 'text' as const, retired: false, generation: 2 },
     ];
-    expect(await roundTrip('m', T.idMapToTable(idMap), T.ID_MAP_COLUMNS, T.idMapFromTable)).toEqual(idMap);
+    expect(await roundTrip(T.idMap, idMap)).toEqual(idMap);
     const sim = [{ source: 'a', target: 'b' }];
-    expect(await roundTrip('s', T.hnswGraphToTable(sim), T.HNSW_GRAPH_COLUMNS, T.hnswGraphFromTable)).toEqual(
-      sim,
-    );
+    expect(await roundTrip(T.hnswGraph, sim)).toEqual(sim);
   });
 
   it('rejects a vector of the wrong length and a table of the wrong type, naming the file', async () => {
     expect(() =>
-      T.textToTable(
+      T.text.write(
         [
           {
             textId: 1,
@@ -249,9 +218,53 @@ describe('index-io tables', () => {
         updatedGeneration: 1,
       },
     ];
-    await expect(
-      roundTrip('wrong', T.entitiesToTable(entities), T.ENTITY_COLUMNS, T.unitsFromTable),
-    ).rejects.toThrow(/wrong: row 0 has type "entity", expected semantic_unit/);
+    const path = resolveInProject(dir, T.units.file);
+    await writeTableFile(path, T.entities.write(entities));
+    const read = new TableReader(T.units.file, await readTableFile(path, T.entities.requests()));
+    expect(() => T.units.read(read)).toThrow(
+      /cache\/semantic_units.parquet: row 0 has type "entity", expected semantic_unit/,
+    );
+  });
+
+  it('rejects rows a column kind cannot catch: unknown node types, labels out of sequence', async () => {
+    await T.graphNodes.save(dir, [{ id: 'a', type: 'text', weight: 1, generation: 1, updatedGeneration: 1 }]);
+    const path = resolveInProject(dir, T.graphNodes.file);
+    const table = await readTableFile(path, T.graphNodes.requests());
+    table.columns.find((c) => c.name === 'type')!.strings = ['txt'];
+    expect(() => T.graphNodes.read(new TableReader(T.graphNodes.file, table))).toThrow(
+      /cache\/graph_nodes.parquet: row 0 has unknown node type "txt"/,
+    );
+    const idMap = [{ label: 1, node: 'a', type: 'text' as const, retired: false, generation: 1 }];
+    await expect(roundTrip(T.idMap, idMap)).rejects.toThrow(/row 0 has label 1; labels must run 0, 1, 2/);
+  });
+});
+
+describe('table declarations', () => {
+  it('name the file of CACHE_FILES and give search the columns it asks for, with their kinds', () => {
+    expect(T.units.file).toBe('cache/semantic_units.parquet');
+    expect(T.titles.file).toBe('cache/high_level_elements_titles.parquet');
+    expect(T.graphEdges.columns(['weight'], ['source', 'target'])).toEqual([
+      { name: 'weight', kind: 'int64' },
+      { name: 'source', kind: 'utf8', dictionary: true },
+      { name: 'target', kind: 'utf8', dictionary: true },
+    ]);
+    // A derived column (written for other readers, not read back by T.relationships.read) can be asked for.
+    expect(T.relationships.columns(['context'])).toEqual([{ name: 'context', kind: 'utf8' }]);
+    expect(T.text.requests(DIM).find((c) => c.name === 'embedding')).toEqual({
+      name: 'embedding',
+      kind: 'embedding',
+      dim: DIM,
+    });
+    // @ts-expect-error: a column the table does not declare does not compile
+    expect(() => T.units.columns(['text_id'])).toThrow(InternalError);
+    expect(() => T.graphEdges.columns([], ['weight'])).toThrow(/weight is int64, not utf8/);
+  });
+
+  it('refuses to write vectors without config.dim', () => {
+    expect(() => T.units.write([])).toThrow(
+      /cache\/semantic_units.parquet: writing vectors needs config.dim/,
+    );
+    expect(T.entities.write([]).numRows).toBe(0);
   });
 });
 

@@ -4,13 +4,25 @@
  * build lock and the context split. Builds and search are fakes; no addon is loaded.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { request } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { sectionHeader } from '../../ts/search/context.js';
+import { Hono } from 'hono';
+import { afterEach, describe, expect, it } from 'vitest';
+import { initialState, writeState } from '../../ts/project/state.js';
+import { type RunningServer, serveApp } from '../../ts/server/serve.js';
 import { createUiApp, type UiDeps } from '../../ts/ui/app.js';
-import { splitContext } from '../../ts/ui/context-sections.js';
 import { originProblem } from '../../ts/ui/guards.js';
 
 const HOST = '127.0.0.1:8501';
@@ -264,13 +276,286 @@ describe('ui app: build lock and chat', () => {
     });
     expect(r.status).toBe(503);
   });
+});
 
-  it('splits a context string into its sections by node type', () => {
-    const ctx = `${sectionHeader('attribute')}\n1. Alice: a person\n2. Bob\nsecond line\n\n${sectionHeader('text')}\n1. chunk 10. not a new item\n\n`;
-    expect(splitContext(ctx)).toEqual([
-      { type: 'attribute', items: ['Alice: a person', 'Bob\nsecond line'] },
-      { type: 'text', items: ['chunk 10. not a new item'] },
-    ]);
-    expect(splitContext('')).toEqual([]);
+type ErrorBody = { error: { code: string; message: string } };
+
+describe('ui app: uploads never write outside input/ (issue 18 item 5)', () => {
+  it('overwriting a name that is a symlink replaces the link and never writes through it', async () => {
+    const { app, folder } = makeApp();
+    const outside = mkdtempSync(join(tmpdir(), 'noderag-ui-outside-'));
+    writeFileSync(join(outside, 'target.txt'), 'outside');
+    symlinkSync(join(outside, 'target.txt'), join(folder, 'input', 'a.txt'));
+    symlinkSync(join(outside, 'missing.txt'), join(folder, 'input', 'b.txt')); // dangling
+    const send = (q: string) =>
+      app.request(`/api/files${q}`, {
+        method: 'POST',
+        headers: SAME,
+        body: uploadBody([
+          { name: 'a.txt', content: 'new a' },
+          { name: 'b.txt', content: 'new b' },
+        ]),
+      });
+    expect((await send('')).status).toBe(409); // the link is a name that exists
+    const r = await send('?overwrite=1');
+    expect(r.status).toBe(200);
+    expect(readFileSync(join(outside, 'target.txt'), 'utf8')).toBe('outside');
+    expect(existsSync(join(outside, 'missing.txt'))).toBe(false);
+    for (const [name, text] of [
+      ['a.txt', 'new a'],
+      ['b.txt', 'new b'],
+    ] as const) {
+      expect(lstatSync(join(folder, 'input', name)).isSymbolicLink(), name).toBe(false);
+      expect(readFileSync(join(folder, 'input', name), 'utf8')).toBe(text);
+    }
+    expect(readdirSync(join(folder, 'input')).sort()).toEqual(['a.txt', 'b.txt']);
+  });
+
+  it('a body without Content-Length is refused at the limit while streaming, not buffered whole', async () => {
+    const { app, folder } = makeApp(); // maxUploadBytes 1000
+    const boundary = 'noderagBoundary';
+    const enc = new TextEncoder();
+    const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.txt"\r\nContent-Type: text/plain\r\n\r\n`;
+    const total = 2_000_000;
+    let pulled = 0;
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(enc.encode(head));
+      },
+      pull(c) {
+        if (pulled >= total) {
+          c.enqueue(enc.encode(`\r\n--${boundary}--\r\n`));
+          c.close();
+          return;
+        }
+        pulled += 10_000;
+        c.enqueue(new Uint8Array(10_000).fill(120));
+      },
+    });
+    const r = await app.request('/api/files', {
+      method: 'POST',
+      headers: { ...SAME, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    expect(r.status).toBe(413);
+    expect(((await r.json()) as ErrorBody).error.code).toBe('file_too_large');
+    expect(pulled).toBeLessThan(100_000);
+    expect(readdirSync(join(folder, 'input'))).toEqual([]);
+  });
+
+  it('checks names by UTF-8 bytes and refuses control and bidi characters, with 400 and no path', async () => {
+    const { app, folder } = makeApp();
+    const names = [
+      `${'é'.repeat(130)}.txt`, // 134 characters, 264 bytes
+      'invoice\u202Etxt.md', // right-to-left override
+      'a\u2066b.txt', // left-to-right isolate
+      'a\u200Fb.txt', // right-to-left mark
+      'a\u0085b.txt', // C1 control (next line)
+      'a\u2028b.txt', // line separator
+    ];
+    for (const name of names) {
+      const r = await app.request('/api/files', {
+        method: 'POST',
+        headers: SAME,
+        body: uploadBody([{ name, content: 'x' }]),
+      });
+      expect(r.status, JSON.stringify(name)).toBe(400);
+      const body = (await r.json()) as ErrorBody;
+      expect(body.error.code).toBe('invalid_file_name');
+      expect(body.error.message).not.toContain(folder);
+    }
+    expect(readdirSync(join(folder, 'input'))).toEqual([]);
+    // 255 bytes is the file-system limit and is accepted, whatever the character count.
+    const longest = `${'a'.repeat(251)}.txt`;
+    const ok = await app.request('/api/files', {
+      method: 'POST',
+      headers: SAME,
+      body: uploadBody([{ name: longest, content: 'x' }]),
+    });
+    expect(ok.status).toBe(200);
+    expect(readdirSync(join(folder, 'input'))).toEqual([longest]);
+  });
+});
+
+describe('ui app: the page and its files', () => {
+  it('serves the page, its script and style, and a favicon (no 404 on any page load)', async () => {
+    const { app } = makeApp();
+    const page = await app.request('/', { headers: { host: HOST } });
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    const refs = [...html.matchAll(/(?:src|href)="(\/[^"]+)"/g)].map((m) => m[1]!);
+    expect(refs).toEqual(expect.arrayContaining(['/assets/app.js', '/assets/app.css']));
+    expect(html).toMatch(/rel="icon"/);
+    for (const path of [...refs, '/favicon.ico']) {
+      const r = await app.request(path, { headers: { host: HOST } });
+      expect(r.status, path).toBe(200);
+      expect(r.headers.get('x-content-type-options'), path).toBe('nosniff');
+    }
+    expect((await app.request('/assets/app.js')).headers.get('content-type')).toMatch(/javascript/);
+    expect((await app.request('/assets/nope.js')).status).toBe(404);
+    expect((await app.request('/assets/..%2Fapp.ts')).status).toBe(404);
+  });
+});
+
+describe('ui app: the chat shows the structured items of the answer', () => {
+  it('groups the items by node type in context order, without parsing retrievalInfo', async () => {
+    let asked = '';
+    const { app, folder } = makeApp({
+      openSearch: () => ({
+        answer: async (q) => {
+          asked = q;
+          return {
+            response: 'an answer',
+            responseTokens: 2,
+            // Not parseable as a context: the sections must come from the items.
+            retrievalInfo: 'opaque',
+            retrievalTokens: 9,
+            items: [
+              { type: 'semantic_unit', text: 'unit one', document: 'a.txt' },
+              { type: 'high_level_element', text: 'element', document: null },
+              { type: 'semantic_unit', text: '2. looks numbered\nsecond line', document: 'b.txt' },
+            ],
+          };
+        },
+        close: () => {},
+      }),
+    });
+    const local = await app.request('/api/config', {
+      method: 'POST',
+      headers: { ...SAME, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model_config: { service_provider: 'local', model_name: 'local' },
+        embedding_config: { service_provider: 'local', embedding_model_name: 'feature-hash' },
+        config: { dim: '64' },
+      }),
+    });
+    expect(local.status).toBe(200);
+    await writeState(folder, {
+      ...initialState(),
+      current_state: 'FINISHED',
+      generation: 1,
+      last_finished_generation: 1,
+    });
+    const r = await app.request('/api/chat', {
+      method: 'POST',
+      headers: { ...SAME, 'content-type': 'application/json' },
+      body: JSON.stringify({ question: 'why?' }),
+    });
+    expect(r.status).toBe(200);
+    expect(asked).toBe('why?');
+    expect(await r.json()).toEqual({
+      response: 'an answer',
+      responseTokens: 2,
+      retrievalTokens: 9,
+      sections: [
+        { type: 'high_level_element', items: [{ text: 'element', document: null }] },
+        {
+          type: 'semantic_unit',
+          items: [
+            { text: 'unit one', document: 'a.txt' },
+            { text: '2. looks numbered\nsecond line', document: 'b.txt' },
+          ],
+        },
+      ],
+    });
+  });
+});
+
+describe('ui app over a real socket: a client that leaves mid-body (issue 18 item 4)', () => {
+  const running: RunningServer[] = [];
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((s) => s.close()));
+  });
+
+  it('is a quiet 499 for JSON and upload bodies, logging nothing and leaving no temp file', async () => {
+    const logged: unknown[] = [];
+    const statuses: number[] = [];
+    const { app, folder } = makeApp({ logError: (e) => logged.push(e) });
+    // An outer app records the status the UI gave each request.
+    const outer = new Hono();
+    outer.use(async (c, next) => {
+      await next();
+      statuses.push(c.res.status);
+    });
+    outer.route('/', app);
+    const s = await serveApp(outer, { host: '127.0.0.1', port: 0, graceMs: 100 });
+    running.push(s);
+    const host = `127.0.0.1:${s.port}`;
+    const requests = [
+      ['/api/chat', 'application/json', '{"question":'],
+      ['/api/config', 'application/json', '{"config":'],
+      [
+        '/api/files',
+        'multipart/form-data; boundary=b0undary',
+        '--b0undary\r\nContent-Disposition: form-data; name="file"; filename="part.txt"\r\n\r\nsome',
+      ],
+    ] as const;
+    for (const [path, type, part] of requests) {
+      const socket = connect(s.port, '127.0.0.1');
+      await new Promise((r) => socket.once('connect', r));
+      socket.write(
+        `POST ${path} HTTP/1.1\r\nHost: ${host}\r\nOrigin: http://${host}\r\nContent-Type: ${type}\r\nContent-Length: 500\r\n\r\n${part}`,
+      );
+      await new Promise((r) => setTimeout(r, 50));
+      socket.destroy();
+    }
+    for (let i = 0; i < 100 && statuses.length < requests.length; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(statuses).toEqual([499, 499, 499]);
+    expect(logged).toEqual([]);
+    expect(readdirSync(join(folder, 'input'))).toEqual([]);
+  });
+
+  it('streams a chunked upload to disk over a real socket, and refuses one past the limit with 413', async () => {
+    const { app, folder } = makeApp({ maxUploadBytes: 4_000_000 });
+    const s = await serveApp(app, { host: '127.0.0.1', port: 0, graceMs: 100 });
+    running.push(s);
+    const host = `127.0.0.1:${s.port}`;
+    const send = (name: string, size: number) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port: s.port,
+            method: 'POST',
+            path: '/api/files',
+            headers: { host, origin: `http://${host}`, 'content-type': 'multipart/form-data; boundary=B' },
+          },
+          (res) => {
+            let body = '';
+            res.on('data', (d) => {
+              body += d;
+            });
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+          },
+        );
+        req.on('error', reject);
+        req.write(`--B\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\n\r\n`);
+        let sent = 0;
+        const pump = () => {
+          while (sent < size) {
+            const n = Math.min(65_536, size - sent);
+            const chunk = Buffer.alloc(n, 48 + ((sent / 65_536) % 10));
+            sent += n;
+            if (!req.write(chunk)) {
+              req.once('drain', pump);
+              return;
+            }
+          }
+          req.end('\r\n--B--\r\n');
+        };
+        pump();
+      });
+    const ok = await send('big.txt', 3_000_000);
+    expect(ok.status).toBe(200);
+    const written = readFileSync(join(folder, 'input', 'big.txt'));
+    expect(written.length).toBe(3_000_000);
+    expect(written.subarray(65_536 * 5, 65_536 * 5 + 3).toString()).toBe('555');
+    const tooBig = await send('huge.txt', 40_000_000);
+    expect(tooBig.status).toBe(413);
+    expect(JSON.parse(tooBig.body).error.code).toBe('file_too_large');
+    expect(readdirSync(join(folder, 'input'))).toEqual(['big.txt']);
   });
 });

@@ -6,10 +6,7 @@
  * rank order, the last one cut at the budget (`fillBudget`), or the first k chunks (`topK`).
  * Contexts are formatted like noderag's (one `text` section), so token counts compare.
  */
-import { join } from 'node:path';
-import { TableReader } from '../index-io/columns.js';
-import { readTableFile } from '../index-io/parquet.js';
-import { DOCUMENT_COLUMNS, documentsFromTable, textColumns, textFromTable } from '../index-io/tables.js';
+import { TABLES } from '../index-io/tables.js';
 import { type ContextItem, formatContext } from '../search/context.js';
 import { countTokens, truncateToTokens } from '../text/index.js';
 import { containsAnswer } from './answer-match.js';
@@ -30,20 +27,12 @@ export interface IndexedChunks {
 
 /** The text chunks of the index in `folder` (and the indexed document paths). */
 export async function loadChunks(folder: string, dim: number): Promise<IndexedChunks> {
-  const cache = join(folder, 'cache');
-  const docs = documentsFromTable(
-    new TableReader(
-      'documents.parquet',
-      await readTableFile(join(cache, 'documents.parquet'), DOCUMENT_COLUMNS),
-    ),
-  );
+  const docs = await TABLES.documents.load(folder);
   const pathOf = new Map(docs.map((d) => [d.docId, d.path]));
-  const rows = textFromTable(
-    new TableReader('text.parquet', await readTableFile(join(cache, 'text.parquet'), textColumns(dim))),
-  );
+  const rows = await TABLES.text.load(folder, dim);
   const chunks = rows.map((r) => {
     if (!r.embedding)
-      throw new Error(`text.parquet: chunk ${r.hashId} has no embedding (index not finished?)`);
+      throw new Error(`${TABLES.text.file}: chunk ${r.hashId} has no embedding (index not finished?)`);
     return { id: r.hashId, text: r.context, document: pathOf.get(r.docId) ?? '', vector: r.embedding };
   });
   return { chunks, documents: docs.map((d) => d.path) };

@@ -5,7 +5,7 @@
  * commit. Missing files read as empty tables (the stage that writes them has not run yet).
  */
 import { stat } from 'node:fs/promises';
-import { BaseGraph } from '../model/graph-store.js';
+import { BaseGraph, edgeKey } from '../model/graph-store.js';
 import type {
   AttributeRow,
   DecompositionRecord,
@@ -18,34 +18,9 @@ import type {
   TitleRow,
 } from '../model/types.js';
 import { CACHE_FILES, resolveInProject } from '../project/layout.js';
-import { type ColumnRequest, TableReader } from './columns.js';
 import { readDecompositions } from './decomposition.js';
-import { readTableFile } from './parquet.js';
-import {
-  attributeColumns,
-  attributesFromTable,
-  DOCUMENT_COLUMNS,
-  documentsFromTable,
-  ENTITY_COLUMNS,
-  elementColumns,
-  elementsFromTable,
-  entitiesFromTable,
-  GRAPH_EDGE_COLUMNS,
-  GRAPH_NODE_COLUMNS,
-  graphEdgesFromTable,
-  graphNodesFromTable,
-  ID_MAP_COLUMNS,
-  type IdMapRow,
-  idMapFromTable,
-  RELATIONSHIP_COLUMNS,
-  relationshipsFromTable,
-  TITLE_COLUMNS,
-  textColumns,
-  textFromTable,
-  titlesFromTable,
-  unitColumns,
-  unitsFromTable,
-} from './tables.js';
+import type { IndexTable } from './table-spec.js';
+import { type IdMapRow, TABLES } from './tables.js';
 
 async function exists(path: string): Promise<boolean> {
   try {
@@ -78,29 +53,19 @@ export class IndexData {
     return p;
   }
 
-  async #read<T>(
-    relative: string,
-    columns: ColumnRequest[],
-    parse: (t: TableReader) => T,
-    empty: T,
-  ): Promise<T> {
-    const path = resolveInProject(this.root, relative);
-    if (!(await exists(path))) return empty;
-    return parse(new TableReader(relative, await readTableFile(path, columns)));
+  /** The rows of a table, or none when its file does not exist yet. */
+  async #rows<R>(table: IndexTable<R>): Promise<R[]> {
+    return (await exists(resolveInProject(this.root, table.file))) ? table.load(this.root, this.dim) : [];
   }
 
   /** documents.parquet rows, by doc_id. */
   documents(): Promise<DocumentRow[]> {
-    return this.#once('documents', () =>
-      this.#read(CACHE_FILES.documents, DOCUMENT_COLUMNS, documentsFromTable, []),
-    );
+    return this.#once('documents', () => this.#rows(TABLES.documents));
   }
 
   /** text.parquet rows by hash id (insertion order = text_id order). */
   texts(): Promise<Map<string, TextRow>> {
-    return this.#once('texts', async () =>
-      byId(await this.#read(CACHE_FILES.text, textColumns(this.dim), textFromTable, [])),
-    );
+    return this.#once('texts', async () => byId(await this.#rows(TABLES.text)));
   }
 
   /** text_decomposition.jsonl records by text hash id. */
@@ -115,66 +80,44 @@ export class IndexData {
   }
 
   units(): Promise<Map<string, SemanticUnitRow>> {
-    return this.#once('units', async () =>
-      byId(await this.#read(CACHE_FILES.semanticUnits, unitColumns(this.dim), unitsFromTable, [])),
-    );
+    return this.#once('units', async () => byId(await this.#rows(TABLES.units)));
   }
 
   entities(): Promise<Map<string, EntityRow>> {
-    return this.#once('entities', async () =>
-      byId(await this.#read(CACHE_FILES.entities, ENTITY_COLUMNS, entitiesFromTable, [])),
-    );
+    return this.#once('entities', async () => byId(await this.#rows(TABLES.entities)));
   }
 
   relationships(): Promise<Map<string, RelationshipRow>> {
-    return this.#once('relationships', async () =>
-      byId(await this.#read(CACHE_FILES.relationship, RELATIONSHIP_COLUMNS, relationshipsFromTable, [])),
-    );
+    return this.#once('relationships', async () => byId(await this.#rows(TABLES.relationships)));
   }
 
   attributes(): Promise<Map<string, AttributeRow>> {
-    return this.#once('attributes', async () =>
-      byId(await this.#read(CACHE_FILES.attributes, attributeColumns(this.dim), attributesFromTable, [])),
-    );
+    return this.#once('attributes', async () => byId(await this.#rows(TABLES.attributes)));
   }
 
   elements(): Promise<Map<string, HighLevelElementRow>> {
-    return this.#once('elements', async () =>
-      byId(await this.#read(CACHE_FILES.highLevelElements, elementColumns(this.dim), elementsFromTable, [])),
-    );
+    return this.#once('elements', async () => byId(await this.#rows(TABLES.elements)));
   }
 
   titles(): Promise<Map<string, TitleRow>> {
-    return this.#once('titles', async () =>
-      byId(await this.#read(CACHE_FILES.highLevelElementTitles, TITLE_COLUMNS, titlesFromTable, [])),
-    );
+    return this.#once('titles', async () => byId(await this.#rows(TABLES.titles)));
   }
 
   /** The base graph from graph_nodes.parquet and graph_edges.parquet. */
   graph(): Promise<BaseGraph> {
     return this.#once('graph', async () => {
       const graph = new BaseGraph();
-      const nodes = await this.#read(
-        CACHE_FILES.graphNodes,
-        GRAPH_NODE_COLUMNS,
-        graphNodesFromTable,
-        new Map(),
-      );
-      const edges = await this.#read(
-        CACHE_FILES.graphEdges,
-        GRAPH_EDGE_COLUMNS,
-        graphEdgesFromTable,
-        new Map(),
-      );
-      for (const [id, n] of nodes) graph.nodes.set(id, n);
-      for (const [key, e] of edges) graph.edges.set(key, e);
+      for (const { id, ...node } of await this.#rows(TABLES.graphNodes)) graph.nodes.set(id, node);
+      for (const edge of await this.#rows(TABLES.graphEdges)) {
+        graph.edges.set(edgeKey(edge.source, edge.target), edge);
+      }
       return graph;
     });
   }
 
   /** id_map.parquet rows by label (empty when the vector index is missing or being rebuilt). */
   idMap(): Promise<IdMapRow[]> {
-    return this.#once('idMap', () => this.#read(CACHE_FILES.idMap, ID_MAP_COLUMNS, idMapFromTable, []));
+    return this.#once('idMap', () => this.#rows(TABLES.idMap));
   }
 
   /** Replace a memoised value after a stage rebuilt it from scratch (e.g. a new id_map). */

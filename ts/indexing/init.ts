@@ -27,15 +27,15 @@ export const STAGE_OUTPUTS: Readonly<Record<StageName, readonly string[]>> = {
   'Document pipeline': [CACHE_FILES.documents, CACHE_FILES.text],
   'Text pipeline': [CACHE_FILES.textDecomposition],
   'Graph pipeline': [
-    CACHE_FILES.semanticUnits,
+    CACHE_FILES.units,
     CACHE_FILES.entities,
-    CACHE_FILES.relationship,
+    CACHE_FILES.relationships,
     CACHE_FILES.graphNodes,
     CACHE_FILES.graphEdges,
   ],
   'Attribute pipeline': [CACHE_FILES.attributes],
   'Embedding pipeline': [],
-  'Summary pipeline': [CACHE_FILES.highLevelElements, CACHE_FILES.highLevelElementTitles],
+  'Summary pipeline': [CACHE_FILES.elements, CACHE_FILES.titles],
   'Insert text pipeline': [],
   'HNSW pipeline': [CACHE_FILES.hnswBin, CACHE_FILES.idMap, CACHE_FILES.hnswGraph],
 };

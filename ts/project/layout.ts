@@ -19,15 +19,16 @@ export const INFO_FILES = {
   lock: 'info/build.lock',
 } as const;
 
+/** Files of cache/; a parquet table's key is its name in ts/index-io/tables.ts (TABLES). */
 export const CACHE_FILES = {
   documents: 'cache/documents.parquet',
   text: 'cache/text.parquet',
-  semanticUnits: 'cache/semantic_units.parquet',
+  units: 'cache/semantic_units.parquet',
   entities: 'cache/entities.parquet',
-  relationship: 'cache/relationship.parquet',
+  relationships: 'cache/relationship.parquet',
   attributes: 'cache/attributes.parquet',
-  highLevelElements: 'cache/high_level_elements.parquet',
-  highLevelElementTitles: 'cache/high_level_elements_titles.parquet',
+  elements: 'cache/high_level_elements.parquet',
+  titles: 'cache/high_level_elements_titles.parquet',
   graphNodes: 'cache/graph_nodes.parquet',
   graphEdges: 'cache/graph_edges.parquet',
   hnswGraph: 'cache/hnsw_graph.parquet',

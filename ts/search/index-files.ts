@@ -7,65 +7,34 @@ import { readFile, stat } from 'node:fs/promises';
 import { IndexFileError, IndexNotBuiltError } from '../errors.js';
 import { type ColumnRequest, TableReader } from '../index-io/columns.js';
 import { readTableFile } from '../index-io/parquet.js';
+import { TABLES, type TableName } from '../index-io/tables.js';
 import { CACHE_FILES, COMMIT_FILE, INFO_FILES, resolveInProject } from '../project/layout.js';
 import { type BuildState, isSearchable, parseState } from '../project/state.js';
 
-/** Files a searchable index must have (besides info/state.json). */
-export const SEARCH_FILES = [
-  CACHE_FILES.documents,
-  CACHE_FILES.text,
-  CACHE_FILES.semanticUnits,
-  CACHE_FILES.entities,
-  CACHE_FILES.relationship,
-  CACHE_FILES.attributes,
-  CACHE_FILES.highLevelElements,
-  CACHE_FILES.highLevelElementTitles,
-  CACHE_FILES.graphNodes,
-  CACHE_FILES.graphEdges,
-  CACHE_FILES.hnswGraph,
-  CACHE_FILES.hnswBin,
-  CACHE_FILES.idMap,
-] as const;
-
-const utf8 = (name: string): ColumnRequest => ({ name, kind: 'utf8' });
 /**
- * A column whose values repeat (edge endpoints, node types, a unit's chunk id): read it
- * dictionary-encoded, so each distinct value becomes one JS string and is resolved once.
+ * The columns search reads from each table. The second list holds columns whose values repeat
+ * (edge endpoints, node types, a unit's chunk id): read dictionary-encoded, so each distinct
+ * value becomes one JS string and is resolved once.
  */
-const repeated = (name: string): ColumnRequest => ({ name, kind: 'utf8', dictionary: true });
-
-/** The columns search reads from each table. */
 const COLUMNS = {
-  documents: [{ name: 'doc_id', kind: 'int64' }, utf8('path')],
-  text: [utf8('hash_id'), utf8('context'), { name: 'doc_id', kind: 'int64' }],
-  units: [utf8('hash_id'), utf8('context'), repeated('text_hash_id')],
-  entities: [utf8('hash_id'), utf8('context'), repeated('text_hash_id')],
-  relationships: [utf8('hash_id'), utf8('context'), repeated('text_hash_id')],
-  attributes: [utf8('hash_id'), utf8('context'), utf8('node')],
-  elements: [utf8('hash_id'), utf8('context')],
-  titles: [utf8('hash_id'), utf8('context'), utf8('related_node')],
-  graphNodes: [utf8('id'), repeated('type')],
-  graphEdges: [repeated('source'), repeated('target'), { name: 'weight', kind: 'int64' }],
-  hnswGraph: [repeated('source'), repeated('target')],
-  idMap: [{ name: 'id', kind: 'int64' }, utf8('node'), { name: 'retired', kind: 'boolean' }],
-} satisfies Record<string, ColumnRequest[]>;
+  documents: TABLES.documents.columns(['doc_id', 'path']),
+  text: TABLES.text.columns(['hash_id', 'context', 'doc_id']),
+  units: TABLES.units.columns(['hash_id', 'context'], ['text_hash_id']),
+  entities: TABLES.entities.columns(['hash_id', 'context'], ['text_hash_id']),
+  relationships: TABLES.relationships.columns(['hash_id', 'context'], ['text_hash_id']),
+  attributes: TABLES.attributes.columns(['hash_id', 'context', 'node']),
+  elements: TABLES.elements.columns(['hash_id', 'context']),
+  titles: TABLES.titles.columns(['hash_id', 'context', 'related_node']),
+  graphNodes: TABLES.graphNodes.columns(['id'], ['type']),
+  graphEdges: TABLES.graphEdges.columns(['weight'], ['source', 'target']),
+  hnswGraph: TABLES.hnswGraph.columns([], ['source', 'target']),
+  idMap: TABLES.idMap.columns(['id', 'node', 'retired']),
+} satisfies Record<TableName, ColumnRequest[]>;
 
-export type TableName = keyof typeof COLUMNS;
+const NAMES = Object.keys(COLUMNS) as TableName[];
 
-const FILE_OF: Record<TableName, string> = {
-  documents: CACHE_FILES.documents,
-  text: CACHE_FILES.text,
-  units: CACHE_FILES.semanticUnits,
-  entities: CACHE_FILES.entities,
-  relationships: CACHE_FILES.relationship,
-  attributes: CACHE_FILES.attributes,
-  elements: CACHE_FILES.highLevelElements,
-  titles: CACHE_FILES.highLevelElementTitles,
-  graphNodes: CACHE_FILES.graphNodes,
-  graphEdges: CACHE_FILES.graphEdges,
-  hnswGraph: CACHE_FILES.hnswGraph,
-  idMap: CACHE_FILES.idMap,
-};
+/** Files a searchable index must have (besides info/state.json). */
+export const SEARCH_FILES = [...NAMES.map((name) => TABLES[name].file), CACHE_FILES.hnswBin];
 
 export type IndexTables = Record<TableName, TableReader>;
 
@@ -163,12 +132,13 @@ async function readOnce(root: string): Promise<IndexTables> {
       );
     }
   }
-  const names = Object.keys(COLUMNS) as TableName[];
   const read = await Promise.all(
-    names.map(async (name) => {
-      const relative = FILE_OF[name];
-      const table = await readTableFile(resolveInProject(root, relative), COLUMNS[name]);
-      return [name, new TableReader(relative, table)] as const;
+    NAMES.map(async (name) => {
+      const { file } = TABLES[name];
+      return [
+        name,
+        new TableReader(file, await readTableFile(resolveInProject(root, file), COLUMNS[name])),
+      ] as const;
     }),
   );
   return Object.fromEntries(read) as IndexTables;

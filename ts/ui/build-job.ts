@@ -4,6 +4,9 @@
  * refused by `start` returning false.
  */
 import { Writable } from 'node:stream';
+import type { BuildEvent } from './api-types.js';
+
+export type { BuildEvent };
 
 export interface BuildSinks {
   stdout: Writable;
@@ -11,10 +14,6 @@ export interface BuildSinks {
 }
 
 export type BuildRunner = (sinks: BuildSinks) => Promise<number>;
-
-export type BuildEvent =
-  | { kind: 'line'; stream: 'out' | 'err'; text: string }
-  | { kind: 'done'; exitCode: number; message: string };
 
 /** Plain-words summaries of runBuild's exit codes (ts/indexing/tree.ts BUILD_EXIT). */
 export function describeExit(code: number): string {

@@ -7,12 +7,11 @@
  * numbers. A regenerated attribute keeps its id and number; its vector is cleared.
  */
 import { betweenness, coreNumbers } from '../../graph/index.js';
-import { attributesToTable } from '../../index-io/tables.js';
+import { TABLES } from '../../index-io/tables.js';
 import { adjacency, toDense } from '../../model/adjacency.js';
 import type { BaseGraph } from '../../model/graph-store.js';
 import { type MaterialItem, rankMaterial, trimToBudget } from '../../model/material.js';
 import type { AttributeRow, EntityRow, NodeType } from '../../model/types.js';
-import { CACHE_FILES } from '../../project/layout.js';
 import { attributeId } from '../../text/index.js';
 import type { StageContext, StageResult } from './context.js';
 import { countTokensBatch } from './core.js';
@@ -166,7 +165,7 @@ export async function attributeStage(ctx: StageContext): Promise<StageResult> {
     graph.ensureEdge(p.entity.hashId, id, g);
   });
 
-  await ctx.out.table(CACHE_FILES.attributes, attributesToTable(attributes.values(), ctx.config.config.dim));
+  await ctx.out.table(TABLES.attributes, attributes.values(), ctx.config.config.dim);
   await stageGraphTables(ctx.index, ctx.out);
   const s = ctx.providers.chat.stats();
   return {

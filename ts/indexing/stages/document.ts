@@ -10,9 +10,9 @@
  * left out of document_hash.json, so the next build retries it.
  */
 import { NodeRagError } from '../../errors.js';
-import { documentsToTable, textToTable } from '../../index-io/tables.js';
+import { TABLES } from '../../index-io/tables.js';
 import type { DocumentRow, TextRow } from '../../model/types.js';
-import { CACHE_FILES, INFO_FILES } from '../../project/layout.js';
+import { INFO_FILES } from '../../project/layout.js';
 import { textId } from '../../text/index.js';
 import { compareCodePoints } from '../discover.js';
 import { documentFormat, type ExtractedDocument, extractFiles } from '../extract.js';
@@ -133,8 +133,8 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
   }
 
   const hashes = withCycleDocuments(ctx.hashes, added, plan.renamed);
-  await ctx.out.table(CACHE_FILES.documents, documentsToTable(documents));
-  await ctx.out.table(CACHE_FILES.text, textToTable(texts.values(), ctx.config.config.dim));
+  await ctx.out.table(TABLES.documents, documents);
+  await ctx.out.table(TABLES.text, texts.values(), ctx.config.config.dim);
   await ctx.out.file(INFO_FILES.documentHash, serializeDocumentHashes(hashes));
 
   for (const s of skipped) ctx.progress.note(`skipped ${s.path}: ${s.reason}`);

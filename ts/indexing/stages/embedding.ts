@@ -5,8 +5,7 @@
  * cache (per input text). Vectors are stored as returned. The first build records the
  * embedding provider, model and dim in state.json.
  */
-import { attributesToTable, textToTable, unitsToTable } from '../../index-io/tables.js';
-import { CACHE_FILES } from '../../project/layout.js';
+import { TABLES } from '../../index-io/tables.js';
 import type { EmbeddingIdentity } from '../../project/state.js';
 import type { StageContext, StageResult } from './context.js';
 import { mapInOrder, poolSize } from './pool.js';
@@ -115,9 +114,9 @@ export async function embeddingStage(ctx: StageContext): Promise<StageResult> {
   const batches = await embedTargets(ctx, targets, (done) => ctx.progress.update(done, note()));
 
   const dim = ctx.config.config.dim;
-  await ctx.out.table(CACHE_FILES.text, textToTable(texts, dim));
-  await ctx.out.table(CACHE_FILES.semanticUnits, unitsToTable(units, dim));
-  await ctx.out.table(CACHE_FILES.attributes, attributesToTable(attributes, dim));
+  await ctx.out.table(TABLES.text, texts, dim);
+  await ctx.out.table(TABLES.units, units, dim);
+  await ctx.out.table(TABLES.attributes, attributes, dim);
   const s = ctx.providers.embedding.stats();
   return {
     counts: {

@@ -4,15 +4,8 @@
  * Graph tables (graph_nodes, graph_edges) are written by the stages that change the graph.
  */
 import type { IndexData } from '../../index-io/index-data.js';
-import {
-  entitiesToTable,
-  graphEdgesToTable,
-  graphNodesToTable,
-  relationshipsToTable,
-  unitsToTable,
-} from '../../index-io/tables.js';
+import { graphNodeRows, TABLES } from '../../index-io/tables.js';
 import { mergeDecompositions } from '../../model/merge-decompositions.js';
-import { CACHE_FILES } from '../../project/layout.js';
 import type { StageContext, StageResult } from './context.js';
 import { textOps } from './core.js';
 import type { StageOutputs } from './outputs.js';
@@ -20,8 +13,8 @@ import type { StageOutputs } from './outputs.js';
 /** Stage graph_nodes.parquet and graph_edges.parquet from the in-memory graph. */
 export async function stageGraphTables(index: IndexData, out: StageOutputs): Promise<void> {
   const graph = await index.graph();
-  await out.table(CACHE_FILES.graphNodes, graphNodesToTable(graph.nodes.entries()));
-  await out.table(CACHE_FILES.graphEdges, graphEdgesToTable(graph.edges.values()));
+  await out.table(TABLES.graphNodes, graphNodeRows(graph.nodes));
+  await out.table(TABLES.graphEdges, graph.edges.values());
 }
 
 export async function graphStage(ctx: StageContext): Promise<StageResult> {
@@ -39,9 +32,9 @@ export async function graphStage(ctx: StageContext): Promise<StageResult> {
   ctx.progress.update(records.length);
 
   const dim = ctx.config.config.dim;
-  await ctx.out.table(CACHE_FILES.semanticUnits, unitsToTable(tables.units.values(), dim));
-  await ctx.out.table(CACHE_FILES.entities, entitiesToTable(tables.entities.values()));
-  await ctx.out.table(CACHE_FILES.relationship, relationshipsToTable(tables.relationships.values()));
+  await ctx.out.table(TABLES.units, tables.units.values(), dim);
+  await ctx.out.table(TABLES.entities, tables.entities.values());
+  await ctx.out.table(TABLES.relationships, tables.relationships.values());
   await stageGraphTables(ctx.index, ctx.out);
   return {
     counts: { items: stats.units },

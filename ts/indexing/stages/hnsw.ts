@@ -9,7 +9,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { InternalError } from '../../errors.js';
-import { hnswGraphToTable, type IdMapRow, idMapToTable, type SimilarityEdge } from '../../index-io/tables.js';
+import { type IdMapRow, type SimilarityEdge, TABLES } from '../../index-io/tables.js';
 import type { NodeType } from '../../model/types.js';
 import { CACHE_FILES, resolveInProject } from '../../project/layout.js';
 import { VectorIndex, type VectorIndexParams } from '../../vector/index.js';
@@ -168,8 +168,8 @@ export async function hnswStage(ctx: StageContext): Promise<StageResult> {
       edges.push({ source, target });
     }
     await index.save(ctx.out.pathFor(CACHE_FILES.hnswBin));
-    await ctx.out.table(CACHE_FILES.idMap, idMapToTable(idMap));
-    await ctx.out.table(CACHE_FILES.hnswGraph, hnswGraphToTable(edges));
+    await ctx.out.table(TABLES.idMap, idMap);
+    await ctx.out.table(TABLES.hnswGraph, edges);
     ctx.index.replace('idMap', idMap);
     const retired = idMap.filter((r) => r.retired).length;
     return {

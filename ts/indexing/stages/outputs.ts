@@ -3,16 +3,16 @@
  * StageCommit. The run loop adds info/indices.json and the advanced info/state.json and
  * commits them all together (docs/method.md §4.4).
  */
-import type { Table } from '../../index-io/columns.js';
 import { writeTableFile } from '../../index-io/parquet.js';
+import type { IndexTable } from '../../index-io/table-spec.js';
 import type { StageCommit } from '../commit.js';
 
 export class StageOutputs {
   constructor(private readonly commit: StageCommit) {}
 
-  /** Stage a parquet table for `destination` (a CACHE_FILES path). */
-  async table(destination: string, table: Table): Promise<void> {
-    await writeTableFile(this.commit.stagedPathFor(destination), table);
+  /** Stage the whole of a parquet table (`dim`, config.dim, for a table with vectors). */
+  async table<R>(table: IndexTable<R>, rows: Iterable<R>, dim?: number): Promise<void> {
+    await writeTableFile(this.commit.stagedPathFor(table.file), table.write(rows, dim));
   }
 
   /** Stage a text or binary file. */

@@ -7,7 +7,7 @@
 
 import { InternalError } from '../../errors.js';
 import { kmeans, leiden } from '../../graph/index.js';
-import { elementsToTable, titlesToTable } from '../../index-io/tables.js';
+import { TABLES } from '../../index-io/tables.js';
 import type { BaseGraph } from '../../model/graph-store.js';
 import { type MaterialItem, rankMaterial, trimToBudget } from '../../model/material.js';
 import {
@@ -18,7 +18,6 @@ import {
   linkMembers,
   mergeElements,
 } from '../../model/summary.js';
-import { CACHE_FILES } from '../../project/layout.js';
 import type { StageContext, StageResult } from './context.js';
 import { countTokensBatch, textOps } from './core.js';
 import { embedTargets } from './embedding.js';
@@ -213,8 +212,8 @@ export async function summaryStage(ctx: StageContext): Promise<StageResult> {
     );
   }
 
-  await ctx.out.table(CACHE_FILES.highLevelElements, elementsToTable(tables.elements.values(), dim));
-  await ctx.out.table(CACHE_FILES.highLevelElementTitles, titlesToTable(tables.titles.values()));
+  await ctx.out.table(TABLES.elements, tables.elements.values(), dim);
+  await ctx.out.table(TABLES.titles, tables.titles.values());
   await stageGraphTables(ctx.index, ctx.out);
   const s = ctx.providers.chat.stats();
   const e = ctx.providers.embedding.stats();

@@ -1,0 +1,94 @@
+/**
+ * GET /api/config: the form's values, choices and warnings (API keys only as set / not set).
+ * POST /api/config: saves the form into Node_config.yaml keeping its comments, or 422 with
+ * the problems by key path; refused while a build runs.
+ */
+import { Hono } from 'hono';
+import { type ConfigPatch, LANGUAGES, PROVIDERS, updateConfigFile } from '../../config/index.js';
+import { HttpError, readJsonObject } from '../../server/http.js';
+import type { ConfigReply, ConfigSaveReply, ConfigValues } from '../api-types.js';
+import type { UiContext } from '../ui-context.js';
+
+/** The form's fields: [section, key]. The API keys are write-only and handled apart. */
+const FORM_FIELDS = {
+  model_config: ['service_provider', 'model_name', 'base_url'],
+  embedding_config: ['service_provider', 'embedding_model_name', 'base_url'],
+  config: [
+    'language',
+    'docu_type',
+    'chunk_size',
+    'dim',
+    'cross_node',
+    'Enode',
+    'Rnode',
+    'Hnode',
+    'HNSW_results',
+  ],
+} as const;
+type Section = keyof typeof FORM_FIELDS;
+const SECTIONS = Object.keys(FORM_FIELDS) as Section[];
+const INT_KEYS = new Set(['chunk_size', 'dim', 'cross_node', 'Enode', 'Rnode', 'Hnode', 'HNSW_results']);
+
+/** Form text → config value: integers where the schema wants them (bad text is left for it to report). */
+function formValue(key: string, raw: unknown): unknown {
+  if (typeof raw !== 'string') return raw;
+  const text = raw.trim();
+  if (key === 'base_url') return text === '' ? null : text;
+  if (INT_KEYS.has(key) && /^-?\d+$/.test(text)) return Number(text);
+  return text;
+}
+
+export function patchFrom(body: Record<string, unknown>): ConfigPatch {
+  const patch: Record<string, Record<string, unknown>> = {};
+  for (const section of SECTIONS) {
+    const values = body[section];
+    if (typeof values !== 'object' || values === null) continue;
+    const out: Record<string, unknown> = {};
+    const v = values as Record<string, unknown>;
+    for (const key of FORM_FIELDS[section]) if (key in v) out[key] = formValue(key, v[key]);
+    // Write-only: an empty field keeps the key already in the file.
+    if (section !== 'config' && typeof v.api_keys === 'string' && v.api_keys.trim() !== '') {
+      out.api_keys = v.api_keys.trim();
+    }
+    patch[section] = out;
+  }
+  return patch as ConfigPatch;
+}
+
+export function configRoutes(ctx: UiContext): Hono {
+  return new Hono()
+    .get('/config', (c) => {
+      const config = ctx.loadConfig();
+      const values: ConfigValues = {};
+      for (const section of SECTIONS) {
+        const s = config[section] as unknown as Record<string, ConfigValues[string][string]>;
+        values[section] = Object.fromEntries(FORM_FIELDS[section].map((k) => [k, s[k] ?? null]));
+      }
+      return c.json<ConfigReply>({
+        values,
+        apiKeySet: {
+          model_config: config.apiKey('model_config') !== undefined,
+          embedding_config: config.apiKey('embedding_config') !== undefined,
+        },
+        choices: { service_provider: PROVIDERS, language: LANGUAGES },
+        warnings: config.warnings,
+      });
+    })
+    .post('/config', async (c) => {
+      if (ctx.job.running) {
+        throw new HttpError(409, 'build_running', 'a build is running; save the config after it ends');
+      }
+      const result = updateConfigFile(ctx.root, patchFrom(await readJsonObject(c)));
+      if (!result.ok) {
+        const n = result.problems.length;
+        throw new HttpError(
+          422,
+          'invalid_config',
+          `Not saved: ${n} field${n === 1 ? '' : 's'} need${n === 1 ? 's' : ''} fixing`,
+          { problems: result.problems },
+        );
+      }
+      ctx.resetSearch();
+      return c.json<ConfigSaveReply>({ ok: true, warnings: result.config.warnings });
+    });
+}

@@ -1,0 +1,80 @@
+/**
+ * What the UI's route modules (./routes/) share: the project folder, the one build job, the
+ * search engine opened on first question (closed after a config save or a build), and the
+ * config as saved. `createUiApp` (./app.ts) makes one per app.
+ */
+import { join } from 'node:path';
+import { ensureConfig, NodeConfig } from '../config/index.js';
+import { INPUT_DIR } from '../project/layout.js';
+import type { AnswerResult } from '../search/engine-types.js';
+import type { RetrievedItem } from '../search/retrieve.js';
+import { BuildJob, type BuildRunner } from './build-job.js';
+import { removeStaleUploads } from './upload.js';
+
+export const DEFAULT_MAX_UPLOAD_BYTES = 20 * 1024 * 1024;
+
+/** An answer with the items of its context (NodeSearch.answer gives them). */
+export interface UiAnswer extends AnswerResult {
+  items: readonly Pick<RetrievedItem, 'type' | 'text' | 'document'>[];
+}
+
+/** What the chat needs from a search engine (NodeSearch fits). */
+export interface UiSearch {
+  answer(question: string, options?: { signal?: AbortSignal }): Promise<UiAnswer>;
+  close(): void;
+}
+
+export interface UiDeps {
+  /** Absolute project folder. */
+  folder: string;
+  /** Runs one build of `folder` writing its output to the sinks; resolves to its exit code. */
+  runBuild: BuildRunner;
+  /** A search engine for the current config (re-created after a save or a build). */
+  openSearch: (config: NodeConfig) => UiSearch;
+  /** Edge count of the built graph, or null when unknown. */
+  countEdges: (folder: string) => Promise<number | null>;
+  /** Largest accepted upload, per file and per request (default 20 MiB). */
+  maxUploadBytes?: number;
+  logError?: (e: unknown) => void;
+}
+
+export interface UiContext {
+  readonly root: string;
+  readonly inputDir: string;
+  readonly maxUploadBytes: number;
+  readonly job: BuildJob;
+  readonly countEdges: (folder: string) => Promise<number | null>;
+  readonly logError: (e: unknown) => void;
+  /** The config as saved; a ConfigError (422) names its problems. */
+  loadConfig(requireApiKeys?: boolean): NodeConfig;
+  /** The search engine, opened on first use with the saved config (API keys required). */
+  search(): UiSearch;
+  /** Closes the engine so the next question opens one on the new config or index. */
+  resetSearch(): void;
+}
+
+export function uiContext(deps: UiDeps): UiContext {
+  const root = deps.folder;
+  ensureConfig(root);
+  const inputDir = join(root, INPUT_DIR);
+  removeStaleUploads(inputDir);
+  let engine: UiSearch | null = null;
+  const loadConfig = (requireApiKeys = false) => NodeConfig.fromMainFolder(root, { requireApiKeys });
+  return {
+    root,
+    inputDir,
+    maxUploadBytes: deps.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,
+    job: new BuildJob(deps.runBuild),
+    countEdges: deps.countEdges,
+    logError: deps.logError ?? ((e: unknown) => console.error(e)),
+    loadConfig,
+    search: () => {
+      engine ??= deps.openSearch(loadConfig(true));
+      return engine;
+    },
+    resetSearch: () => {
+      engine?.close();
+      engine = null;
+    },
+  };
+}
