@@ -173,12 +173,16 @@ describe('build: first run, layout, up to date', () => {
     const r = await p.build();
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(
-      '1 indexed documents changed and 0 were deleted since they were indexed. This version does not update or remove indexed content',
+      '1 indexed document changed and 0 were deleted since they were indexed. This version does not update or remove indexed content',
     );
     expect(r.stdout).toContain(`changed: ${first}`);
-    expect(r.stdout).toContain('Index is up to date.');
+    // Not a bare "up to date" right after that warning: it says what was kept.
+    expect(r.stdout).not.toContain('Index is up to date.');
+    expect(r.stdout).toContain(
+      'No new documents to index; the index was left as it is. The 1 changed document listed above still has its old content in it',
+    );
     expect(await snapshot()).toEqual(before);
-    expect(await p.readText('info/info.log')).toContain('1 indexed documents changed and 0 were deleted');
+    expect(await p.readText('info/info.log')).toContain('1 indexed document changed and 0 were deleted');
   });
 });
 

@@ -149,6 +149,29 @@ describe('loading', () => {
     ]);
   });
 
+  it('a misspelled key gets the nearest schema key by edit distance, or the section it belongs to', () => {
+    const cfg = load(
+      'config:\n  chunck_size: 512\n  embeding_batch_size: 10\n  hnsw_result: 5\n  model_name: x\n  zzzzzz: 1\nmodel_config:\n  temprature: 0.5\n',
+    );
+    expect(cfg.warnings).toEqual([
+      'model_config.temprature: unknown key, ignored (did you mean temperature?)',
+      'config.chunck_size: unknown key, ignored (did you mean chunk_size?)',
+      'config.embeding_batch_size: unknown key, ignored (did you mean embedding_batch_size?)',
+      'config.hnsw_result: unknown key, ignored (did you mean HNSW_results?)',
+      'config.model_name: unknown key, ignored (did you mean model_config.model_name?)',
+      'config.zzzzzz: unknown key, ignored',
+    ]);
+  });
+
+  it('local with the OpenAI default dim 1536 is valid, with a hint naming what the examples use', () => {
+    const cfg = load('embedding_config:\n  service_provider: local\n');
+    expect(cfg.config.dim).toBe(1536);
+    expect(cfg.warnings).toEqual([
+      "config.dim: 1536 is the length of OpenAI's text-embedding-3-small; the local provider accepts any dim (the examples use 256, a smaller index and faster search)",
+    ]);
+    expect(load('embedding_config:\n  service_provider: local\nconfig:\n  dim: 256\n').warnings).toEqual([]);
+  });
+
   it('embedding provider aliases map to the provider', () => {
     const cfg = load('embedding_config:\n  service_provider: openai_embedding\n');
     expect(cfg.embedding_config.service_provider).toBe('openai');

@@ -15,6 +15,9 @@ export interface ConfigProblem {
   message: string;
 }
 
+/** The schema's default `dim` (OpenAI text-embedding-3-small): with `local`, worth a hint. */
+const LOCAL_DIM_HINT_FROM = 1536;
+
 type Partial2<T> = { [K in keyof T]?: T[K] };
 
 export interface CrossCheckInput {
@@ -114,6 +117,13 @@ export function runCrossChecks(input: CrossCheckInput): CrossCheckResult {
     } else if (check.warning) {
       warnings.push(check.warning);
     }
+  }
+
+  // A file switched to `local` keeps the default dim of OpenAI's model: valid, but say so once.
+  if (embedding.service_provider === 'local' && config.dim === LOCAL_DIM_HINT_FROM) {
+    warnings.push(
+      `config.dim: ${config.dim} is the length of OpenAI's text-embedding-3-small; the local provider accepts any dim (the examples use 256, a smaller index and faster search)`,
+    );
   }
 
   if (config.m !== undefined && config.m0 !== undefined && config.m0 !== null && config.m0 !== 2 * config.m) {

@@ -17,6 +17,7 @@ export {
   type EnsureConfigResult,
   ensureConfig,
   firstRunMessage,
+  firstRunProblem,
   type LoadConfigOptions,
   type ModelSettings,
   missingConfigMessage,

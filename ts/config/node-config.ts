@@ -274,6 +274,30 @@ export class NodeConfig {
   }
 }
 
+/**
+ * Why `build` must not create a project in `folder`, or null. The template (and nothing
+ * else) is written only into an existing folder that already has an input/ folder, so a
+ * mistyped `-f` never leaves a new folder or a stray Node_config.yaml behind.
+ */
+export function firstRunProblem(folder: string, cliName = DEFAULT_CLI_NAME): string | null {
+  const abs = resolve(folder);
+  const problem = projectFolderProblem(abs);
+  if (problem) return problem;
+  if (existsSync(join(abs, CONFIG_FILE_NAME))) return null;
+  const input = join(abs, 'input');
+  let hasInput = false;
+  try {
+    hasInput = statSync(input).isDirectory();
+  } catch {
+    hasInput = false;
+  }
+  if (hasInput) return null;
+  return (
+    `${abs} has neither ${CONFIG_FILE_NAME} nor an input/ folder, so it is not a project yet (mistyped -f?). ` +
+    `To start one there: mkdir ${input}, put your documents in it, then run \`${cliName} build -f ${folder}\` again.`
+  );
+}
+
 export type EnsureConfigResult =
   | { created: true; folder: string; configPath: string; message: string }
   | { created: false; folder: string; configPath: string };

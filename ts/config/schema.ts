@@ -141,6 +141,10 @@ export const configSectionSchema = z.object({
     'mixed',
     'Input files: mixed (all supported) or only txt, md, doc, docx, pdf, html',
   ),
+  follow_symlinks: boolField(
+    false,
+    'Index symbolic links in input/ that point outside input/ (false: they are skipped and listed in the state tree)',
+  ),
   chunk_size: intField(1048, 'Chunk size in tokens (o200k_base), 64 to 16384', 64, 16384),
   embedding_batch_size: intField(
     50,
@@ -153,7 +157,7 @@ export const configSectionSchema = z.object({
   space: enumField(SPACES, 'l2', 'Vector distance: l2 or cosine'),
   dim: intField(
     1536,
-    'Embedding length; must match the embedding model (1536 OpenAI small, 768 Gemini)',
+    'Embedding length; must match the embedding model (1536 OpenAI small, 768 Gemini); local takes any (the examples use 256)',
     1,
     16384,
   ),

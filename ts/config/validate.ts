@@ -51,10 +51,60 @@ export function formatProblem(p: ConfigProblem): string {
   return `${p.path}: ${p.message}`;
 }
 
-/** A close match for an unknown key (case or `-`/`_` slips), to suggest in the warning. */
-function suggestKey(key: string, known: readonly string[]): string | undefined {
+/** Levenshtein distance with adjacent transpositions (optimal string alignment). */
+export function editDistance(a: string, b: string): number {
+  const m = a.length;
+  const n = b.length;
+  let prev2: number[] = [];
+  let prev = Array.from({ length: n + 1 }, (_, j) => j);
+  for (let i = 1; i <= m; i++) {
+    const cur = [i];
+    for (let j = 1; j <= n; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let d = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        d = Math.min(d, prev2[j - 2]! + 1);
+      cur.push(d);
+    }
+    prev2 = prev;
+    prev = cur;
+  }
+  return prev[n]!;
+}
+
+/**
+ * The closest known key to an unknown one, to suggest in the warning: case and `-`/`_`
+ * slips first, then the nearest by edit distance (at most 1 for keys of up to 4
+ * characters, 2 up to 8, 3 beyond), ties going to the first in schema order.
+ */
+export function suggestKey(key: string, known: readonly string[]): string | undefined {
   const norm = (s: string) => s.toLowerCase().replace(/[-_\s]/g, '');
-  return known.find((k) => norm(k) === norm(key));
+  const exact = known.find((k) => norm(k) === norm(key));
+  if (exact) return exact;
+  const target = key.toLowerCase();
+  const limit = target.length <= 4 ? 1 : target.length <= 8 ? 2 : 3;
+  let best: string | undefined;
+  let bestDistance = limit + 1;
+  for (const k of known) {
+    const d = editDistance(target, k.toLowerCase());
+    if (d < bestDistance) {
+      best = k;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+/** "did you mean …?" for an unknown key of `section`: a near key there, or the same key in another section. */
+function keyHint(section: SectionName, key: string, shapes: Record<SectionName, readonly string[]>): string {
+  const near = suggestKey(key, shapes[section]);
+  if (near) return ` (did you mean ${near}?)`;
+  for (const other of Object.keys(shapes) as SectionName[]) {
+    if (other === section) continue;
+    const there = suggestKey(key, shapes[other]);
+    if (there && there.toLowerCase() === key.toLowerCase()) return ` (did you mean ${other}.${there}?)`;
+  }
+  return '';
 }
 
 export function validateConfigData(raw: unknown, options: ValidateOptions): ValidateResult {
@@ -83,6 +133,9 @@ export function validateConfigData(raw: unknown, options: ValidateOptions): Vali
     }
   }
 
+  const keysOf = Object.fromEntries(
+    sectionNames.map((name) => [name, Object.keys(nodeConfigSchema.shape[name].shape)]),
+  ) as Record<SectionName, string[]>;
   const values: Record<string, Record<string, unknown>> = {};
   for (const section of sectionNames) {
     const shape = nodeConfigSchema.shape[section].shape as Record<string, z.ZodType>;
@@ -96,8 +149,7 @@ export function validateConfigData(raw: unknown, options: ValidateOptions): Vali
     const knownKeys = Object.keys(shape);
     for (const key of Object.keys(rawSection)) {
       if (!knownKeys.includes(key)) {
-        const hint = suggestKey(key, knownKeys);
-        warnings.push(`${section}.${key}: unknown key, ignored${hint ? ` (did you mean ${hint}?)` : ''}`);
+        warnings.push(`${section}.${key}: unknown key, ignored${keyHint(section, key, keysOf)}`);
       }
     }
     for (const key of knownKeys) {

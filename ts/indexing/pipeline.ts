@@ -16,7 +16,7 @@
  */
 import { renameSync, writeFileSync } from 'node:fs';
 import type { NodeConfig as NodeConfigType } from '../config/node-config.js';
-import { ensureConfig, NodeConfig } from '../config/node-config.js';
+import { ensureConfig, firstRunProblem, NodeConfig } from '../config/node-config.js';
 import { ConfigError, NodeRagError } from '../errors.js';
 import { IndexData } from '../index-io/index-data.js';
 import { parquetFooterOk } from '../index-io/parquet.js';
@@ -48,12 +48,27 @@ import { STAGE_RUNNERS } from './stages/index.js';
 import { InterruptedError, StopSignal } from './stages/interrupt.js';
 import { StageOutputs } from './stages/outputs.js';
 import { Progress, type ProgressOutput, progressStyle } from './stages/progress.js';
-import { BUILD_EXIT, changedDeletedWarning, confirmBuild, renderStateTree } from './tree.js';
+import { moveIndexAside, PREVIOUS_INDEX_DIR, recoverRebuild } from './rebuild.js';
+import {
+  BUILD_EXIT,
+  changedDeletedWarning,
+  confirmBuild,
+  count,
+  REBUILD_HINT,
+  renderStateTree,
+  upToDateMessage,
+} from './tree.js';
 
 export interface BuildOptions {
   folder: string;
   yes?: boolean;
   allowFailures?: boolean;
+  /**
+   * Rebuild the index from scratch, keeping cache/response_cache (ts/indexing/rebuild.ts):
+   * the previous index waits aside until the new one is searchable, and comes back if the
+   * build fails, is interrupted or declined.
+   */
+  rebuild?: boolean;
   stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
   stdout?: NodeJS.WritableStream & ProgressOutput;
   stderr?: NodeJS.WritableStream;
@@ -87,6 +102,20 @@ function die(): never {
  * end-to-end tests can exhaust six attempts against a failing fake server quickly.
  */
 const FAST_TEST_RETRY: RetryPolicy = { ...BUILD_RETRY_POLICY, baseDelayMs: 5, maxDelayMs: 20 };
+
+/**
+ * What to do about an operating-system error (a full disk, a read-only folder), or null for
+ * other errors. Such errors need no stack trace: the message names the call and the path.
+ */
+export function systemErrorHint(error: unknown): string | null {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  if (typeof code !== 'string' || !(error instanceof Error) || !('syscall' in error)) return null;
+  if (code === 'ENOSPC' || code === 'EDQUOT')
+    return 'The disk is full: free some space, then run the build again.';
+  if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS')
+    return 'The project folder is not writable: fix its permissions, then run the build again.';
+  return `A file operation failed (${code}); fix the cause, then run the build again.`;
+}
 
 /** One-line message of an error for the terminal and info.log. */
 function errorMessage(error: unknown): string {
@@ -122,6 +151,11 @@ export async function runBuild(options: BuildOptions): Promise<number> {
   const complain = (s: string) => stderr.write(`${s}\n`);
 
   // Step 1: configuration (first run writes the template) and the lock.
+  const notProject = firstRunProblem(options.folder);
+  if (notProject) {
+    complain(notProject);
+    return BUILD_EXIT.USAGE;
+  }
   const ensured = ensureConfig(options.folder);
   if (ensured.created) {
     say(ensured.message);
@@ -158,8 +192,14 @@ export async function runBuild(options: BuildOptions): Promise<number> {
   }
 
   let providers: ModelProviders | undefined;
+  let asideForRebuild = false;
   try {
-    // Step 2: staging left by a crash.
+    // Step 2: a rebuild and staging left by a crash.
+    const undone = await recoverRebuild(root);
+    if (undone !== 'none') log.info(`unfinished rebuild from scratch: previous index ${undone}`);
+    if (undone === 'restored') {
+      complain('An unfinished rebuild (build --rebuild) was undone: the previous index is back in place.');
+    }
     const recovery = await recoverStaging(root);
     if (recovery.outcome === 'rolled-forward') {
       log.info(`completed an interrupted commit (${recovery.files.join(', ')})`);
@@ -167,11 +207,16 @@ export async function runBuild(options: BuildOptions): Promise<number> {
       log.info(`discarded ${recovery.files.length} staged file(s) of an unfinished commit`);
     }
 
+    if (options.rebuild) {
+      asideForRebuild = await moveIndexAside(root);
+      if (asideForRebuild) log.info(`rebuild from scratch: previous index moved to ${PREVIOUS_INDEX_DIR}`);
+    }
+
     // Step 3: INIT.
     const docuType = config.config.docu_type as DocuType;
     let init: Awaited<ReturnType<typeof runInit>>;
     try {
-      init = await runInit(root, { docuType, probe });
+      init = await runInit(root, { docuType, probe, followSymlinks: config.config.follow_symlinks });
     } catch (error) {
       if (error instanceof NoDocumentsError || error instanceof NodeRagError) {
         log.error(error.message);
@@ -191,7 +236,7 @@ export async function runBuild(options: BuildOptions): Promise<number> {
     const wanted = configuredEmbedding(config);
     if (state.embedding && !sameEmbedding(state.embedding, wanted)) {
       const e = state.embedding;
-      const message = `embeddings were made with ${describeEmbedding(e)}; changing the embedding model needs a rebuild from scratch (delete cache/ and info/), or set embedding_config back`;
+      const message = `embeddings were made with ${describeEmbedding(e)}; changing the embedding model needs a ${REBUILD_HINT.replace('rebuild from scratch with', 'rebuild from scratch:')}, or set embedding_config back`;
       log.error(message);
       complain(`error: ${message}`);
       return BUILD_EXIT.USAGE;
@@ -212,9 +257,15 @@ export async function runBuild(options: BuildOptions): Promise<number> {
 
     // Step 4: the state tree and the confirmation.
     stdout.write(renderStateTree({ root, state, plan: init.plan, cache }));
+    if (asideForRebuild) {
+      say(
+        `Rebuild from scratch: the previous index waits in ${PREVIOUS_INDEX_DIR} until this build finishes (it comes back if the build fails or stops); cache/response_cache/ is kept.`,
+      );
+    }
     const warning = changedDeletedWarning(init.plan.changed.length, init.plan.deleted.length);
     if (warning) log.warn(warning);
     for (const u of init.plan.unreadable) log.warn(`skipped ${u.path}: ${u.reason}`);
+    for (const e of init.plan.skipped) if (e.kind === 'outside') log.warn(`skipped ${e.path}: ${e.reason}`);
     const decision = await confirmBuild({
       hasWork: init.outlook.hasWork,
       yes: options.yes === true,
@@ -222,7 +273,8 @@ export async function runBuild(options: BuildOptions): Promise<number> {
       output: stdout,
     });
     if (!decision.proceed) {
-      (decision.exitCode === BUILD_EXIT.OK ? say : complain)(decision.message);
+      if (decision.exitCode === BUILD_EXIT.OK) say(upToDateMessage(init.plan));
+      else complain(decision.message);
       return decision.exitCode;
     }
 
@@ -245,6 +297,12 @@ export async function runBuild(options: BuildOptions): Promise<number> {
     );
   } finally {
     providers?.close();
+    // The previous index is dropped if the new one is searchable, put back otherwise.
+    if (asideForRebuild && (await recoverRebuild(root)) === 'restored') {
+      complain(
+        'The previous index is back in place (the rebuild did not finish). Model replies received meanwhile are kept in cache/response_cache/: running `build --rebuild` again does not pay for them twice.',
+      );
+    }
     await lock.release();
   }
 }
@@ -341,11 +399,12 @@ class BuildRun {
           resolveInProject(root, INPUT_DIR),
           this.#o.config.config.docu_type as DocuType,
           hashes,
+          { followSymlinks: this.#o.config.config.follow_symlinks },
         );
         const fresh = plan.cycle.filter((p) => !attempted.has(p));
         if (fresh.length === 0 || this.#stop.stopping) break;
         this.#say(
-          `Follow-up cycle: ${fresh.length} queued document(s) found since generation ${this.#state.generation} started; indexing them in generation ${this.#state.generation + 1}.`,
+          `Follow-up cycle: ${count(fresh.length, 'queued document')} found since generation ${this.#state.generation} started; indexing them in generation ${this.#state.generation + 1}.`,
         );
         log.info(`follow-up cycle for queued documents: ${fresh.join(', ')}`);
         await this.#startCycle();
@@ -357,22 +416,37 @@ class BuildRun {
     } catch (error) {
       const interrupted = error instanceof InterruptedError || this.#stop.stopping;
       const stage = this.#state.current_state;
+      // Saving the failure may fail for the same reason as the stage (a full disk): the
+      // first error is printed before anything else is written, and every write after it
+      // is guarded, so the user always learns what went wrong.
       if (interrupted) {
         const reason = this.#stop.stopping ? this.#stop.reason : errorMessage(error);
         this.#state = failState(this.#state, 'INTERRUPTED', reason);
-        await writeState(root, this.#state);
-        log.warn(`${stage} interrupted; state saved`);
-        this.#complain(`${stage} interrupted; state saved. Run the build again to resume.`);
+        const notSaved = await this.#saveFailureState();
+        this.#tryLog(() =>
+          log.warn(`${stage} interrupted; ${notSaved ? `state not saved: ${notSaved}` : 'state saved'}`),
+        );
+        this.#complain(
+          notSaved
+            ? `${stage} interrupted; the state could not be saved (${notSaved}). Run the build again: it resumes from the last committed stage.`
+            : `${stage} interrupted; state saved. Run the build again to resume.`,
+        );
         return BUILD_EXIT.INTERRUPTED;
       }
       const message = errorMessage(error);
-      this.#state = failState(this.#state, 'ERROR', message);
-      await writeState(root, this.#state);
-      log.error(`${stage} failed: ${message}`);
       this.#complain(`error: ${stage} failed: ${message}`);
-      if (!(error instanceof NodeRagError) && error instanceof Error && error.stack)
+      const hint = systemErrorHint(error);
+      if (hint) this.#complain(hint);
+      else if (!(error instanceof NodeRagError) && error instanceof Error && error.stack)
         this.#complain(error.stack);
-      this.#complain('State saved; run the build again to resume.');
+      this.#state = failState(this.#state, 'ERROR', message);
+      const notSaved = await this.#saveFailureState();
+      this.#tryLog(() => log.error(`${stage} failed: ${message}`));
+      this.#complain(
+        notSaved
+          ? `The failure could not be recorded in info/state.json either (${notSaved}). Nothing committed is lost: once that is fixed, run the build again; it resumes from the last committed stage.`
+          : 'State saved; run the build again to resume.',
+      );
       return BUILD_EXIT.STAGE_FAILED;
     } finally {
       this.#stop.dispose();
@@ -380,6 +454,25 @@ class BuildRun {
         process.off('SIGINT', this.#onSignal);
         process.off('SIGTERM', this.#onSignal);
       }
+    }
+  }
+
+  /** Writes the failed state; returns null, or why it could not be written. */
+  async #saveFailureState(): Promise<string | null> {
+    try {
+      await writeState(this.#o.root, this.#state);
+      return null;
+    } catch (error) {
+      return errorMessage(error);
+    }
+  }
+
+  /** info.log sits on the same disk: a failure path must not die on its own log line. */
+  #tryLog(write: () => void): void {
+    try {
+      write();
+    } catch {
+      // Already reported on the terminal.
     }
   }
 
