@@ -75,11 +75,10 @@ describe('listInputFiles', () => {
     await symlink(join(dir, 'b.txt'), join(dir, 'linked-file.txt'));
     await symlink(join(dir, 'missing.txt'), join(dir, 'broken.txt'));
 
-    const { files, unreadable } = await listInputFiles(dir, 'mixed');
+    const { files, unreadable, skipped } = await listInputFiles(dir, 'mixed');
     expect(files.map((f) => f.path)).toEqual([
       'A.TXT',
       'b.txt',
-      'broken.txt',
       'linked-file.txt',
       'outside/x.txt',
       'sub/deeper/c.md',
@@ -87,10 +86,81 @@ describe('listInputFiles', () => {
       'sub/report.pdf',
     ]);
     expect(files.find((f) => f.path === 'sub/deeper/c.md')?.absPath).toBe(join(dir, 'sub', 'deeper', 'c.md'));
-    expect(unreadable).toEqual([]);
+    // A link inside input/ is read through the target discovery checked.
+    expect(files.find((f) => f.path === 'linked-file.txt')?.absPath).toBe(join(dir, 'b.txt'));
+    expect(unreadable).toEqual([{ path: 'broken.txt', reason: 'cannot read: broken symbolic link' }]);
+    // Nothing is left out silently: every entry not indexed is listed with its reason.
+    expect(skipped).toEqual([
+      { path: '.git/', kind: 'hidden', reason: 'hidden' },
+      { path: '.hidden.txt', kind: 'hidden', reason: 'hidden' },
+      { path: 'linked-dir/', kind: 'folder-link', reason: 'symbolic link to a folder (not followed)' },
+      { path: 'notes.rtf', kind: 'unsupported', reason: 'unsupported type .rtf' },
+      { path: 'sub/~$temp.doc', kind: 'hidden', reason: 'Office lock file' },
+      { path: '~$lock.docx', kind: 'hidden', reason: 'Office lock file' },
+    ]);
 
     const onlyMd = await listInputFiles(dir, 'md');
     expect(onlyMd.files.map((f) => f.path)).toEqual(['sub/deeper/c.md']);
+    expect(onlyMd.skipped.find((e) => e.path === 'b.txt')?.reason).toBe(
+      '.txt files are not indexed with config.docu_type md',
+    );
+  });
+
+  it('refuses symbolic links to files outside input/ unless followSymlinks is set', async () => {
+    const input = join(dir, 'input');
+    await mkdir(input);
+    await writeFile(join(dir, 'secret.txt'), 'root:x:0:0');
+    await symlink(join(dir, 'secret.txt'), join(input, 'p.txt'));
+    await symlink('../secret.txt', join(input, 'relative.txt'));
+    await writeFile(join(input, 'own.txt'), 'own');
+
+    const strict = await listInputFiles(input, 'mixed');
+    expect(strict.files.map((f) => f.path)).toEqual(['own.txt']);
+    expect(strict.skipped.map((e) => [e.path, e.kind])).toEqual([
+      ['p.txt', 'outside'],
+      ['relative.txt', 'outside'],
+    ]);
+    expect(strict.skipped[0]?.reason).toBe(
+      `symbolic link to ${join(dir, 'secret.txt')}, outside input/ (set config.follow_symlinks: true to index it)`,
+    );
+    // Classified too: a refused link is neither new nor deleted.
+    const plan = await discoverDocuments(input, 'mixed', { 'p.txt': sha('root:x:0:0') });
+    expect(plan.cycle).toEqual(['own.txt']);
+    expect(plan.deleted).toEqual([]);
+    expect(plan.skipped.map((e) => e.path)).toEqual(['p.txt', 'relative.txt']);
+
+    const followed = await listInputFiles(input, 'mixed', { followSymlinks: true });
+    expect(followed.files.map((f) => [f.path, f.absPath])).toEqual([
+      ['own.txt', join(input, 'own.txt')],
+      ['p.txt', join(dir, 'secret.txt')],
+      ['relative.txt', join(dir, 'secret.txt')],
+    ]);
+    expect(followed.skipped).toEqual([]);
+  });
+
+  it('an input/ reached through a symbolic link still keeps links within it', async () => {
+    const real = join(dir, 'real-input');
+    await mkdir(real);
+    await writeFile(join(real, 'a.txt'), 'a');
+    await symlink(join(real, 'a.txt'), join(real, 'alias.txt'));
+    await symlink(real, join(dir, 'input'));
+    const r = await listInputFiles(join(dir, 'input'), 'mixed');
+    expect(r.files.map((f) => f.path)).toEqual(['a.txt', 'alias.txt']);
+    expect(r.skipped).toEqual([]);
+  });
+
+  it('never reads a document through a link created after discovery', async () => {
+    await put('a.txt', 'alpha');
+    await writeFile(join(dir, '..', `${dir.split('/').pop()}-outside.txt`), 'outside');
+    const { files } = await listInputFiles(dir, 'mixed');
+    await rm(join(dir, 'a.txt'));
+    await symlink(join(dir, '..', `${dir.split('/').pop()}-outside.txt`), join(dir, 'a.txt'));
+    const { hashed, unreadable } = await hashFiles(files);
+    await rm(join(dir, '..', `${dir.split('/').pop()}-outside.txt`));
+    expect(hashed).toEqual([]);
+    expect(unreadable).toEqual([
+      { path: 'a.txt', reason: 'cannot read: became a symbolic link after discovery' },
+    ]);
   });
 
   it('fails clearly when input/ is missing', async () => {
@@ -99,11 +169,12 @@ describe('listInputFiles', () => {
 
   it('hashes raw bytes and reports unreadable files by name', async () => {
     await put('a.txt', 'alpha');
-    await symlink(join(dir, 'gone.txt'), join(dir, 'broken.txt'));
+    await put('b.txt', 'beta');
     const { files } = await listInputFiles(dir, 'txt');
+    await rm(join(dir, 'b.txt'));
     const { hashed, unreadable } = await hashFiles(files);
     expect(hashed.map((h) => [h.path, h.hash])).toEqual([['a.txt', sha('alpha')]]);
-    expect(unreadable).toEqual([{ path: 'broken.txt', reason: expect.stringMatching(/cannot read/) }]);
+    expect(unreadable).toEqual([{ path: 'b.txt', reason: expect.stringMatching(/cannot read/) }]);
   });
 
   it('discoverDocuments classifies the folder against the indexed map', async () => {

@@ -51,6 +51,21 @@ describe('text files', () => {
     expect(await reasonOf('blank.md')).toMatch(/empty/);
   });
 
+  it('refuses a .txt or .md that decodes but holds NUL bytes as binary, naming the file', async () => {
+    const bytes = new TextEncoder().encode('ELF header\u0000\u0000\u0000then some readable words');
+    for (const path of ['dump.txt', 'notes/x.md']) {
+      const r = await extractFromBytes(path, bytes);
+      expect(r.ok).toBe(false);
+      if (r.ok) throw new Error('unreachable');
+      expect(r.error.path).toBe(path);
+      expect(r.error.reason).toBe('binary file (contains NUL bytes), not text');
+      expect(r.error.message).toContain(path);
+    }
+    // UTF-16 text has zero bytes but no NUL character: still text.
+    const utf16 = Uint8Array.of(0xff, 0xfe, 0x41, 0x00, 0x42, 0x00);
+    expect((await extractFromBytes('u.txt', utf16)).ok).toBe(true);
+  });
+
   it('rejects malformed UTF-16', () => {
     expect(() => decodeText(Uint8Array.of(0xff, 0xfe, 0x41))).toThrow(
       'not valid UTF-16 (odd number of bytes)',
@@ -215,7 +230,8 @@ describe('clean-up and bookkeeping', () => {
       expect(results.map((r) => (r.ok ? r.document.text : `ERR ${r.error.message}`))).toEqual([
         'alpha',
         expect.stringMatching(/^ERR b\.pdf: not a readable PDF/),
-        'ERR c.txt: cannot read (ENOENT)',
+        // Documents are read without following a link (discovery hands over resolved targets).
+        'ERR c.txt: cannot read (ELOOP: replaced by a symbolic link since discovery)',
         'delta',
       ]);
       expect(seen).toEqual([1, 2, 3, 4]);

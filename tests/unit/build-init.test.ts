@@ -98,6 +98,14 @@ describe('runInit', () => {
     await expect(runInit(root, { docuType: 'mixed' })).rejects.toThrow('no supported documents in input/');
   });
 
+  it('with nothing supported, the message says what was skipped instead (the tree is not printed)', async () => {
+    await put('input/notes.rtf');
+    await put('input/.hidden.txt');
+    await expect(runInit(root, { docuType: 'mixed' })).rejects.toThrow(
+      'no supported documents in input/ (skipped 1 hidden, 1 unsupported type: .hidden.txt (hidden), notes.rtf (unsupported type .rtf))',
+    );
+  });
+
   it('finished and unchanged: nothing to do', async () => {
     await put('input/a.txt', 'ay');
     await writeAllOutputs();

@@ -6,7 +6,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { InterruptedError, StopSignal } from '../../ts/indexing/stages/interrupt.js';
 import { mapInOrder, poolSize } from '../../ts/indexing/stages/pool.js';
-import { Progress, progressStyle } from '../../ts/indexing/stages/progress.js';
+import { Progress, progressStyle, unitFor } from '../../ts/indexing/stages/progress.js';
 
 describe('mapInOrder', () => {
   it('returns results in input order when later items finish first', async () => {
@@ -102,11 +102,31 @@ describe('progress', () => {
     expect(progressStyle({ write: () => true, isTTY: false }, { useRich: true, useTqdm: true })).toBe(
       'plain',
     );
-    expect(progressStyle({ write: () => true, isTTY: true }, { useRich: true, useTqdm: true })).toBe('rich');
+    expect(progressStyle({ write: () => true, isTTY: true }, { useRich: true, useTqdm: true }, {})).toBe(
+      'rich',
+    );
+    // NO_COLOR: a live line without colours.
+    expect(
+      progressStyle({ write: () => true, isTTY: true }, { useRich: true, useTqdm: false }, { NO_COLOR: '1' }),
+    ).toBe('tqdm');
     expect(progressStyle({ write: () => true, isTTY: true }, { useRich: false, useTqdm: true })).toBe('tqdm');
     expect(progressStyle({ write: () => true, isTTY: true }, { useRich: false, useTqdm: false })).toBe(
       'plain',
     );
+  });
+
+  it('a count of one takes the singular unit', () => {
+    expect(['documents', 'entities', 'batches', 'chunks', 'communities'].map((u) => unitFor(1, u))).toEqual([
+      'document',
+      'entity',
+      'batch',
+      'chunk',
+      'community',
+    ]);
+    expect(unitFor(2, 'documents')).toBe('documents');
+    const { out, text } = sink(false);
+    new Progress(out, 'plain').stage('Document pipeline', 1, 8).begin(1, 'documents');
+    expect(text()).toContain('  1 document to process\n');
   });
 
   it('plain style writes whole lines without escape codes (progress lines at most every 5 s)', () => {

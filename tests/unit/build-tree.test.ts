@@ -5,10 +5,12 @@ import {
   buildOutlook,
   changedDeletedWarning,
   confirmBuild,
+  count,
   decideConfirmation,
   formatNameList,
   isAffirmative,
   renderStateTree,
+  upToDateMessage,
 } from '../../ts/indexing/tree.js';
 import {
   advanceState,
@@ -32,6 +34,7 @@ function plan(partial: Partial<DiscoveryPlan> = {}): DiscoveryPlan {
     found: 0,
     files: [],
     unreadable: [],
+    skipped: [],
     ...partial,
   };
   if (!partial.cycle) {
@@ -137,8 +140,49 @@ describe('renderStateTree', () => {
     expect(text).not.toContain('<-');
     expect(text).toContain('  changed: b.txt\n  deleted: c.txt, d.txt\n');
     expect(text).toContain(
-      'Warning: 1 indexed documents changed and 2 were deleted since they were indexed. This version does not update or remove indexed content; their old content stays searchable. Restore the files, or rebuild from scratch by deleting `cache/` and `info/`.',
+      'Warning: 1 indexed document changed and 2 were deleted since they were indexed. This version does not update or remove indexed content; their old content stays searchable. Restore the files, or rebuild from scratch with `noderag build -f <folder> --rebuild` (it keeps the model replies in cache/response_cache/).',
     );
+  });
+
+  it('entries that are not documents are counted and named, with their reason', () => {
+    const text = renderStateTree({
+      root: '/p',
+      state: initialState(T),
+      plan: plan({
+        found: 1,
+        new: ['a.txt'],
+        skipped: [
+          { path: '.DS_Store', kind: 'hidden', reason: 'hidden' },
+          { path: 'logo.png', kind: 'unsupported', reason: 'unsupported type .png' },
+          {
+            path: 'p.txt',
+            kind: 'outside',
+            reason:
+              'symbolic link to /etc/passwd, outside input/ (set config.follow_symlinks: true to index it)',
+          },
+        ],
+      }),
+    });
+    expect(text).toContain(
+      'Skipped in input/: 3 entries (1 hidden, 1 unsupported type, 1 symbolic link leaving input/)\n' +
+        '  .DS_Store (hidden), logo.png (unsupported type .png), p.txt (symbolic link to /etc/passwd, outside input/ (set config.follow_symlinks: true to index it))\n',
+    );
+  });
+
+  it('says what "nothing new" means after a changed/deleted warning; plurals agree', () => {
+    expect(upToDateMessage({ changed: [], deleted: [] })).toBe('Index is up to date.');
+    expect(upToDateMessage({ changed: ['b.txt'], deleted: [] })).toBe(
+      'No new documents to index; the index was left as it is. The 1 changed document listed above still has its old content in it (see the warning).',
+    );
+    expect(upToDateMessage({ changed: ['b.txt'], deleted: ['c.txt', 'd.txt'] })).toBe(
+      'No new documents to index; the index was left as it is. The 1 changed document and 2 deleted documents listed above still have their old content in it (see the warning).',
+    );
+    expect(changedDeletedWarning(0, 1)).toMatch(/^0 indexed documents changed and 1 was deleted/);
+    expect([count(1, 'batch', 'batches'), count(2, 'batch', 'batches'), count(1200, 'document')]).toEqual([
+      '1 batch',
+      '2 batches',
+      '1,200 documents',
+    ]);
   });
 
   it('documents found during an unfinished cycle are queued', () => {

@@ -4,9 +4,9 @@
  * every case (rename, copy, change, deletion) is tested without touching the disk.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
-import { extname, join } from 'node:path';
+import { constants } from 'node:fs';
+import { open, readdir, realpath, stat } from 'node:fs/promises';
+import { extname, isAbsolute, join, relative } from 'node:path';
 
 export const DOCU_TYPES = ['mixed', 'txt', 'md', 'doc', 'docx', 'pdf', 'html'] as const;
 export type DocuType = (typeof DOCU_TYPES)[number];
@@ -46,7 +46,11 @@ function rankUnit(u: number): number {
   return u;
 }
 
-/** A supported file under input/. `path` is relative to input/ with `/` separators. */
+/**
+ * A supported file under input/. `path` is relative to input/ with `/` separators;
+ * `absPath` is the file to read: the entry itself, or for a symbolic link the target that
+ * discovery checked (so what is read is what was allowed).
+ */
 export interface InputFile {
   path: string;
   absPath: string;
@@ -63,35 +67,84 @@ export interface UnreadableFile {
   reason: string;
 }
 
-function skippedName(name: string): boolean {
-  return name.startsWith('.') || name.startsWith('~$');
+/** Why an entry of input/ is not a document at all (as opposed to unreadable). */
+export type SkipKind = 'hidden' | 'unsupported' | 'outside' | 'folder-link' | 'special';
+
+/** An entry of input/ that discovery leaves out on purpose; shown in the state tree. */
+export interface SkippedEntry {
+  /** Relative to input/, `/` separated; folders end with `/`. */
+  path: string;
+  kind: SkipKind;
+  reason: string;
+}
+
+/** How each kind is counted in the state tree ("2 hidden, 1 unsupported type"). */
+export const SKIP_KIND_LABELS: Readonly<Record<SkipKind, string>> = {
+  hidden: 'hidden',
+  unsupported: 'unsupported type',
+  outside: 'symbolic link leaving input/',
+  'folder-link': 'symbolic link to a folder',
+  special: 'not a regular file',
+};
+
+export interface DiscoverOptions {
+  /** Index symbolic links whose target is outside input/ (config.follow_symlinks; default false). */
+  followSymlinks?: boolean;
+}
+
+function hiddenReason(name: string): string | null {
+  if (name.startsWith('.')) return 'hidden';
+  if (name.startsWith('~$')) return 'Office lock file';
+  return null;
 }
 
 function describeIoError(error: unknown): string {
   const e = error as NodeJS.ErrnoException;
   if (e.code === 'ENOENT') return 'cannot read: file not found (broken symbolic link?)';
   if (e.code === 'EACCES' || e.code === 'EPERM') return 'cannot read: permission denied';
+  if (e.code === 'ELOOP') return 'cannot read: became a symbolic link after discovery';
   return `cannot read: ${e.code ?? e.message}`;
+}
+
+function unsupportedReason(name: string, docuType: DocuType): string {
+  const ext = extname(name).toLowerCase();
+  if (docuType !== 'mixed' && MIXED_EXTENSIONS.includes(ext))
+    return `${ext} files are not indexed with config.docu_type ${docuType}`;
+  return ext === '' ? 'unsupported type (no extension)' : `unsupported type ${ext}`;
+}
+
+/** True when `target` is `dir` or inside it (both absolute, symbolic links resolved). */
+function isInside(dir: string, target: string): boolean {
+  const rel = relative(dir, target);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 }
 
 /**
  * All supported files below `inputDir`, sorted by relative path in code-point order.
- * Names starting with `.` or `~$` are skipped; symlinked directories are not descended
- * (that also rules out cycles); symlinked files are kept. Folders that cannot be listed
- * are returned as `unreadable` instead of failing the walk.
+ *
+ * Left out and returned in `skipped` with the reason: names starting with `.` or `~$`,
+ * files of a type `docu_type` does not admit, symbolic links to folders (never descended,
+ * which also rules out cycles), symbolic links to files outside input/ (unless
+ * `followSymlinks`), sockets, FIFOs and devices. A symbolic link to a file inside input/ is
+ * kept, read through its resolved target. Folders that cannot be listed are returned as
+ * `unreadable` instead of failing the walk.
  */
 export async function listInputFiles(
   inputDir: string,
   docuType: DocuType,
-): Promise<{ files: InputFile[]; unreadable: UnreadableFile[] }> {
+  options: DiscoverOptions = {},
+): Promise<{ files: InputFile[]; unreadable: UnreadableFile[]; skipped: SkippedEntry[] }> {
   const allowed = allowedExtensions(docuType);
   const files: InputFile[] = [];
   const unreadable: UnreadableFile[] = [];
+  const skipped: SkippedEntry[] = [];
+  let realInput: string | null = null;
 
   const walk = async (absDir: string, relDir: string, isRoot: boolean): Promise<void> => {
     let entries: import('node:fs').Dirent[];
     try {
       entries = await readdir(absDir, { withFileTypes: true });
+      if (isRoot) realInput = await realpath(absDir);
     } catch (error) {
       if (isRoot) throw error;
       unreadable.push({
@@ -101,28 +154,75 @@ export async function listInputFiles(
       return;
     }
     for (const entry of entries) {
-      if (skippedName(entry.name)) continue;
       const abs = join(absDir, entry.name);
       const rel = relDir === '' ? entry.name : `${relDir}/${entry.name}`;
+      const hidden = hiddenReason(entry.name);
+      if (hidden) {
+        skipped.push({ path: entry.isDirectory() ? `${rel}/` : rel, kind: 'hidden', reason: hidden });
+        continue;
+      }
       if (entry.isDirectory()) {
         await walk(abs, rel, false);
         continue;
       }
-      if (!allowed.has(extname(entry.name).toLowerCase())) continue;
+      const supported = allowed.has(extname(entry.name).toLowerCase());
       if (entry.isFile()) {
-        files.push({ path: rel, absPath: abs });
+        if (supported) files.push({ path: rel, absPath: abs });
+        else
+          skipped.push({ path: rel, kind: 'unsupported', reason: unsupportedReason(entry.name, docuType) });
       } else if (entry.isSymbolicLink()) {
-        try {
-          const target = await stat(abs);
-          if (target.isFile()) files.push({ path: rel, absPath: abs });
-          // A link to a folder is not descended; a link to a socket or FIFO is ignored.
-        } catch {
-          // A broken link with a supported name: report it rather than hide it.
-          files.push({ path: rel, absPath: abs });
-        }
+        await classifyLink(abs, rel, entry.name, supported);
+      } else {
+        // Sockets, FIFOs and devices are never documents (reading a FIFO would block).
+        skipped.push({ path: rel, kind: 'special', reason: 'not a regular file' });
       }
-      // Sockets, FIFOs and devices are never documents (reading a FIFO would block).
     }
+  };
+
+  const classifyLink = async (abs: string, rel: string, name: string, supported: boolean): Promise<void> => {
+    let target: string;
+    let isDir: boolean;
+    let isFile: boolean;
+    try {
+      target = await realpath(abs);
+      const st = await stat(target);
+      isDir = st.isDirectory();
+      isFile = st.isFile();
+    } catch {
+      // A broken link with a supported name: reported rather than hidden.
+      if (supported) unreadable.push({ path: rel, reason: 'cannot read: broken symbolic link' });
+      else skipped.push({ path: rel, kind: 'unsupported', reason: unsupportedReason(name, docuType) });
+      return;
+    }
+    if (isDir) {
+      skipped.push({
+        path: `${rel}/`,
+        kind: 'folder-link',
+        reason: 'symbolic link to a folder (not followed)',
+      });
+      return;
+    }
+    if (!isFile) {
+      skipped.push({
+        path: rel,
+        kind: 'special',
+        reason: 'symbolic link to something that is not a regular file',
+      });
+      return;
+    }
+    if (!supported) {
+      skipped.push({ path: rel, kind: 'unsupported', reason: unsupportedReason(name, docuType) });
+      return;
+    }
+    if (realInput !== null && !isInside(realInput, target) && options.followSymlinks !== true) {
+      skipped.push({
+        path: rel,
+        kind: 'outside',
+        reason: `symbolic link to ${target}, outside input/ (set config.follow_symlinks: true to index it)`,
+      });
+      return;
+    }
+    files.push({ path: rel, absPath: target });
   };
 
   try {
@@ -135,14 +235,23 @@ export async function listInputFiles(
   }
   files.sort((a, b) => compareCodePoints(a.path, b.path));
   unreadable.sort((a, b) => compareCodePoints(a.path, b.path));
-  return { files, unreadable };
+  skipped.sort((a, b) => compareCodePoints(a.path, b.path));
+  return { files, unreadable, skipped };
 }
 
-/** Lowercase hex SHA-256 of a file's raw bytes, streamed. */
-export function sha256File(absPath: string): Promise<string> {
+/**
+ * Read flags for documents: never follow a symbolic link at the last path component.
+ * Discovery hands over resolved targets for the links it allowed, so a file replaced by a
+ * link after discovery fails with ELOOP instead of being read through the link.
+ */
+export const READ_NO_FOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW;
+
+/** Lowercase hex SHA-256 of a file's raw bytes, streamed (never through a symbolic link). */
+export async function sha256File(absPath: string): Promise<string> {
+  const handle = await open(absPath, READ_NO_FOLLOW);
   return new Promise((resolve, reject) => {
     const hash = createHash('sha256');
-    const stream = createReadStream(absPath);
+    const stream = handle.createReadStream();
     stream.on('error', reject);
     stream.on('data', (chunk) => hash.update(chunk));
     stream.on('end', () => resolve(hash.digest('hex')));
@@ -278,6 +387,8 @@ export interface DiscoveryPlan extends Classification {
   files: HashedFile[];
   /** Files (or folders) that could not be read; skipped and retried on the next run. */
   unreadable: UnreadableFile[];
+  /** Entries left out on purpose (hidden, unsupported type, links leaving input/, …). */
+  skipped: SkippedEntry[];
 }
 
 /** Walk, hash and classify `inputDir` against the indexed map. */
@@ -285,24 +396,27 @@ export async function discoverDocuments(
   inputDir: string,
   docuType: DocuType,
   indexed: Readonly<Record<string, string>>,
+  options: DiscoverOptions = {},
 ): Promise<DiscoveryPlan> {
-  const listing = await listInputFiles(inputDir, docuType);
+  const listing = await listInputFiles(inputDir, docuType, options);
   const { hashed, unreadable } = await hashFiles(listing.files);
   const allUnreadable = [...listing.unreadable, ...unreadable].sort((a, b) =>
     compareCodePoints(a.path, b.path),
   );
-  // An indexed file that exists but cannot be read right now is neither changed nor
-  // deleted: it is only reported as unreadable.
+  // An indexed file that exists but cannot be read right now, or is now skipped (a link
+  // refused, a type no longer admitted), is neither changed nor deleted: it is only reported.
   const readableKnown: Record<string, string> = {};
-  const unreadablePaths = new Set(unreadable.map((u) => u.path));
+  const unreadablePaths = new Set([...unreadable.map((u) => u.path), ...listing.skipped.map((s) => s.path)]);
   for (const [path, hash] of Object.entries(indexed)) {
     if (!unreadablePaths.has(path)) readableKnown[path] = hash;
   }
   const classes = classifyDocuments(hashed, readableKnown);
   return {
     ...classes,
-    found: listing.files.length,
+    // Folders that cannot be listed are not files; broken links with a document's name are.
+    found: listing.files.length + listing.unreadable.filter((u) => !u.path.endsWith('/')).length,
     files: hashed,
     unreadable: allUnreadable,
+    skipped: listing.skipped,
   };
 }

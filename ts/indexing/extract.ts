@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { cleanText } from '../text/index.js';
-import { sha256Bytes } from './discover.js';
+import { READ_NO_FOLLOW, sha256Bytes } from './discover.js';
 import { DocumentError } from './errors.js';
 import { extractDoc } from './loaders/doc.js';
 import { extractDocx, oneLine } from './loaders/docx.js';
@@ -88,10 +88,11 @@ export async function extractFromBytes(path: string, bytes: Uint8Array): Promise
 export async function extractFile(file: { path: string; absPath: string }): Promise<ExtractionResult> {
   let bytes: Buffer;
   try {
-    bytes = await readFile(file.absPath);
+    bytes = await readFile(file.absPath, { flag: READ_NO_FOLLOW });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? oneLine(error);
-    return { ok: false, error: new DocumentError(file.path, `cannot read (${code})`, { cause: error }) };
+    const why = code === 'ELOOP' ? 'ELOOP: replaced by a symbolic link since discovery' : code;
+    return { ok: false, error: new DocumentError(file.path, `cannot read (${why})`, { cause: error }) };
   }
   return extractFromBytes(file.path, bytes);
 }

@@ -17,7 +17,7 @@ import {
 import { type DiscoveryPlan, type DocuType, discoverDocuments } from './discover.js';
 import { NoDocumentsError } from './errors.js';
 import { type DocumentHashes, readDocumentHashes } from './info-files.js';
-import { type BuildOutlook, buildOutlook, MESSAGES } from './tree.js';
+import { type BuildOutlook, buildOutlook, formatNameList, MESSAGES, skippedSummary } from './tree.js';
 
 /**
  * Files each stage's commit creates (or replaces). Assumes every stage writes each of its
@@ -114,20 +114,29 @@ export interface InitResult {
  */
 export async function runInit(
   root: string,
-  options: { docuType: DocuType; probe?: FileProbe },
+  options: { docuType: DocuType; probe?: FileProbe; followSymlinks?: boolean },
 ): Promise<InitResult> {
   const persisted = await readState(root);
   const checked =
     persisted === null ? initialState() : await checkCommittedIndex(root, persisted, options.probe);
   const hashes = await readDocumentHashes(root);
-  const plan = await discoverDocuments(resolveInProject(root, INPUT_DIR), options.docuType, hashes);
+  const plan = await discoverDocuments(resolveInProject(root, INPUT_DIR), options.docuType, hashes, {
+    followSymlinks: options.followSymlinks === true,
+  });
   const outlook = buildOutlook(checked, plan);
   if (checked.current_state === 'INIT' && !outlook.hasWork) {
-    const skipped = plan.unreadable.length;
+    // The state tree is not printed for this error, so say here what was found instead.
+    const notes: string[] = [];
+    if (plan.unreadable.length > 0) {
+      notes.push(`${plan.unreadable.length} unreadable: ${plan.unreadable.map((u) => u.path).join(', ')}`);
+    }
+    if (plan.skipped.length > 0) {
+      notes.push(
+        `skipped ${skippedSummary(plan.skipped)}: ${formatNameList(plan.skipped.map((e) => `${e.path} (${e.reason})`))}`,
+      );
+    }
     throw new NoDocumentsError(
-      skipped === 0
-        ? MESSAGES.noDocuments
-        : `${MESSAGES.noDocuments} (${skipped} unreadable: ${plan.unreadable.map((u) => u.path).join(', ')})`,
+      notes.length === 0 ? MESSAGES.noDocuments : `${MESSAGES.noDocuments} (${notes.join('; ')})`,
     );
   }
   return { state: checked, stateChanged: persisted !== null && checked !== persisted, hashes, plan, outlook };

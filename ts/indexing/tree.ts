@@ -11,7 +11,7 @@ import {
   startCycle,
   stateIndex,
 } from '../project/state.js';
-import type { DiscoveryPlan } from './discover.js';
+import { type DiscoveryPlan, SKIP_KIND_LABELS, type SkipKind, type SkippedEntry } from './discover.js';
 
 /** Exit codes of `build` (docs/method.md §4.6); mirrors EXIT in ts/cli/exit.ts. */
 export const BUILD_EXIT = {
@@ -33,14 +33,51 @@ export const MESSAGES = {
 
 export const NAME_LIST_CAP = 20;
 
+/** "1 document", "3 documents" (`plural` defaults to singular + "s"). */
+export function count(n: number, singular: string, plural = `${singular}s`): string {
+  return `${n.toLocaleString('en-US')} ${n === 1 ? singular : plural}`;
+}
+
+/** How to rebuild from scratch without losing paid model replies (README "Build"). */
+export const REBUILD_HINT =
+  'rebuild from scratch with `noderag build -f <folder> --rebuild` (it keeps the model replies in cache/response_cache/)';
+
 /** The warning of §3.1 for changed and deleted indexed documents, or null when there are none. */
 export function changedDeletedWarning(changed: number, deleted: number): string | null {
   if (changed === 0 && deleted === 0) return null;
   return (
-    `${changed} indexed documents changed and ${deleted} were deleted since they were indexed. ` +
+    `${count(changed, 'indexed document')} changed and ${deleted} ${deleted === 1 ? 'was' : 'were'} deleted since they were indexed. ` +
     'This version does not update or remove indexed content; their old content stays searchable. ' +
-    'Restore the files, or rebuild from scratch by deleting `cache/` and `info/`.'
+    `Restore the files, or ${REBUILD_HINT}.`
   );
+}
+
+/**
+ * What "nothing to do" means. With changed or deleted documents reported just above, a
+ * bare "up to date" would read as if they had been handled, so it says what was kept.
+ */
+export function upToDateMessage(plan: Pick<DiscoveryPlan, 'changed' | 'deleted'>): string {
+  const changed = plan.changed.length;
+  const deleted = plan.deleted.length;
+  if (changed === 0 && deleted === 0) return MESSAGES.upToDate;
+  const parts = [
+    changed > 0 ? `${count(changed, 'changed document')}` : '',
+    deleted > 0 ? `${count(deleted, 'deleted document')}` : '',
+  ].filter(Boolean);
+  return (
+    `No new documents to index; the index was left as it is. The ${parts.join(' and ')} listed above ` +
+    `still ${changed + deleted === 1 ? 'has its' : 'have their'} old content in it (see the warning).`
+  );
+}
+
+/** "2 hidden, 1 unsupported type", in the order of SKIP_KIND_LABELS. */
+export function skippedSummary(skipped: readonly SkippedEntry[]): string {
+  const byKind = new Map<SkipKind, number>();
+  for (const e of skipped) byKind.set(e.kind, (byKind.get(e.kind) ?? 0) + 1);
+  return (Object.keys(SKIP_KIND_LABELS) as SkipKind[])
+    .filter((k) => byKind.has(k))
+    .map((k) => `${byKind.get(k)} ${SKIP_KIND_LABELS[k]}`)
+    .join(', ');
 }
 
 /** "a, b, c" with at most `cap` names, then "… and N more". */
@@ -153,6 +190,13 @@ export function renderStateTree(input: TreeInput): string {
     'skipped',
     skipped.map((s) => `${s.path} (${s.reason})`),
   );
+  // Entries that are not documents: counted and named, never left out silently.
+  if (plan.skipped.length > 0) {
+    lines.push(
+      `Skipped in input/: ${count(plan.skipped.length, 'entry', 'entries')} (${skippedSummary(plan.skipped)})`,
+    );
+    lines.push(`  ${formatNameList(plan.skipped.map((s) => `${s.path} (${s.reason})`))}`);
+  }
   const warning = changedDeletedWarning(plan.changed.length, plan.deleted.length);
   if (warning) lines.push(`Warning: ${warning}`);
   if (input.cache) {

@@ -42,6 +42,13 @@ function decodeUtf16(bytes: Uint8Array, order: 'le' | 'be'): string {
   }
 }
 
+/**
+ * Text of a .txt / .md file. A NUL character never occurs in text (UTF-8 or UTF-16 alike),
+ * so one means a binary file with a text extension: refused rather than indexed as garbage
+ * (the clean-up would otherwise drop the NULs and keep the rest).
+ */
 export function extractPlainText(bytes: Uint8Array): string {
-  return decodeText(bytes);
+  const text = decodeText(bytes);
+  if (text.includes('\u0000')) throw new ExtractionFailure('binary file (contains NUL bytes), not text');
+  return text;
 }

@@ -17,6 +17,7 @@ import { textId } from '../../text/index.js';
 import { compareCodePoints } from '../discover.js';
 import { documentFormat, type ExtractedDocument, extractFiles } from '../extract.js';
 import { serializeDocumentHashes, withCycleDocuments } from '../info-files.js';
+import { count } from '../tree.js';
 import type { StageContext, StageResult } from './context.js';
 import { chunkDocument } from './core.js';
 
@@ -140,7 +141,7 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
   for (const s of skipped) ctx.progress.note(`skipped ${s.path}: ${s.reason}`);
   return {
     counts: { items: added.length + plan.renamed.length, drops: skipped.length },
-    summary: `${added.length} documents added, ${plan.renamed.length} renamed, ${skipped.length} skipped; ${newChunks} new chunks, ${sharedChunks} shared`,
+    summary: `${count(added.length, 'document')} added, ${plan.renamed.length} renamed, ${skipped.length} skipped; ${count(newChunks, 'new chunk')}, ${sharedChunks} shared`,
     skipped,
     attempted: [...plan.cycle],
   };

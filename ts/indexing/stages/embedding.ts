@@ -7,6 +7,7 @@
  */
 import { TABLES } from '../../index-io/tables.js';
 import type { EmbeddingIdentity } from '../../project/state.js';
+import { count } from '../tree.js';
 import type { StageContext, StageResult } from './context.js';
 import { mapInOrder, poolSize } from './pool.js';
 
@@ -125,7 +126,7 @@ export async function embeddingStage(ctx: StageContext): Promise<StageResult> {
       cacheHits: s.embeddingCacheHits - before.embeddingCacheHits,
       retries: s.retries - before.retries,
     },
-    summary: `${targets.length} vectors in ${batches} batches; ${note()}`,
+    summary: `${count(targets.length, 'vector')} in ${count(batches, 'batch', 'batches')}; ${note()}`,
     embedding: ctx.state.embedding ?? configuredEmbedding(ctx.config),
   };
 }

@@ -4,6 +4,7 @@
  * - `rich` (use_rich on a terminal): one live, coloured line per stage with items done /
  *   total, calls and cache hits, replaced in place.
  * - `tqdm` (use_tqdm on a terminal, use_rich off): the same live line as a plain text bar.
+ * - NO_COLOR set: `rich` becomes `tqdm` (no escapes but the line redraw).
  * - `plain` (not a terminal, or both off): ordinary lines — the stage start, a progress line
  *   at most every few seconds, the stage end. Safe for logs and pipes.
  */
@@ -18,10 +19,12 @@ export interface ProgressOutput {
 export function progressStyle(
   output: ProgressOutput,
   options: { useRich: boolean; useTqdm: boolean },
+  env: NodeJS.ProcessEnv = process.env,
 ): ProgressStyle {
   if (output.isTTY !== true) return 'plain';
-  if (options.useRich) return 'rich';
-  if (options.useTqdm) return 'tqdm';
+  // NO_COLOR (no-color.org): the live line stays, without colours.
+  if (options.useRich && !env.NO_COLOR) return 'rich';
+  if (options.useRich || options.useTqdm) return 'tqdm';
   return 'plain';
 }
 
@@ -34,6 +37,14 @@ const ansi = {
   green: (s: string) => `\x1b[32m${s}\x1b[39m`,
   dim: (s: string) => `\x1b[2m${s}\x1b[22m`,
 };
+
+/** The unit of a count of one: "documents" → "document", "entities" → "entity", "batches" → "batch". */
+export function unitFor(n: number, plural: string): string {
+  if (n !== 1) return plural;
+  if (plural.endsWith('ies')) return `${plural.slice(0, -3)}y`;
+  if (/(ch|sh|x|ss)es$/.test(plural)) return plural.slice(0, -2);
+  return plural.endsWith('s') ? plural.slice(0, -1) : plural;
+}
 
 /** Numbers with thousands separators, as in the state tree. */
 const fmt = (n: number) => n.toLocaleString('en-US');
@@ -64,7 +75,8 @@ export class StageProgress {
     this.#extra = '';
     // Plain lines start after one interval (short stages print none); live lines at once.
     this.#lastDraw = this.style === 'plain' ? performance.now() : Number.NEGATIVE_INFINITY;
-    if (this.style === 'plain' && total > 0) this.out.write(`  ${fmt(total)} ${unit} to process\n`);
+    if (this.style === 'plain' && total > 0)
+      this.out.write(`  ${fmt(total)} ${unitFor(total, unit)} to process\n`);
   }
 
   /** Items done so far and a short note (calls, cache hits). */
@@ -84,7 +96,7 @@ export class StageProgress {
   }
 
   #line(): string {
-    const count = `${fmt(this.#done)}/${fmt(this.#total)} ${this.#unit}`;
+    const count = `${fmt(this.#done)}/${fmt(this.#total)} ${unitFor(this.#total, this.#unit)}`;
     const extra = this.#extra ? ` (${this.#extra})` : '';
     if (this.style === 'tqdm') {
       const width = 30;

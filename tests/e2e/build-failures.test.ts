@@ -1,0 +1,231 @@
+/**
+ * `runBuild` in process (the real pipeline, `local` provider) with a stage replaced where a
+ * failure must be provoked:
+ *
+ * - a stage that fails with a full disk while saving the failure state fails too: the first
+ *   error is still printed, without a stack, and the build exits 1 (root ignores file modes,
+ *   so the failing write is provoked by putting a folder where info/state.json goes);
+ * - `--rebuild`: the index is rebuilt from scratch with the response cache kept; a failed
+ *   rebuild puts the previous index back; the disk as a kill -9 in the middle of a rebuild
+ *   would leave it (a copy taken from inside a stage) comes back to the previous index on
+ *   the next build.
+ */
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runBuild } from '../../ts/indexing/pipeline.js';
+import { rebuildLeftovers } from '../../ts/indexing/rebuild.js';
+import type { StageContext, StageTable } from '../../ts/indexing/stages/context.js';
+import { STAGE_RUNNERS } from '../../ts/indexing/stages/index.js';
+import { createProject, type Project } from '../helpers/project.js';
+
+const FILES: Record<string, string> = {
+  'a.txt': 'Halden Observatory was founded in 1887 by Margaret Okafor on Brannock Hill.',
+  'b.txt': 'The Pryce Reflector discovered Comet Pryce in March 1925. Edith Pryce led the survey.',
+  'c.md': '# Adeyemi Telescope\n\nCompleted in 1968 and named after Samuel Adeyemi in 1970.',
+};
+
+const projects: Project[] = [];
+const scratch: string[] = [];
+afterAll(async () => {
+  for (const p of projects) await p.remove();
+  for (const d of scratch) await rm(d, { recursive: true, force: true });
+});
+
+async function project(): Promise<Project> {
+  const p = await createProject({ files: FILES });
+  projects.push(p);
+  return p;
+}
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function build(
+  folder: string,
+  options: { rebuild?: boolean; stages?: Partial<StageTable> } = {},
+): Promise<Run> {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (d) => {
+    out += d;
+  });
+  stderr.on('data', (d) => {
+    err += d;
+  });
+  const code = await runBuild({
+    folder,
+    yes: true,
+    handleSignals: false,
+    stdout,
+    stderr,
+    rebuild: options.rebuild,
+    stages: options.stages,
+  });
+  return { code, stdout: out, stderr: err };
+}
+
+/** Every file of cache/ and info/ except info.log, as relative path → bytes. */
+function snapshot(root: string, withResponseCache = false): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir).sort()) {
+      const abs = join(dir, name);
+      const rel = relative(root, abs);
+      if (rel === join('info', 'info.log')) continue;
+      if (!withResponseCache && rel.startsWith(join('cache', 'response_cache'))) continue;
+      if (statSync(abs).isDirectory()) walk(abs);
+      else out.set(rel, readFileSync(abs));
+    }
+  };
+  for (const top of ['cache', 'info']) if (existsSync(join(root, top))) walk(join(root, top));
+  return out;
+}
+
+describe('a failure while the disk is full', () => {
+  it('prints the first error without a stack, even when the failure state cannot be saved', async () => {
+    const p = await project();
+    const full = Object.assign(new Error("ENOSPC: no space left on device, write '/cache/.staging/x'"), {
+      code: 'ENOSPC',
+      errno: -28,
+      syscall: 'write',
+    });
+    const r = await build(p.root, {
+      stages: {
+        'Text pipeline': async (ctx: StageContext) => {
+          // What a full disk does to the failure path: info/state.json cannot be replaced,
+          // and info.log cannot be appended to.
+          rmSync(join(ctx.root, 'info', 'state.json'));
+          mkdirSync(join(ctx.root, 'info', 'state.json', 'blocked'), { recursive: true });
+          rmSync(join(ctx.root, 'info', 'info.log'));
+          mkdirSync(join(ctx.root, 'info', 'info.log', 'blocked'), { recursive: true });
+          throw full;
+        },
+      },
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      "error: Text pipeline failed: ENOSPC: no space left on device, write '/cache/.staging/x'",
+    );
+    expect(r.stderr).toContain('The disk is full: free some space, then run the build again.');
+    expect(r.stderr).toContain('The failure could not be recorded in info/state.json either');
+    expect(r.stderr).not.toContain('    at ');
+    // The first line of stderr is the stage's own error, not the one of the failed save.
+    expect(r.stderr.split('\n')[0]).toMatch(/^error: Text pipeline failed: ENOSPC/);
+  });
+
+  it('when the state can be saved, says so after the error', async () => {
+    const p = await project();
+    const r = await build(p.root, {
+      stages: {
+        'Graph pipeline': async () => {
+          throw Object.assign(new Error('EROFS: read-only file system, open'), {
+            code: 'EROFS',
+            syscall: 'open',
+          });
+        },
+      },
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('The project folder is not writable');
+    expect(r.stderr).toContain('State saved; run the build again to resume.');
+    expect(r.stderr).not.toContain('    at ');
+    expect(JSON.parse(readFileSync(p.path('info', 'state.json'), 'utf8'))).toMatchObject({
+      current_state: 'Graph pipeline',
+      error_type: 'ERROR',
+    });
+  });
+});
+
+describe('build --rebuild', () => {
+  let p: Project;
+  let original: Map<string, Buffer>;
+  let replies: Buffer;
+
+  it('a first build to rebuild', async () => {
+    p = await project();
+    const r = await build(p.root);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    // The local provider keeps no response cache: a file of its own stands for the paid replies.
+    replies = Buffer.from('{"paid": "reply"}\n');
+    mkdirSync(p.path('cache', 'response_cache'), { recursive: true });
+    writeFileSync(p.path('cache', 'response_cache', 'replies.bin'), replies);
+    original = snapshot(p.root);
+    expect(original.has(join('info', 'state.json'))).toBe(true);
+  });
+
+  it('a rebuild that fails puts the previous index back, byte for byte', async () => {
+    const r = await build(p.root, {
+      rebuild: true,
+      stages: {
+        'Summary pipeline': async () => {
+          throw new Error('provider down');
+        },
+      },
+    });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('Rebuild from scratch: the previous index waits in cache/.previous-index');
+    expect(r.stdout).toContain('(generation 1, first build)');
+    expect(r.stderr).toContain('The previous index is back in place');
+    expect(snapshot(p.root)).toEqual(original);
+    expect(await rebuildLeftovers(p.root)).toEqual([]);
+  });
+
+  it('a kill in the middle of a rebuild leaves a disk from which the next build restores the previous index', async () => {
+    const killedCopy = await mkdtemp(join(tmpdir(), 'noderag-rebuild-killed-'));
+    scratch.push(killedCopy);
+    const r = await build(p.root, {
+      rebuild: true,
+      stages: {
+        'Attribute pipeline': async (ctx) => {
+          // The disk as kill -9 would leave it right now: previous index aside, new one partial.
+          cpSync(ctx.root, killedCopy, { recursive: true });
+          return STAGE_RUNNERS['Attribute pipeline'](ctx);
+        },
+      },
+    });
+    expect(r.code).toBe(0);
+    expect(await rebuildLeftovers(killedCopy)).toEqual(['cache/.previous-index']);
+    // The copy holds this process's lock file: a crashed build's lock is stale.
+    rmSync(join(killedCopy, 'info', 'build.lock'), { force: true });
+    const resumed = await build(killedCopy);
+    expect(resumed.stderr).toContain('An unfinished rebuild (build --rebuild) was undone');
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toContain('Index is up to date.');
+    expect(snapshot(killedCopy)).toEqual(original);
+    expect(await rebuildLeftovers(killedCopy)).toEqual([]);
+  });
+
+  it('a finished rebuild gives the same index, keeps every model reply, and leaves nothing aside', async () => {
+    const r = await build(p.root, { rebuild: true });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/Build finished in [\d.]+ s \(generation 1\)/);
+    expect(await rebuildLeftovers(p.root)).toEqual([]);
+    // The local provider is deterministic: from scratch, the same tables come out.
+    const rebuilt = snapshot(p.root);
+    for (const [rel, bytes] of original) {
+      if (rel === join('info', 'state.json')) continue; // timestamps
+      expect(rebuilt.get(rel), rel).toEqual(bytes);
+    }
+    // The response cache stayed where it was, untouched.
+    expect(readFileSync(p.path('cache', 'response_cache', 'replies.bin'))).toEqual(replies);
+  });
+});

@@ -1,0 +1,69 @@
+/**
+ * What discovery leaves out, end to end: a symbolic link in input/ to a file outside it is
+ * refused unless config.follow_symlinks is true; hidden files and unsupported types are
+ * counted and named in the state tree; a .txt holding NUL bytes is refused as binary.
+ */
+import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createProject, type Project } from '../helpers/project.js';
+
+const SECRET = 'root:x:0:0:root:/root:/bin/bash';
+const projects: Project[] = [];
+const outside: string[] = [];
+afterAll(async () => {
+  for (const p of projects) await p.remove();
+  for (const d of outside) await rm(d, { recursive: true, force: true });
+});
+
+async function setUp(config: Record<string, unknown> = {}): Promise<{ p: Project; target: string }> {
+  const p = await createProject({
+    files: {
+      'notes.txt': 'Grace Hopper worked on the Harvard Mark I in 1944 at Harvard University.',
+      '.DS_Store': 'mac junk',
+      'logo.png': 'not really a png',
+      'dump.txt': Buffer.from('ELF\u0000\u0000\u0000 readable words after the header'),
+    },
+    config,
+  });
+  projects.push(p);
+  const dir = await mkdtemp(join(tmpdir(), 'noderag-outside-'));
+  outside.push(dir);
+  const target = join(dir, 'passwd');
+  await writeFile(target, `${SECRET}\n`);
+  await symlink(target, p.path('input', 'p.txt'));
+  return { p, target };
+}
+
+describe('input/ entries that are not indexed', () => {
+  it('refuses a link leaving input/, counts hidden and unsupported entries, refuses a binary .txt', async () => {
+    const { p, target } = await setUp();
+    const r = await p.build();
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(
+      'Skipped in input/: 3 entries (1 hidden, 1 unsupported type, 1 symbolic link leaving input/)',
+    );
+    expect(r.stdout).toContain(
+      `p.txt (symbolic link to ${target}, outside input/ (set config.follow_symlinks: true to index it))`,
+    );
+    expect(r.stdout).toContain('.DS_Store (hidden)');
+    expect(r.stdout).toContain('logo.png (unsupported type .png)');
+    expect(r.stdout).toContain('skipped dump.txt: binary file (contains NUL bytes), not text');
+    expect(r.stdout).toContain('1 document added');
+    const hashes = await p.readJson<Record<string, string>>('info/document_hash.json');
+    expect(Object.keys(hashes)).toEqual(['notes.txt']);
+    expect(await p.readText('cache/text_decomposition.jsonl')).not.toContain('root:x:0:0');
+    expect(await p.readText('info/info.log')).toMatch(/WARN skipped p\.txt: symbolic link to /);
+  });
+
+  it('indexes the link with config.follow_symlinks: true', async () => {
+    const { p } = await setUp({ follow_symlinks: true });
+    const r = await p.build();
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toContain('symbolic link leaving input/');
+    const hashes = await p.readJson<Record<string, string>>('info/document_hash.json');
+    expect(Object.keys(hashes).sort()).toEqual(['notes.txt', 'p.txt']);
+    expect(await p.readText('cache/text_decomposition.jsonl')).toContain('root:x:0:0');
+  });
+});
