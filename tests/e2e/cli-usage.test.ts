@@ -1,8 +1,32 @@
 import { spawnSync } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/project.js';
+
+/** The environment without anything that would turn colours off by itself. */
+function colourEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const k of ['NO_COLOR', 'FORCE_COLOR', 'TEST', 'CI', 'TERM', 'VITEST']) delete env[k];
+  return env;
+}
 
 const cli = (...args: string[]) =>
-  spawnSync(process.execPath, ['--import', 'tsx', 'ts/cli/main.ts', ...args], { encoding: 'utf8' });
+  spawnSync(process.execPath, ['--import', 'tsx', 'ts/cli/main.ts', ...args], {
+    encoding: 'utf8',
+    env: colourEnv(),
+  });
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'noderag-cli-usage-'));
+});
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
 
 describe('CLI usage errors', () => {
   it('a missing required flag is one line and exit 2, not a stack trace', () => {
@@ -21,5 +45,158 @@ describe('CLI usage errors', () => {
   it('a missing question is exit 2', () => {
     const r = cli('-f', '/tmp/nowhere');
     expect(r.status).toBe(2);
+  });
+});
+
+describe('per-command help (citty sub-command usage), without colour escapes off a terminal', () => {
+  const cases: Array<[string[], string[]]> = [
+    [
+      ['build', '--help'],
+      ['--yes', '--allow-failures', '--rebuild', '--folder'],
+    ],
+    [
+      ['search', '--help'],
+      ['--port', '--host', '--workers', '--cache-size'],
+    ],
+    [['vis', '-h'], ['-n, --nodes']],
+    [['ui', '--help'], ['--port']],
+    [
+      ['eval', '--help'],
+      ['--questions', '--json', '--set'],
+    ],
+    [['--help'], ['--question', '--url', '--port', 'build', 'search']],
+  ];
+  for (const [args, flags] of cases) {
+    it(`noderag ${args.join(' ')}`, () => {
+      const r = cli(...args);
+      expect(r.status).toBe(0);
+      for (const f of flags) expect(r.stdout).toContain(f);
+      expect(r.stdout).not.toContain('\u001b[');
+    });
+  }
+
+  it('the build help is build’s own, not the top-level usage', () => {
+    const r = cli('build', '--help');
+    expect(r.stdout).toContain('USAGE noderag build');
+    expect(r.stdout).not.toContain('--question');
+  });
+
+  it('a usage error carries no colour escapes either', () => {
+    const r = cli('frobnicate', '-f', dir);
+    expect(r.stderr).toContain('Unknown command frobnicate');
+    expect(r.stderr).not.toContain('\u001b[');
+  });
+});
+
+describe('-f and the project folder', () => {
+  it('-f with no value is an error, not the current directory', () => {
+    for (const args of [
+      ['build', '-f'],
+      ['build', '--yes', '-f'],
+      ['vis', '-f', '-n', '3'],
+      ['-f', '-q', 'hi'],
+    ]) {
+      const r = cli(...args);
+      expect(r.status, args.join(' ')).toBe(2);
+      expect(r.stderr).toContain('-f/--folder needs a value');
+    }
+  });
+
+  it('a mistyped folder is reported and never created', () => {
+    const missing = join(dir, 'mistyped', 'project');
+    for (const command of ['build', 'ui', 'search', 'vis']) {
+      const r = cli(command, '-f', missing, '--yes');
+      expect(r.status, command).toBe(2);
+      expect(r.stderr).toContain(`No folder ${missing}`);
+    }
+    expect(existsSync(join(dir, 'mistyped'))).toBe(false);
+  });
+
+  it('build -f <a file> says so, without an ENOTDIR stack', () => {
+    const file = join(dir, 'README.md');
+    writeFileSync(file, '# not a project');
+    const r = cli('build', '-f', file, '--yes');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(`${file} is a file, not a project folder`);
+    expect(r.stderr).not.toContain('ENOTDIR');
+    expect(r.stderr).not.toContain('    at ');
+  });
+
+  it('build writes the config only into a folder that has input/', () => {
+    const bare = join(dir, 'bare');
+    mkdirSync(bare);
+    const refused = cli('build', '-f', bare, '--yes');
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toContain('has neither Node_config.yaml nor an input/ folder');
+    expect(readdirSync(bare)).toEqual([]);
+    mkdirSync(join(bare, 'input'));
+    const created = cli('build', '-f', bare, '--yes');
+    expect(created.status).toBe(3);
+    expect(existsSync(join(bare, 'Node_config.yaml'))).toBe(true);
+  });
+});
+
+describe('Node_config.yaml that is not valid YAML', () => {
+  it('an alias bomb is the invalid-config message and exit 2, not a stack trace', () => {
+    const project = join(dir, 'bomb');
+    mkdirSync(join(project, 'input'), { recursive: true });
+    const lines = ['a: &a ["x","x","x","x","x","x","x","x","x"]'];
+    for (const [name, prev] of [
+      ['b', 'a'],
+      ['c', 'b'],
+      ['d', 'c'],
+      ['e', 'd'],
+      ['f', 'e'],
+      ['g', 'f'],
+    ]) {
+      lines.push(`${name}: &${name} [${Array(9).fill(`*${prev}`).join(',')}]`);
+    }
+    writeFileSync(join(project, 'Node_config.yaml'), `${lines.join('\n')}\n`);
+    for (const command of [
+      ['build', '-f', project, '--yes'],
+      ['vis', '-f', project],
+      ['search', '-f', project],
+    ]) {
+      const r = cli(...command);
+      expect(r.status, command[0]).toBe(2);
+      expect(r.stderr).toContain(`${join(project, 'Node_config.yaml')} is not valid YAML`);
+      expect(r.stderr).toContain('aliases expand to too many nodes at line 2');
+      expect(r.stderr).not.toContain('    at ');
+    }
+  });
+});
+
+describe('the -q client reaches a server on another port', () => {
+  let server: Server;
+  let port: number;
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d) => {
+        body += d;
+      });
+      req.on('end', () => {
+        const { question } = JSON.parse(body) as { question: string };
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ answer: `${req.url} ${question}` }));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  it('--port overrides config.port; --url takes http://host:port; -f may then be left out', async () => {
+    const project = join(dir, 'client');
+    mkdirSync(project, { recursive: true });
+    writeFileSync(join(project, 'Node_config.yaml'), 'config:\n  port: 1\n');
+    const viaPort = await runCli(['-f', project, '-q', 'one', '--port', String(port)]);
+    expect(viaPort.stderr).toBe('');
+    expect(viaPort.stdout.trim()).toBe('/answer one');
+    const viaUrl = await runCli(['-q', 'two', '--url', `http://127.0.0.1:${port}`]);
+    expect(viaUrl.stdout.trim()).toBe('/answer two');
+    const conflicting = await runCli(['-q', 'x', '--url', `http://127.0.0.1:${port}`, '--port', '1']);
+    expect(conflicting.code).toBe(2);
+    expect(conflicting.stderr).toContain(`--url says port ${port} but --port says 1`);
   });
 });

@@ -1,4 +1,6 @@
-/** Argument definitions shared by several commands (citty). */
+/** Argument definitions and checks shared by several commands (citty). */
+import { CliExit, EXIT } from './exit.js';
+
 export const folderArg = {
   folder: {
     type: 'string',
@@ -7,3 +9,24 @@ export const folderArg = {
     required: true,
   },
 } as const;
+
+/**
+ * The value of `-f`. citty turns a bare `-f` (no value, or followed by another flag) into an
+ * empty string, which `resolve` would read as the current directory: refuse it instead.
+ */
+export function folderValue(raw: unknown): string {
+  if (typeof raw !== 'string' || raw.trim() === '') {
+    throw new CliExit(EXIT.USAGE, '-f/--folder needs a value: the project folder, e.g. -f ./my-project');
+  }
+  return raw;
+}
+
+/** A port from 1 to 65535 (`--port`), or `fallback` when the flag is absent. */
+export function parsePort(raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(n) || n < 1 || n > 65535) {
+    throw new CliExit(EXIT.USAGE, `--port: expected an integer from 1 to 65535, got "${raw}"`);
+  }
+  return n;
+}

@@ -1,16 +1,20 @@
 /**
- * `noderag build -f <folder> [--yes] [--allow-failures]`: build the index, or update it with
- * the documents added since (docs/method.md §4). Exit codes (§4.6): 0 finished or up to date,
+ * `noderag build -f <folder> [--yes] [--allow-failures] [--rebuild]`: build the index, or
+ * update it with the documents added since (docs/method.md §4); `--rebuild` builds it again
+ * from scratch, keeping the response cache (ts/indexing/rebuild.ts). Exit codes (§4.6): 0 finished or up to date,
  * 1 a stage failed (state saved; run again to resume), 2 usage / invalid config / refused to
  * prompt / another build running, 3 config just created, 4 declined, 130 interrupted.
  */
 import { defineCommand } from 'citty';
 import { runBuild } from '../indexing/pipeline.js';
-import { folderArg } from './args.js';
+import { folderArg, folderValue } from './args.js';
 import { CliExit } from './exit.js';
 
 export default defineCommand({
-  meta: { name: 'build', description: 'Build the index of <folder>/input, or add new documents to it' },
+  meta: {
+    name: 'build',
+    description: 'build the index of <folder>/input, add new documents to it, or rebuild it from scratch',
+  },
   args: {
     ...folderArg,
     yes: { type: 'boolean', alias: 'y', description: 'start without asking for confirmation' },
@@ -19,12 +23,18 @@ export default defineCommand({
       description:
         'let the build go on when some chunks cannot be decomposed (they are listed in info/info.log)',
     },
+    rebuild: {
+      type: 'boolean',
+      description:
+        'rebuild the index from scratch, keeping the paid model replies in cache/response_cache/ (the previous index comes back if the build fails or stops)',
+    },
   },
   async run({ args }) {
     const code = await runBuild({
-      folder: args.folder,
+      folder: folderValue(args.folder),
       yes: args.yes === true,
       allowFailures: args['allow-failures'] === true,
+      rebuild: args.rebuild === true,
     });
     // Messages were printed by the build itself; only the code is left to report.
     if (code !== 0) throw new CliExit(code);

@@ -29,7 +29,7 @@ import {
   withSearchSettings,
 } from '../eval/index.js';
 import { readStateText } from '../search/index-files.js';
-import { folderArg } from './args.js';
+import { folderArg, folderValue } from './args.js';
 import { CliExit, EXIT } from './exit.js';
 
 /** Every `--set` value (citty keeps only the last of a repeated flag). */
@@ -109,7 +109,8 @@ export default defineCommand({
     },
   },
   async run({ args, rawArgs }) {
-    const folder = resolve(args.folder);
+    const folderText = folderValue(args.folder);
+    const folder = resolve(folderText);
     let config: NodeConfig;
     try {
       config = NodeConfig.fromMainFolder(folder);
@@ -133,7 +134,7 @@ export default defineCommand({
     if ((await readStateText(folder)) === null) {
       throw new CliExit(
         EXIT.FAILURE,
-        `No index in ${folder}: build it first with \`noderag build -f ${args.folder}\`.`,
+        `No index in ${folder}: build it first with \`noderag build -f ${folderText}\`.`,
       );
     }
     for (const w of config.warnings) console.error(`Warning: ${w}`);
@@ -149,6 +150,6 @@ export default defineCommand({
       bar.clear();
     }
     if (args.json) console.log(JSON.stringify(evalReportJson(run), null, 2));
-    else console.log(formatEvalReport(run, args.folder));
+    else console.log(formatEvalReport(run, folderText));
   },
 });

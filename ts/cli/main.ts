@@ -2,10 +2,15 @@
  * The `noderag` command. The root command is the terminal client
  * (`noderag -f DIR -q "question" [-r] [-a]`); sub-commands are loaded lazily, one file each.
  * Every expected failure is a CliExit (one line, exit code); anything else prints a stack.
+ *
+ * `--help` / `-h` goes through citty's own `runMain`, which resolves the sub-command
+ * (`noderag build --help` shows build's flags). Colour escapes (citty's help, its error
+ * messages) are written only to a terminal, and never when NO_COLOR is set.
  */
-import { type CommandDef, defineCommand, renderUsage, runCommand } from 'citty';
+import { stripVTControlCharacters } from 'node:util';
+import { type CommandDef, defineCommand, renderUsage, runCommand, runMain } from 'citty';
 import { NodeRagError } from '../errors.js';
-import { folderArg } from './args.js';
+import { folderArg, folderValue } from './args.js';
 import { CliExit, EXIT } from './exit.js';
 
 // One entry per sub-command file; each default-exports a citty command (defineCommand).
@@ -19,35 +24,92 @@ const subCommands: Record<string, () => Promise<CommandDef>> = {
   eval: lazy(() => import('./eval.js')),
 };
 
+const rootArgs = {
+  ...folderArg,
+  folder: { ...folderArg.folder, required: false },
+  question: { type: 'string', alias: 'q', description: 'question to ask the running search server' },
+  retrieval: { type: 'boolean', alias: 'r', description: 'print the retrieval context' },
+  answer: { type: 'boolean', alias: 'a', description: 'print the answer (with -r: both, as JSON)' },
+  timeout: { type: 'string', description: 'seconds to wait for the server (default 300)' },
+  url: {
+    type: 'string',
+    description: 'search server to ask: http://host:port or a host name (default: config.url)',
+  },
+  port: {
+    type: 'string',
+    description:
+      'port of the search server, e.g. the --port given to `noderag search` (default: config.port)',
+  },
+} as const;
+
+/**
+ * The sub-command named on the command line, found as citty finds it: the first argument
+ * that is not a flag or the value of one of the root's value flags.
+ */
+export function subCommandOf(rawArgs: readonly string[]): string | undefined {
+  const valueFlags = new Set<string>();
+  for (const [name, def] of Object.entries(rootArgs)) {
+    if (def.type !== 'string') continue;
+    valueFlags.add(`--${name}`);
+    if ('alias' in def) valueFlags.add(`-${def.alias}`);
+  }
+  for (let i = 0; i < rawArgs.length; i++) {
+    const a = rawArgs[i]!;
+    if (a === '--') return undefined;
+    if (a.startsWith('-')) {
+      if (!a.includes('=') && valueFlags.has(a)) i++;
+      continue;
+    }
+    return Object.hasOwn(subCommands, a) ? a : undefined;
+  }
+  return undefined;
+}
+
 const main = defineCommand({
   meta: {
     name: 'noderag',
     description: 'NodeRAG graph retrieval: build an index, serve it, query it, visualise it',
   },
-  args: {
-    ...folderArg,
-    folder: { ...folderArg.folder, required: false },
-    question: { type: 'string', alias: 'q', description: 'question to ask the running search server' },
-    retrieval: { type: 'boolean', alias: 'r', description: 'print the retrieval context' },
-    answer: { type: 'boolean', alias: 'a', description: 'print the answer (with -r: both, as JSON)' },
-    timeout: { type: 'string', description: 'seconds to wait for the server (default 300)' },
-  },
+  args: rootArgs,
   subCommands,
   async run({ args, rawArgs }) {
     // citty also calls the root's run after a sub-command: do nothing then.
-    if (rawArgs.some((a) => a in subCommands)) return;
+    if (subCommandOf(rawArgs) !== undefined) return;
     const { runQuery } = await import('./query.js');
     await runQuery(args);
   },
 });
 
+/** Whether `stream` may receive colour escapes: a terminal, NO_COLOR unset, TERM not dumb. */
+export function colourAllowed(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): boolean {
+  return stream.isTTY === true && !env.NO_COLOR && env.TERM !== 'dumb';
+}
+
+/** `text` as it may be written to `stream` (escapes stripped unless colour is allowed). */
+function forStream(stream: { isTTY?: boolean }, text: string): string {
+  return colourAllowed(stream) ? text : stripVTControlCharacters(text);
+}
+
 async function cli(): Promise<void> {
   const rawArgs = process.argv.slice(2);
-  if (rawArgs.length === 0 || rawArgs.includes('--help') || rawArgs.includes('-h')) {
-    console.log(await renderUsage(main));
+  if (rawArgs.length === 0) {
+    console.log(forStream(process.stdout, await renderUsage(main)));
+    return;
+  }
+  if (rawArgs.includes('--help') || rawArgs.includes('-h')) {
+    // citty resolves the sub-command and prints its usage, then exits 0.
+    await runMain(main, {
+      rawArgs,
+      showUsage: async (cmd, parent) => {
+        console.log(`${forStream(process.stdout, await renderUsage(cmd, parent))}\n`);
+      },
+    });
     return;
   }
   try {
+    // `-f -q x` would make citty take "-q" as the folder: a flag is never a folder name.
+    const f = rawArgs.findIndex((a) => a === '-f' || a === '--folder');
+    if (f >= 0 && (rawArgs[f + 1] === undefined || rawArgs[f + 1]!.startsWith('-'))) folderValue('');
     await runCommand(main, { rawArgs });
   } catch (e) {
     process.exitCode = report(e);
@@ -56,19 +118,27 @@ async function cli(): Promise<void> {
 
 /** Prints a failure and returns the exit code. */
 function report(e: unknown): number {
+  const out = (s: string) => console.log(forStream(process.stdout, s));
+  const err = (s: string) => console.error(forStream(process.stderr, s));
   if (e instanceof CliExit) {
-    if (e.message) (e.exitCode === EXIT.OK ? console.log : console.error)(e.message);
+    if (e.message) (e.exitCode === EXIT.OK ? out : err)(e.message);
     return e.exitCode;
   }
   if (e instanceof NodeRagError) {
-    console.error(`${e.code}: ${e.message}`);
+    err(`${e.code}: ${e.message}`);
     return EXIT.FAILURE;
   }
   const code = (e as { code?: unknown })?.code;
   // citty's usage errors (CLIError): EARG for a missing/invalid argument, E_* for commands.
   if (typeof code === 'string' && (code === 'EARG' || code.startsWith('E_'))) {
-    console.error(`${(e as Error).message}\nRun \`noderag --help\` for usage.`);
+    err(`${(e as Error).message}\nRun \`noderag --help\` for usage.`);
     return EXIT.USAGE;
+  }
+  // An operating-system error (a full disk, a read-only folder): its message names the call
+  // and the path; a stack would add nothing for the user.
+  if (typeof code === 'string' && e instanceof Error && 'syscall' in e) {
+    err(`error: ${e.message}`);
+    return EXIT.FAILURE;
   }
   console.error(e);
   return EXIT.FAILURE;

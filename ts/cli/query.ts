@@ -1,10 +1,15 @@
 /**
- * The root command: `noderag -f DIR -q "question" [-r] [-a] [--timeout S]` posts the
- * question to the running search server (docs/method.md §7.3).
+ * The root command: `noderag -f DIR -q "question" [-r] [-a] [--timeout S] [--url U] [--port P]`
+ * posts the question to the running search server (docs/method.md §7.3). The server is at
+ * config.url:config.port unless `--url` (a host, or `http://host:port`) or `--port` say
+ * otherwise, e.g. for a server started with `noderag search --port 5001`. With `--url` or
+ * `--port`, `-f` may be left out (the defaults are then 127.0.0.1 and 5000).
  */
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { NodeConfig } from '../config/index.js';
 import { ConfigError } from '../errors.js';
+import { folderValue, parsePort } from './args.js';
 import { askServer } from './client.js';
 import { CliExit, EXIT } from './exit.js';
 
@@ -14,10 +19,61 @@ export interface QueryArgs {
   retrieval?: boolean;
   answer?: boolean;
   timeout?: string;
+  url?: string;
+  port?: string;
+}
+
+/** Where the server listens when no config says otherwise (the schema's defaults). */
+const DEFAULT_SERVER = { host: '127.0.0.1', port: 5000 } as const;
+
+const HOST = /^[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$/;
+
+/**
+ * The server to ask: `--url` (host, or http://host[:port]) and `--port` over the config's
+ * `url` and `port`. A port in the URL and a different `--port` contradict each other.
+ */
+export function resolveServer(
+  args: Pick<QueryArgs, 'url' | 'port'>,
+  defaults: { host: string; port: number },
+): { host: string; port: number } {
+  let host = defaults.host;
+  let urlPort: number | undefined;
+  if (args.url !== undefined) {
+    const raw = args.url.trim();
+    if (raw.includes('://')) {
+      let u: URL;
+      try {
+        u = new URL(raw);
+      } catch {
+        throw new CliExit(EXIT.USAGE, `--url: expected http://host:port or a host name, got "${args.url}"`);
+      }
+      if (u.protocol !== 'http:' || u.hostname === '' || (u.pathname !== '/' && u.pathname !== '')) {
+        throw new CliExit(
+          EXIT.USAGE,
+          `--url: expected http://host:port (the search server speaks plain HTTP, no path), got "${args.url}"`,
+        );
+      }
+      host = u.hostname.replace(/^\[(.*)\]$/, '$1');
+      if (u.port !== '') urlPort = Number(u.port);
+    } else if (isIP(raw) !== 0 || HOST.test(raw)) {
+      host = raw;
+    } else {
+      throw new CliExit(EXIT.USAGE, `--url: expected http://host:port or a host name, got "${args.url}"`);
+    }
+  }
+  const flagPort = args.port === undefined ? undefined : parsePort(args.port, defaults.port);
+  if (urlPort !== undefined && flagPort !== undefined && urlPort !== flagPort) {
+    throw new CliExit(EXIT.USAGE, `--url says port ${urlPort} but --port says ${flagPort}: give one`);
+  }
+  return { host, port: flagPort ?? urlPort ?? defaults.port };
 }
 
 export async function runQuery(args: QueryArgs): Promise<void> {
-  if (!args.folder) throw new CliExit(EXIT.USAGE, 'missing -f <folder>. Run `noderag --help` for usage.');
+  const explicitServer = args.url !== undefined || args.port !== undefined;
+  if (args.folder === undefined && !explicitServer) {
+    throw new CliExit(EXIT.USAGE, 'missing -f <folder>. Run `noderag --help` for usage.');
+  }
+  const folderText = args.folder === undefined ? undefined : folderValue(args.folder);
   if (args.question === undefined || args.question.trim() === '') {
     throw new CliExit(EXIT.USAGE, 'missing or empty -q "<question>". Run `noderag --help` for usage.');
   }
@@ -25,22 +81,26 @@ export async function runQuery(args: QueryArgs): Promise<void> {
   if (!Number.isFinite(timeoutS) || timeoutS <= 0) {
     throw new CliExit(EXIT.USAGE, `--timeout: expected a positive number of seconds, got "${args.timeout}"`);
   }
-  const folder = resolve(args.folder);
-  let config: NodeConfig;
-  try {
-    config = NodeConfig.fromMainFolder(folder, { requireApiKeys: false });
-  } catch (e) {
-    if (e instanceof ConfigError) throw new CliExit(EXIT.USAGE, e.message);
-    throw e;
+  let defaults: { host: string; port: number } = DEFAULT_SERVER;
+  if (folderText !== undefined) {
+    try {
+      const config = NodeConfig.fromMainFolder(resolve(folderText), { requireApiKeys: false });
+      defaults = { host: config.config.url, port: config.config.port };
+    } catch (e) {
+      if (e instanceof ConfigError) throw new CliExit(EXIT.USAGE, e.message);
+      throw e;
+    }
   }
+  const server = resolveServer(args, defaults);
+  const portHint = server.port === defaults.port ? '' : ` --port ${server.port}`;
   const out = await askServer({
-    host: config.config.url,
-    port: config.config.port,
+    host: server.host,
+    port: server.port,
     question: args.question,
     retrieval: Boolean(args.retrieval),
     answer: Boolean(args.answer),
     timeoutMs: timeoutS * 1000,
-    startHint: `noderag search -f ${args.folder}`,
+    startHint: `noderag search -f ${folderText ?? '<folder>'}${portHint}`,
   });
   console.log(out);
 }

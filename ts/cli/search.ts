@@ -21,7 +21,10 @@ import { DEFAULT_RETRIEVAL_CACHE_SIZE } from '../search/retrieval-cache.js';
 import { createApp } from '../server/app.js';
 import { searchEngine } from '../server/engine-adapter.js';
 import { isLoopback, type RunningServer, ServerStartError, serveApp } from '../server/serve.js';
-import { folderArg } from './args.js';
+import { folderArg, folderValue, parsePort } from './args.js';
+
+export { parsePort };
+
 import { CliExit, EXIT } from './exit.js';
 import {
   isClusterWorker,
@@ -30,15 +33,6 @@ import {
   reportReady,
   runPrimary,
 } from './search-cluster.js';
-
-export function parsePort(raw: string | undefined, fallback: number): number {
-  if (raw === undefined) return fallback;
-  const n = Number(raw);
-  if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(n) || n < 1 || n > 65535) {
-    throw new CliExit(EXIT.USAGE, `--port: expected an integer from 1 to 65535, got "${raw}"`);
-  }
-  return n;
-}
 
 export function parseHost(raw: string | undefined, fallback: string): string {
   if (raw === undefined) return fallback;
@@ -179,7 +173,8 @@ export default defineCommand({
     },
   },
   async run({ args }) {
-    const config = loadConfig(resolve(args.folder));
+    const folderText = folderValue(args.folder);
+    const config = loadConfig(resolve(folderText));
     const port = parsePort(args.port, config.config.port);
     const host = parseHost(args.host, config.config.url);
     const cacheSize = parseCacheSize(args['cache-size']);
@@ -194,7 +189,7 @@ export default defineCommand({
       }
     }
     if (workers > 1 && !worker) {
-      await requireBuilt(config, args.folder);
+      await requireBuilt(config, folderText);
       await runPrimary({ workers, mainFolder: config.mainFolder });
       return;
     }
@@ -202,7 +197,7 @@ export default defineCommand({
     const signals = stopSignals();
     let opened: OpenServer;
     try {
-      opened = await openServer(config, { host, port, cacheSize, folderArgText: args.folder, quiet: worker });
+      opened = await openServer(config, { host, port, cacheSize, folderArgText: folderText, quiet: worker });
     } catch (e) {
       signals.dispose();
       if (worker) await reportFailureAndExit(e);

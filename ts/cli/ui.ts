@@ -1,18 +1,18 @@
 /**
  * `noderag ui -f <folder> [--port N]`: the local web UI (configure, upload, build with live
- * progress, inspect the indices, ask questions) on 127.0.0.1. A folder without
- * Node_config.yaml gets the commented template first, so the page opens on a valid config.
+ * progress, inspect the indices, ask questions) on 127.0.0.1. An existing folder without
+ * Node_config.yaml gets the commented template first, so the page opens on a valid config;
+ * a folder that does not exist (a mistyped -f) is refused, never created.
  * Port 0 picks a free port. Stops on SIGINT/SIGTERM.
  */
 import { resolve } from 'node:path';
 import { defineCommand } from 'citty';
-import { ensureConfig } from '../config/index.js';
+import { ensureConfig, projectFolderProblem } from '../config/index.js';
 import { ServerStartError, serveApp } from '../server/serve.js';
 import { createUiApp } from '../ui/app.js';
 import { realUiDeps } from '../ui/deps.js';
-import { folderArg } from './args.js';
+import { folderArg, folderValue, parsePort } from './args.js';
 import { CliExit, EXIT } from './exit.js';
-import { parsePort } from './search.js';
 
 export const DEFAULT_UI_PORT = 8501;
 
@@ -26,8 +26,12 @@ export default defineCommand({
     },
   },
   async run({ args }) {
-    const folder = resolve(args.folder);
+    const folder = resolve(folderValue(args.folder));
     const port = args.port === '0' ? 0 : parsePort(args.port, DEFAULT_UI_PORT);
+    // The UI writes the template into an existing folder (it is how a project starts there),
+    // but never creates a folder a mistyped -f names.
+    const notFolder = projectFolderProblem(folder);
+    if (notFolder) throw new CliExit(EXIT.USAGE, notFolder);
     const ensured = ensureConfig(folder);
     if (ensured.created) console.log(`Created ${ensured.configPath} from the template; edit it in the UI.`);
     const app = createUiApp(realUiDeps(folder));

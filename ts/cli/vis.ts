@@ -4,7 +4,7 @@ import { defineCommand } from 'citty';
 import { NodeConfig } from '../config/index.js';
 import { ConfigError, IndexNotBuiltError } from '../errors.js';
 import { RECOMMENDED_MAX_NODES, writeVisualisation } from '../vis/write.js';
-import { folderArg } from './args.js';
+import { folderArg, folderValue } from './args.js';
 import { CliExit, EXIT } from './exit.js';
 
 export function parseNodeCount(raw: string | undefined): number {
@@ -27,8 +27,8 @@ export default defineCommand({
     },
   },
   async run({ args }) {
+    const folder = resolve(folderValue(args.folder));
     const n = parseNodeCount(args.nodes);
-    const folder = resolve(args.folder);
     let config: NodeConfig;
     try {
       config = NodeConfig.fromMainFolder(folder, { requireApiKeys: false });
