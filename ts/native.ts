@@ -73,7 +73,7 @@ export const NATIVE_CODES = {
 const CODE_PREFIX = /^(NATIVE_[A-Z_]+): ([\s\S]*)$/;
 
 /** Rewrites an error thrown by the addon into a NodeRagError subclass; other values pass through. */
-export function translateNativeError(e: unknown): unknown {
+function translateNativeError(e: unknown): unknown {
   if (!(e instanceof Error)) return e;
   const m = CODE_PREFIX.exec(e.message);
   if (!m) return e;

@@ -7,7 +7,7 @@
 
 const PUNCTUATION = /[!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~\u2018\u2019\u201c\u201d\u2013\u2014]/g;
 
-export function normalizeAnswer(s: string): string {
+function normalizeAnswer(s: string): string {
   return s
     .toLowerCase()
     .replace(PUNCTUATION, '')

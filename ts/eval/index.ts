@@ -3,7 +3,7 @@
  * supporting evidence, scored on the contexts of a built index and of the naive top-k
  * baseline at the same tokens with the same embeddings.
  */
-export { containsAnswer, isYesNo, normalizeAnswer } from './answer-match.js';
+export { containsAnswer, isYesNo } from './answer-match.js';
 export {
   type ConfigResult,
   type EvalConfig,
@@ -22,7 +22,7 @@ export {
   rankChunks,
   topK,
 } from './naive.js';
-export { type EvalQuestion, parseQuestions, QUESTION_LINE_SHAPE, QuestionsFileError } from './questions.js';
+export { type EvalQuestion, parseQuestions, QuestionsFileError } from './questions.js';
 export { type EvalReportJson, evalReportJson, formatEvalReport } from './report.js';
 export {
   resolveSupporting,

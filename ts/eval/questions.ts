@@ -21,7 +21,7 @@ export interface EvalQuestion {
   line: number;
 }
 
-export const QUESTION_LINE_SHAPE =
+const QUESTION_LINE_SHAPE =
   '{"question": string, "answers": [string, ...], "supporting": [string, ...] (optional)}';
 
 export class QuestionsFileError extends NodeRagError {

@@ -5,7 +5,7 @@
 import type { EvalRun } from './evaluate.js';
 import type { Scored, Summary } from './score.js';
 
-export interface SummaryJson {
+interface SummaryJson {
   answer_recall: number;
   /** null when no question has supporting entries. */
   support_recall: number | null;

@@ -35,7 +35,7 @@ interface KindValue {
 type SpecKind = keyof KindValue;
 
 /** One column of a table file, named `N`. */
-export interface ColumnSpec<R, N extends string = string> {
+interface ColumnSpec<R, N extends string = string> {
   name: N;
   kind: SpecKind;
   /** The value written for a row. */
@@ -93,11 +93,11 @@ export function columnsOf<R>() {
 }
 
 /** The parquet files of CACHE_FILES, by name. */
-export type TableFileName = {
+type TableFileName = {
   [K in keyof typeof CACHE_FILES]: (typeof CACHE_FILES)[K] extends `${string}.parquet` ? K : never;
 }[keyof typeof CACHE_FILES];
 
-export interface TableDeclaration<R, N extends string> {
+interface TableDeclaration<R, N extends string> {
   /** Its key in CACHE_FILES; the file is `CACHE_FILES[name]`, the name in every error. */
   name: TableFileName;
   columns: readonly ColumnSpec<R, N>[];

@@ -48,7 +48,7 @@ function checkNodeType(label: string, i: number, type: string): void {
 }
 
 /** A graph_nodes.parquet row: the node's id with its attributes. */
-export type GraphNodeRow = GraphNode & { id: string };
+type GraphNodeRow = GraphNode & { id: string };
 
 /** The graph_nodes rows of a node map. */
 export function graphNodeRows(nodes: Iterable<[string, GraphNode]>): GraphNodeRow[] {

@@ -10,7 +10,7 @@ import { INFO_FILES, resolveInProject } from '../project/layout.js';
 import { compareCodePoints } from './discover.js';
 
 /** Counter keys in the order of §2.2, which is also the order they are written in. */
-export const COUNTER_KEYS: readonly (keyof Counters)[] = [
+const COUNTER_KEYS: readonly (keyof Counters)[] = [
   'document_index',
   'text_unit_index',
   'semantic_unit_index',

@@ -14,7 +14,7 @@ import { tempPathBeside } from '../project/atomic.js';
 import { INFO_FILES, resolveInProject } from '../project/layout.js';
 import { BuildLockedError } from './errors.js';
 
-export interface LockInfo {
+interface LockInfo {
   pid: number;
   /** ISO-8601 UTC time the lock was taken. */
   started_at: string;

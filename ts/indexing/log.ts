@@ -6,10 +6,10 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 
-export type LogLevel = 'INFO' | 'WARN' | 'ERROR';
-export type Redactor = (text: string) => string;
+type LogLevel = 'INFO' | 'WARN' | 'ERROR';
+type Redactor = (text: string) => string;
 
-export const REDACTED = '[REDACTED]';
+const REDACTED = '[REDACTED]';
 
 /** Shapes of credentials worth hiding even when not configured here (echoed by a proxy, say). */
 const SECRET_PATTERNS: readonly [RegExp, string][] = [

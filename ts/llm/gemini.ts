@@ -42,7 +42,7 @@ const TYPES: Readonly<Record<string, Type>> = {
 };
 
 /** Our JSON Schema subset → Gemini's OpenAPI-style Schema (property order kept). */
-export function toGeminiSchema(json: Record<string, unknown>): Schema {
+function toGeminiSchema(json: Record<string, unknown>): Schema {
   const out: Schema = {};
   const type = TYPES[String(json.type)];
   if (type) out.type = type;

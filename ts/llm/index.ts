@@ -20,7 +20,7 @@ export { featureHashBatch } from './local/feature-hash.js';
 export { LocalProvider, type LocalProviderOptions, localReply } from './local/provider.js';
 export { OpenAIProvider, type OpenAIProviderOptions } from './openai.js';
 export { buildRequest, PROMPT_SETS, type PromptSet, promptSet, renderPrompt } from './prompts/index.js';
-export { isRetryableStatus, parseRetryAfter } from './provider-errors.js';
+export { parseRetryAfter } from './provider-errors.js';
 export { inFlightCap, type Limiter, RateLimiter, type Release } from './rate-limiter.js';
 export { type CacheLoadReport, ResponseCache, type ResponseCacheOptions } from './response-cache.js';
 export {
@@ -31,7 +31,7 @@ export {
   SEARCH_RETRY_POLICY,
   withRetry,
 } from './retry.js';
-export { isStructuredTask, runTask } from './run-task.js';
+export { runTask } from './run-task.js';
 export { TASK_SCHEMAS, TASK_VALIDATORS, validateText } from './task-schemas.js';
 export { capTokens, EMBEDDING_INPUT_TOKEN_CAP, type TokenCounter } from './token-cap.js';
 export {
@@ -51,7 +51,6 @@ export {
   type TaskCall,
   type TaskInputs,
   type TaskOutputs,
-  type TextTask,
   type Validation,
   type Validator,
 } from './types.js';

@@ -9,7 +9,7 @@ import { redactSecrets } from '../config/secrets.js';
 import { ProviderError } from '../errors.js';
 import type { ProviderName } from './types.js';
 
-export function isRetryableStatus(status: number): boolean {
+function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 409 || status === 429 || status >= 500;
 }
 

@@ -18,7 +18,7 @@ export interface RemoteProviderOptions {
   dim?: number;
 }
 
-export interface RemoteSetup {
+interface RemoteSetup {
   identity: ProviderIdentity;
   ctx: ErrorContext;
   /** The output dimension to ask for, or undefined when the model cannot shorten its vectors. */

@@ -37,7 +37,7 @@ const HEADER_BYTES = KEY_BYTES + 4;
 const MAX_VECTOR_LENGTH = 1 << 16;
 const LITTLE_ENDIAN = endianness() === 'LE';
 
-export interface ReplyMeta {
+interface ReplyMeta {
   provider: string;
   model: string;
   kind: CacheKind;

@@ -17,7 +17,7 @@ import {
   type Validator,
 } from './types.js';
 
-export function isStructuredTask(task: Task): task is StructuredTask {
+function isStructuredTask(task: Task): task is StructuredTask {
   return (STRUCTURED_TASKS as readonly string[]).includes(task);
 }
 

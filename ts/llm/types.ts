@@ -50,7 +50,6 @@ export interface TaskOutputs {
 /** Tasks answered with JSON under a schema; the others are plain text. */
 export const STRUCTURED_TASKS = ['decompose', 'repair', 'community', 'query'] as const;
 export type StructuredTask = (typeof STRUCTURED_TASKS)[number];
-export type TextTask = Exclude<Task, StructuredTask>;
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';

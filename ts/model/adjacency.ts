@@ -6,7 +6,7 @@
 import type { BaseGraph } from './graph-store.js';
 import { type NodeType, nodeTypeCode } from './types.js';
 
-export interface DenseGraph {
+interface DenseGraph {
   ids: string[];
   index: Map<string, number>;
   types: Uint8Array;
@@ -41,7 +41,7 @@ export function toDense(
   return { ids, index, types, src, dst, weight };
 }
 
-export interface Neighbour {
+interface Neighbour {
   id: string;
   weight: number;
 }

@@ -7,13 +7,13 @@ import type { BaseGraph } from './graph-store.js';
 import type { TextOps } from './text-ops.js';
 import type { Counters, DecompositionRecord, EntityRow, RelationshipRow, SemanticUnitRow } from './types.js';
 
-export interface GraphTables {
+interface GraphTables {
   units: Map<string, SemanticUnitRow>;
   entities: Map<string, EntityRow>;
   relationships: Map<string, RelationshipRow>;
 }
 
-export interface MergeStats {
+interface MergeStats {
   units: number;
   newUnits: number;
   newEntities: number;

@@ -13,7 +13,7 @@ import type {
   TitleRow,
 } from './types.js';
 
-export interface TextTables {
+interface TextTables {
   texts: ReadonlyMap<string, TextRow>;
   units: ReadonlyMap<string, SemanticUnitRow>;
   entities: ReadonlyMap<string, EntityRow>;

@@ -62,12 +62,12 @@ export function communitiesWithMembers(
   return out.sort((a, b) => (a.members[0]! < b.members[0]! ? -1 : 1));
 }
 
-export interface ProducedElement {
+interface ProducedElement {
   title: string;
   description: string;
 }
 
-export interface ElementTables {
+interface ElementTables {
   elements: Map<string, HighLevelElementRow>;
   titles: Map<string, TitleRow>;
 }

@@ -7,7 +7,6 @@ import { join } from 'node:path';
 
 export const INPUT_DIR = 'input';
 export const CACHE_DIR = 'cache';
-export const INFO_DIR = 'info';
 export const STAGING_DIR = 'cache/.staging';
 export const COMMIT_FILE = 'cache/.staging/COMMIT.json';
 

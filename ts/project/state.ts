@@ -9,7 +9,7 @@ import { IndexFileError } from '../errors.js';
 import { writeFileAtomic } from './atomic.js';
 import { INFO_FILES, resolveInProject } from './layout.js';
 
-export const STATE_FORMAT_VERSION = 1;
+const STATE_FORMAT_VERSION = 1;
 
 /** State values in run order (docs/method.md §3); the names are those of the original NodeRAG. */
 export const BUILD_STATES = [
@@ -24,14 +24,14 @@ export const BUILD_STATES = [
   'HNSW pipeline',
   'FINISHED',
 ] as const;
-export type BuildStateName = (typeof BUILD_STATES)[number];
+type BuildStateName = (typeof BUILD_STATES)[number];
 
 /** The stages that do work and commit (everything between INIT and FINISHED). */
 export const STAGES = BUILD_STATES.slice(1, -1) as Exclude<BuildStateName, 'INIT' | 'FINISHED'>[];
 export type StageName = Exclude<BuildStateName, 'INIT' | 'FINISHED'>;
 
-export const ERROR_TYPES = ['NO_ERROR', 'ERROR', 'INTERRUPTED'] as const;
-export type ErrorType = (typeof ERROR_TYPES)[number];
+const ERROR_TYPES = ['NO_ERROR', 'ERROR', 'INTERRUPTED'] as const;
+type ErrorType = (typeof ERROR_TYPES)[number];
 
 export interface EmbeddingIdentity {
   provider: string;
@@ -54,7 +54,7 @@ export interface BuildState {
 }
 
 /** ISO-8601 UTC to the second, as in the spec's example (`2025-01-01T12:00:00Z`). */
-export function isoSeconds(date: Date): string {
+function isoSeconds(date: Date): string {
   return `${date.toISOString().slice(0, 19)}Z`;
 }
 

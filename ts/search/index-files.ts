@@ -34,9 +34,9 @@ const COLUMNS = {
 const NAMES = Object.keys(COLUMNS) as TableName[];
 
 /** Files a searchable index must have (besides info/state.json). */
-export const SEARCH_FILES = [...NAMES.map((name) => TABLES[name].file), CACHE_FILES.hnswBin];
+const SEARCH_FILES = [...NAMES.map((name) => TABLES[name].file), CACHE_FILES.hnswBin];
 
-export type IndexTables = Record<TableName, TableReader>;
+type IndexTables = Record<TableName, TableReader>;
 
 export interface IndexSnapshot {
   state: BuildState;
@@ -94,7 +94,7 @@ export function parseStateText(text: string): BuildState {
 }
 
 /** Throws IndexNotBuiltError unless a first build has finished. */
-export function requireSearchable(root: string, stateText: string | null): BuildState {
+function requireSearchable(root: string, stateText: string | null): BuildState {
   if (stateText === null) {
     throw new IndexNotBuiltError(`no index in ${root} yet: ${buildHint(root)} first`);
   }

@@ -4,7 +4,7 @@
  */
 import { InvalidQuestionError } from '../errors.js';
 
-export const MAX_QUESTION_CHARS = 8000;
+const MAX_QUESTION_CHARS = 8000;
 
 export function validateQuestion(question: unknown): string {
   if (question === undefined)

@@ -29,7 +29,7 @@ export interface SearchRetrieval {
   readonly retrieval_tokens: number;
 }
 
-export type CountTokens = (text: string) => number;
+type CountTokens = (text: string) => number;
 
 /** An enumerable field computed on first read (assigning it replaces the value). */
 function lazyCount(target: object, name: string, text: string, count: CountTokens): void {

@@ -9,7 +9,7 @@ import { toDense } from '../model/adjacency.js';
 import type { BaseGraph } from '../model/graph-store.js';
 import type { NodeType } from '../model/types.js';
 
-export interface ChosenGraph {
+interface ChosenGraph {
   /** Drawn nodes: the top n in rank order, then the linking nodes in the order they were added. */
   nodes: { id: string; type: NodeType; score: number; linking: boolean }[];
   /** Base-graph edges between drawn nodes. */

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { NodeType } from '../model/types.js';
 
-export const TYPE_COLOURS: Record<NodeType, string> = {
+const TYPE_COLOURS: Record<NodeType, string> = {
   entity: '#ADD8E6',
   attribute: '#FFD700',
   relationship: '#FF7F50',
@@ -21,20 +21,20 @@ export const TYPE_COLOURS: Record<NodeType, string> = {
   text: '#D3D3D3',
 };
 
-export interface VisNode {
+interface VisNode {
   id: string;
   type: NodeType;
   text: string;
   score: number;
 }
 
-export interface VisEdge {
+interface VisEdge {
   source: string;
   target: string;
   weight: number;
 }
 
-export interface VisPage {
+interface VisPage {
   title: string;
   nodes: VisNode[];
   edges: VisEdge[];

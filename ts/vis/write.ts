@@ -12,7 +12,7 @@ import { isSearchable, readState } from '../project/state.js';
 import { chooseNodes } from './choose.js';
 import { renderGraphHtml } from './html.js';
 
-export const VIS_FILE = 'index.html';
+const VIS_FILE = 'index.html';
 export const RECOMMENDED_MAX_NODES = 1000;
 
 export interface VisResult {

@@ -64,7 +64,7 @@ class TextWriter {
 
 const HTML_SPACE = /[ \t\n\f\r]+/g;
 
-export interface HtmlOptions {
+interface HtmlOptions {
   /** Skip an element and everything inside it (mammoth's footnote back-links, for one). */
   skip?: (name: string, attributes: Readonly<Record<string, string>>) => boolean;
 }
@@ -176,7 +176,7 @@ export function sniffHtmlCharset(bytes: Uint8Array): string | null {
  * Decode an HTML file: a BOM wins, then a declared `<meta charset>` (legacy pages in e.g.
  * GBK or windows-1252 are common), then strict UTF-8.
  */
-export function decodeHtml(bytes: Uint8Array): string {
+function decodeHtml(bytes: Uint8Array): string {
   const hasBom =
     (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) ||
     (bytes[0] === 0xff && bytes[1] === 0xfe) ||

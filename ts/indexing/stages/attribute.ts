@@ -25,7 +25,7 @@ function roundHalfAway(x: number): number {
   return Math.sign(x) * Math.round(Math.abs(x));
 }
 
-export interface Importance {
+interface Importance {
   /** Important entity ids. */
   important: Set<string>;
   nodes: number;
@@ -34,7 +34,7 @@ export interface Importance {
 }
 
 /** The importance test of §3.5 over the whole merged graph. */
-export async function importantEntities(graph: BaseGraph): Promise<Importance> {
+async function importantEntities(graph: BaseGraph): Promise<Importance> {
   const dense = toDense(graph, (_id, type) => CORE_TYPES.has(type));
   const n = dense.ids.length;
   const e = dense.src.length;

@@ -49,6 +49,6 @@ export interface StageResult {
   attempted?: string[];
 }
 
-export type StageRunner = (ctx: StageContext) => Promise<StageResult>;
+type StageRunner = (ctx: StageContext) => Promise<StageResult>;
 
 export type StageTable = Readonly<Record<StageName, StageRunner>>;

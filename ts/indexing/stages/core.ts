@@ -18,7 +18,7 @@ export function countTokensBatch(texts: string[]): ArrayLike<number> {
   return texts.length === 0 ? [] : text.countTokensBatch(texts);
 }
 
-export interface DocumentChunk {
+interface DocumentChunk {
   text: string;
   tokens: number;
 }
@@ -33,7 +33,7 @@ export function normalizeEntities(names: readonly string[], language: Language):
   return text.normalizeEntities(names, language);
 }
 
-export type ParsedRelationship =
+type ParsedRelationship =
   | { kind: 'parsed'; source: string; relation: string; target: string }
   | { kind: 'needs_repair' }
   | { kind: 'empty' };
@@ -56,7 +56,7 @@ export interface Triple {
   target: string;
 }
 
-export interface FinalizedUnit {
+interface FinalizedUnit {
   entities: string[];
   relationships: Triple[];
   /** Indexes into the input triples that were dropped, with the reason. */

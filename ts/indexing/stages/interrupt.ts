@@ -7,7 +7,7 @@
 import { setMaxListeners } from 'node:events';
 import { NodeRagError } from '../../errors.js';
 
-export const IN_FLIGHT_GRACE_MS = 10_000;
+const IN_FLIGHT_GRACE_MS = 10_000;
 
 /** A stage stopped because the build was interrupted. */
 export class InterruptedError extends NodeRagError {

@@ -8,7 +8,7 @@
 import { inFlightCap } from '../../llm/rate-limiter.js';
 import { InterruptedError, type StopSignal } from './interrupt.js';
 
-export interface PoolOptions {
+interface PoolOptions {
   /** Workers; at most this many items run at once. */
   concurrency: number;
   stop: StopSignal;

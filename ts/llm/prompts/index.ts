@@ -20,7 +20,7 @@ export function promptSet(language: Language): PromptSet {
 }
 
 /** List items are shown one per line: inner line breaks become spaces. */
-export function flattenItem(s: string): string {
+function flattenItem(s: string): string {
   return s.trim().replace(/\s*\n\s*/g, ' ');
 }
 
