@@ -6,6 +6,7 @@
 import type { IndexData } from '../../index-io/index-data.js';
 import { graphNodeRows, TABLES } from '../../index-io/tables.js';
 import { mergeDecompositions } from '../../model/merge-decompositions.js';
+import { count } from '../tree.js';
 import type { StageContext, StageResult } from './context.js';
 import { textOps } from './core.js';
 import type { StageOutputs } from './outputs.js';
@@ -38,6 +39,6 @@ export async function graphStage(ctx: StageContext): Promise<StageResult> {
   await stageGraphTables(ctx.index, ctx.out);
   return {
     counts: { items: stats.units },
-    summary: `${stats.units} units (${stats.newUnits} new), ${stats.newEntities} new entities, ${stats.newRelationships} new relationships; graph ${graph.nodes.size} nodes, ${graph.edges.size} edges`,
+    summary: `${count(stats.units, 'unit')} (${stats.newUnits} new), ${count(stats.newEntities, 'new entity', 'new entities')}, ${count(stats.newRelationships, 'new relationship')}; graph ${count(graph.nodes.size, 'node')}, ${count(graph.edges.size, 'edge')}`,
   };
 }

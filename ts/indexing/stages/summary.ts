@@ -18,6 +18,7 @@ import {
   linkMembers,
   mergeElements,
 } from '../../model/summary.js';
+import { count } from '../tree.js';
 import type { StageContext, StageResult } from './context.js';
 import { countTokensBatch, textOps } from './core.js';
 import { embedTargets } from './embedding.js';
@@ -143,7 +144,7 @@ export async function summaryStage(ctx: StageContext): Promise<StageResult> {
     const pending = [...tables.elements.values()]
       .filter((e) => e.embedding === null)
       .sort((a, b) => a.humanReadableId - b.humanReadableId);
-    ctx.progress.note(`${pending.length} new high-level elements to embed`);
+    ctx.progress.note(`${count(pending.length, 'new high-level element')} to embed`);
     await embedTargets(
       ctx,
       pending.map((e) => ({
@@ -208,7 +209,7 @@ export async function summaryStage(ctx: StageContext): Promise<StageResult> {
       };
     });
     ctx.progress.note(
-      `${communities.length} communities with members of ${communityCount}; ${elementIds.size} elements, ${link.edges} member links${link.clustered ? ` (k-means, k=${c})` : ''}`,
+      `${count(communities.length, 'community', 'communities')} with members of ${communityCount}; ${count(elementIds.size, 'element')}, ${count(link.edges, 'member link')}${link.clustered ? ` (k-means, k=${c})` : ''}`,
     );
   }
 
@@ -226,6 +227,6 @@ export async function summaryStage(ctx: StageContext): Promise<StageResult> {
       cacheHits: hits,
       retries: s.retries - before.retries,
     },
-    summary: `${ids.length} nodes in the community graph, ${communities.length} communities summarised, ${tables.elements.size} elements in total; calls ${calls}, cache hits ${hits}`,
+    summary: `${count(ids.length, 'node')} in the community graph, ${count(communities.length, 'community', 'communities')} summarised, ${count(tables.elements.size, 'element')} in total; calls ${calls}, cache hits ${hits}`,
   };
 }

@@ -14,6 +14,7 @@ import { serializeDecompositions } from '../../index-io/decomposition.js';
 import type { DecompositionUnit } from '../../llm/types.js';
 import type { DecompositionRecord, ParsedUnit, TextRow } from '../../model/types.js';
 import { CACHE_FILES } from '../../project/layout.js';
+import { count } from '../tree.js';
 import type { StageContext, StageResult } from './context.js';
 import { finalizeUnit, normalizeEntities, parseRelationship, type Triple } from './core.js';
 import { mapInOrder, poolSize } from './pool.js';
@@ -128,7 +129,7 @@ export async function textStage(ctx: StageContext): Promise<StageResult> {
     ctx.log.warn(
       `--allow-failures: ${failed.length} chunk(s) failed and contribute nothing (text_id ${ids}); first error: ${first}`,
     );
-    ctx.progress.note(`${failed.length} chunk(s) failed (allowed): text_id ${ids}`);
+    ctx.progress.note(`${count(failed.length, 'chunk')} failed (allowed): text_id ${ids}`);
   }
 
   await ctx.out.file(CACHE_FILES.textDecomposition, serializeDecompositions(records.values()));
@@ -142,6 +143,6 @@ export async function textStage(ctx: StageContext): Promise<StageResult> {
       retries: s.retries - before.retries,
       drops,
     },
-    summary: `${chunks.length} chunks, ${units} units, ${failed.length} failed, ${drops} relationships dropped; ${note()}`,
+    summary: `${count(chunks.length, 'chunk')}, ${count(units, 'unit')}, ${failed.length} failed, ${count(drops, 'relationship')} dropped; ${note()}`,
   };
 }
