@@ -16,9 +16,11 @@ export declare class HnswIndex {
   /**
    * Loads an index file written by `save`. Async. The file is fully validated before
    * use; `expectedCount` (when given) must equal the number of stored vectors.
+   * Without `forUpdate` the file is read in place for searching (nothing is written, no
+   * free space needed; `add` and `save` then fail); with it, vectors can be added.
    * Errors: NATIVE_IO (missing/unreadable), NATIVE_CORRUPT_FILE, NATIVE_DIMENSION_MISMATCH.
    */
-  static load(path: string, expectedDim: number, expectedCount?: number | undefined | null): Promise<HnswIndex>
+  static load(path: string, expectedDim: number, expectedCount?: number | undefined | null, forUpdate?: boolean | undefined | null): Promise<HnswIndex>
   /**
    * Reads and checks the header of an index file without loading it. Sync (reads a few
    * hundred bytes); checksums are verified only by `load`.
@@ -32,8 +34,10 @@ export declare class HnswIndex {
   /**
    * Appends vectors (rows × dim) off the main thread; resolves to the first new label.
    * The vectors are copied before the call returns. Other calls fail as busy until it settles.
+   * With `deferView` the search view is not remade (for an insertion split into many
+   * batches); the next call without it (an empty array will do) or the next search does it.
    */
-  addBatch(vectors: Float32Array): Promise<number>
+  addBatch(vectors: Float32Array, deferView?: boolean | undefined | null): Promise<number>
   /**
    * The `k` nearest live vectors to `query`, sorted by (distance, label). Sync.
    * `k` is clamped to the number of live vectors; the beam is max(efSearch, k).

@@ -126,8 +126,19 @@ impl HnswIndex {
   }
 
   fn with<T>(&self, f: impl FnOnce(&CoreIndex) -> napi::Result<T>) -> napi::Result<T> {
-    let g = read(&self.inner)?;
-    f(open(&g)?)
+    {
+      let g = read(&self.inner)?;
+      let index = open(&g)?;
+      if !index.view_is_stale() {
+        return f(index);
+      }
+    }
+    // Vectors were added with `deferView`: remake the search view first (on this thread;
+    // `addBatch` with an empty array does it off the main thread).
+    let mut g = write(&self.inner)?;
+    let index = g.as_mut().ok_or_else(|| err(codes::CLOSED, CLOSED_MSG))?;
+    index.refresh_view().map_err(hnsw_error)?;
+    f(index)
   }
 }
 
@@ -165,18 +176,22 @@ impl HnswIndex {
 
   /// Loads an index file written by `save`. Async. The file is fully validated before
   /// use; `expectedCount` (when given) must equal the number of stored vectors.
+  /// Without `forUpdate` the file is read in place for searching (nothing is written, no
+  /// free space needed; `add` and `save` then fail); with it, vectors can be added.
   /// Errors: NATIVE_IO (missing/unreadable), NATIVE_CORRUPT_FILE, NATIVE_DIMENSION_MISMATCH.
   #[napi(ts_return_type = "Promise<HnswIndex>")]
   pub fn load(
     path: String,
     expected_dim: u32,
     expected_count: Option<u32>,
+    for_update: Option<bool>,
   ) -> napi::Result<AsyncTask<LoadTask>> {
     guard(|| {
       Ok(AsyncTask::new(LoadTask {
         path: PathBuf::from(path),
         expected_dim,
         expected_count,
+        for_update: for_update.unwrap_or(false),
       }))
     })
   }
@@ -218,13 +233,20 @@ impl HnswIndex {
 
   /// Appends vectors (rows × dim) off the main thread; resolves to the first new label.
   /// The vectors are copied before the call returns. Other calls fail as busy until it settles.
+  /// With `deferView` the search view is not remade (for an insertion split into many
+  /// batches); the next call without it (an empty array will do) or the next search does it.
   #[napi(ts_return_type = "Promise<number>")]
-  pub fn add_batch(&self, vectors: Float32Array) -> napi::Result<AsyncTask<AddTask>> {
+  pub fn add_batch(
+    &self,
+    vectors: Float32Array,
+    defer_view: Option<bool>,
+  ) -> napi::Result<AsyncTask<AddTask>> {
     guard(|| {
       open(&*read(&self.inner)?)?;
       Ok(AsyncTask::new(AddTask {
         inner: Arc::clone(&self.inner),
         vectors: vectors.to_vec(),
+        defer_view: defer_view.unwrap_or(false),
       }))
     })
   }
@@ -353,6 +375,7 @@ pub struct LoadTask {
   path: PathBuf,
   expected_dim: u32,
   expected_count: Option<u32>,
+  for_update: bool,
 }
 
 impl Task for LoadTask {
@@ -361,7 +384,12 @@ impl Task for LoadTask {
 
   fn compute(&mut self) -> napi::Result<CoreIndex> {
     guard(|| {
-      CoreIndex::load(
+      let load = if self.for_update {
+        CoreIndex::load
+      } else {
+        CoreIndex::load_for_search
+      };
+      load(
         &self.path,
         self.expected_dim as usize,
         self.expected_count.map(|c| c as usize),
@@ -378,6 +406,7 @@ impl Task for LoadTask {
 pub struct AddTask {
   inner: Shared,
   vectors: Vec<f32>,
+  defer_view: bool,
 }
 
 impl Task for AddTask {
@@ -392,7 +421,13 @@ impl Task for AddTask {
         .write()
         .map_err(|_| err(codes::INTERNAL, POISONED_MSG))?;
       let index = g.as_mut().ok_or_else(|| err(codes::CLOSED, CLOSED_MSG))?;
-      index.add(&std::mem::take(&mut self.vectors)).map_err(hnsw_error)
+      let first = index
+        .add_deferred(&std::mem::take(&mut self.vectors))
+        .map_err(hnsw_error)?;
+      if !self.defer_view {
+        index.refresh_view().map_err(hnsw_error)?;
+      }
+      Ok(first)
     })
   }
 

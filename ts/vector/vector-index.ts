@@ -47,6 +47,12 @@ export interface LoadOptions {
   expectedDim: number;
   /** When given, the number of stored vectors must match (e.g. the rows of id_map). */
   expectedCount?: number;
+  /**
+   * Load it so that vectors can be added and the index saved again (a build). Without it
+   * (search) the file is read in place: nothing is written, no free disk space is needed,
+   * and `add`, `addBatch` and `save` fail with InvalidArgumentError.
+   */
+  forUpdate?: boolean;
 }
 
 const U32_MAX = 0xffff_ffff;
@@ -95,15 +101,15 @@ export class VectorIndex {
   }
 
   /**
-   * Loads a file written by `save`, validated in full first. Missing, truncated or damaged
-   * files and another dimension are IndexFileError (codes NATIVE_IO, NATIVE_CORRUPT_FILE,
-   * NATIVE_DIMENSION_MISMATCH) whose message names the file.
+   * Loads a file written by `save`, validated in full first (both SHA-256 checksums).
+   * Missing, truncated or damaged files and another dimension are IndexFileError (codes
+   * NATIVE_IO, NATIVE_CORRUPT_FILE, NATIVE_DIMENSION_MISMATCH) whose message names the file.
    */
   static async load(path: string, options: LoadOptions): Promise<VectorIndex> {
     checkCount('expectedDim', options.expectedDim, 1);
     if (options.expectedCount !== undefined) checkCount('expectedCount', options.expectedCount);
     const handle = await callNativeAsync(() =>
-      native.HnswIndex.load(path, options.expectedDim, options.expectedCount),
+      native.HnswIndex.load(path, options.expectedDim, options.expectedCount, options.forUpdate === true),
     );
     return new VectorIndex(handle);
   }
@@ -127,9 +133,15 @@ export class VectorIndex {
     return callNative(() => this.#native.add(vectors));
   }
 
-  /** Appends many vectors off the main thread; resolves to the first new label. */
-  addBatch(vectors: Float32Array): Promise<number> {
-    return callNativeAsync(() => this.#native.addBatch(vectors));
+  /**
+   * Appends many vectors off the main thread; resolves to the first new label. With
+   * `deferView`, the search structures are not remade after the batch (an insertion split
+   * into many batches pays for that once): the next call without it, e.g.
+   * `addBatch(new Float32Array(0))`, or the next search remakes them. Batches give the
+   * same graph as one call with all the vectors.
+   */
+  addBatch(vectors: Float32Array, options: { deferView?: boolean } = {}): Promise<number> {
+    return callNativeAsync(() => this.#native.addBatch(vectors, options.deferView === true));
   }
 
   /**

@@ -57,8 +57,12 @@ impl IndexParams {
 
 pub struct HnswIndex {
   params: IndexParams,
-  hnsw: Hnsw<'static, f32, SpaceDistance>,
+  /// hnsw_rs's graph, which insertion needs; `None` for an index read in place for
+  /// searching ([`HnswIndex::load_for_search`]), which cannot grow.
+  hnsw: Option<Hnsw<'static, f32, SpaceDistance>>,
   view: GraphView,
+  /// Vectors inserted since `view` was made (see [`HnswIndex::add_deferred`]).
+  view_stale: bool,
   /// `retired[label]`: excluded from every search result (docs/method.md §3.9). Not stored in
   /// the index file: the caller's id map is the source of truth and re-applies it.
   retired: Vec<bool>,
@@ -74,6 +78,12 @@ const REVERSE_LINKS: bool = true;
 
 /// Default for `HnswIndex::quantized` (see `set_search_quantized`).
 const QUANTIZED_WALK: bool = true;
+
+fn read_only() -> HnswError {
+  HnswError::InvalidArgument(
+    "this index was loaded for searching only; load it for update to add vectors or save it".into(),
+  )
+}
 
 impl HnswIndex {
   /// An empty index.
@@ -94,8 +104,9 @@ impl HnswIndex {
     let view = GraphView::new(&hnsw, params.space, params.dim, REVERSE_LINKS, QUANTIZED_WALK)?;
     Ok(HnswIndex {
       params,
-      hnsw,
+      hnsw: Some(hnsw),
       view,
+      view_stale: false,
       retired: Vec::new(),
       retired_count: 0,
       reverse_links: REVERSE_LINKS,
@@ -123,9 +134,21 @@ impl HnswIndex {
   /// first new label. Insertion is single-threaded in label order, so the same sequence
   /// of `add` calls always builds the same graph.
   pub fn add(&mut self, vectors: &[f32]) -> Result<u32> {
+    let first = self.add_deferred(vectors)?;
+    self.refresh_view()?;
+    Ok(first)
+  }
+
+  /// Like [`HnswIndex::add`], but the search view is not remade: a long insertion split into
+  /// batches pays for it once, in [`HnswIndex::refresh_view`], instead of once per batch.
+  /// Until then, searches and `layer0_edges` do not see the new vectors (`view_is_stale`).
+  pub fn add_deferred(&mut self, vectors: &[f32]) -> Result<u32> {
     let dim = self.params.dim;
     let n = check_vectors(vectors, dim, "vectors")?;
     let first = self.len();
+    let Some(hnsw) = self.hnsw.as_ref() else {
+      return Err(read_only());
+    };
     if first + n > u32::MAX as usize {
       return Err(HnswError::InvalidArgument(format!(
         "{} vectors would exceed the u32 label range",
@@ -138,18 +161,37 @@ impl HnswIndex {
       if self.params.space == Space::Cosine {
         normalize(&mut row);
       }
-      self.hnsw.insert_slice((&row, first + i));
+      hnsw.insert_slice((&row, first + i));
     }
     if n > 0 {
+      self.view_stale = true;
+    }
+    Ok(first as u32)
+  }
+
+  /// Remakes the search view after [`HnswIndex::add_deferred`]; does nothing when it is current.
+  pub fn refresh_view(&mut self) -> Result<()> {
+    if let (true, Some(hnsw)) = (self.view_stale, self.hnsw.as_ref()) {
       self.view = GraphView::new(
-        &self.hnsw,
+        hnsw,
         self.params.space,
-        dim,
+        self.params.dim,
         self.reverse_links,
         self.quantized,
       )?;
     }
-    Ok(first as u32)
+    self.view_stale = false;
+    Ok(())
+  }
+
+  /// True after `add_deferred` until `refresh_view`.
+  pub fn view_is_stale(&self) -> bool {
+    self.view_stale
+  }
+
+  /// False for an index read in place for searching: it cannot grow or be saved.
+  pub fn is_writable(&self) -> bool {
+    self.hnsw.is_some()
   }
 
   pub fn params(&self) -> IndexParams {
@@ -160,7 +202,10 @@ impl HnswIndex {
   }
   /// Number of stored vectors (retired ones included).
   pub fn len(&self) -> usize {
-    self.view.len()
+    match &self.hnsw {
+      Some(h) => h.get_nb_point(),
+      None => self.view.len(),
+    }
   }
   pub fn is_empty(&self) -> bool {
     self.len() == 0
@@ -235,8 +280,10 @@ impl HnswIndex {
   pub fn search_hnsw_rs(&self, query: &[f32], k: usize, ef_search: usize) -> Result<SearchResult> {
     let q = self.prepare_query(query)?;
     let k = k.min(self.len());
-    let mut hits: Vec<(f32, u32)> = self
-      .hnsw
+    let Some(hnsw) = self.hnsw.as_ref() else {
+      return Err(read_only());
+    };
+    let mut hits: Vec<(f32, u32)> = hnsw
       .search(&q, k, ef_search.max(k))
       .into_iter()
       .map(|nb| (nb.distance, nb.d_id as u32))
@@ -250,7 +297,7 @@ impl HnswIndex {
 
   /// The stored (normalised, for cosine) vector of `label`.
   pub fn vector(&self, label: u32) -> Option<&[f32]> {
-    ((label as usize) < self.len()).then(|| self.view.vector(label))
+    ((label as usize) < self.view.len()).then(|| self.view.vector(label))
   }
 
   /// Layer-0 neighbour lists as parallel (src, dst) label arrays, in src order; these
@@ -263,7 +310,24 @@ impl HnswIndex {
   #[doc(hidden)]
   pub fn set_search_reverse_links(&mut self, on: bool) -> Result<()> {
     self.reverse_links = on;
-    self.view = GraphView::new(&self.hnsw, self.params.space, self.params.dim, on, self.quantized)?;
+    self.remake_view()
+  }
+
+  fn remake_view(&mut self) -> Result<()> {
+    let placeholder = GraphView::from_flat(
+      self.params.space,
+      self.params.dim,
+      Vec::new(),
+      crate::view::GraphParts {
+        l0: Vec::new(),
+        upper: Default::default(),
+        entry: None,
+      },
+      false,
+      false,
+    )?;
+    let old = std::mem::replace(&mut self.view, placeholder);
+    self.view = old.with_settings(self.reverse_links, self.quantized);
     Ok(())
   }
 
@@ -272,14 +336,7 @@ impl HnswIndex {
   #[doc(hidden)]
   pub fn set_search_quantized(&mut self, on: bool) -> Result<()> {
     self.quantized = on;
-    self.view = GraphView::new(
-      &self.hnsw,
-      self.params.space,
-      self.params.dim,
-      self.reverse_links,
-      on,
-    )?;
-    Ok(())
+    self.remake_view()
   }
 
   /// Builds with hnsw_rs's optional insertion settings changed. For measurements.
@@ -293,20 +350,61 @@ impl HnswIndex {
     params.validate()?;
     let n = check_vectors(vectors, params.dim, "vectors")?;
     let mut index = Self::with_capacity(params, n)?;
-    index.hnsw.set_extend_candidates(extend_candidates);
-    index.hnsw.set_keeping_pruned(keep_pruned);
+    if let Some(hnsw) = index.hnsw.as_mut() {
+      hnsw.set_extend_candidates(extend_candidates);
+      hnsw.set_keeping_pruned(keep_pruned);
+    }
     index.add(vectors)?;
     Ok(index)
   }
 
   /// Writes the index to `path` atomically (see container.rs for the format).
   pub fn save(&self, path: &Path) -> Result<()> {
-    container::save(&self.hnsw, &self.params, self.len(), path)
+    let Some(hnsw) = self.hnsw.as_ref() else {
+      return Err(read_only());
+    };
+    container::save(hnsw, &self.params, self.len(), path)
   }
 
-  /// Loads an index written by [`HnswIndex::save`]. The whole file is validated (magic,
-  /// header, sizes, checksums, consistency with the crate's own header) before hnsw_rs
-  /// reads a byte; then `expected_dim` (and `expected_count`, when given) are checked.
+  /// Reads an index written by [`HnswIndex::save`] in place, for searching: the file is
+  /// validated as by [`HnswIndex::load`] (checksums included), but nothing is copied to
+  /// disk and hnsw_rs is not involved, so no free space is needed and nothing is left
+  /// behind if the process dies meanwhile. The index answers every search exactly as the
+  /// loaded one would (same lists, same order), but cannot `add` or `save`.
+  pub fn load_for_search(
+    path: &Path,
+    expected_dim: usize,
+    expected_count: Option<usize>,
+  ) -> Result<HnswIndex> {
+    let flat = container::load_view(path, expected_dim, expected_count)?;
+    let params = flat.params;
+    let view = GraphView::from_flat(
+      params.space,
+      params.dim,
+      flat.vectors,
+      flat.parts,
+      REVERSE_LINKS,
+      QUANTIZED_WALK,
+    )
+    .map_err(|e| HnswError::corrupt(path, e.to_string()))?;
+    debug_assert_eq!(view.len(), flat.count);
+    Ok(HnswIndex {
+      params,
+      hnsw: None,
+      view,
+      view_stale: false,
+      retired: Vec::new(),
+      retired_count: 0,
+      reverse_links: REVERSE_LINKS,
+      quantized: QUANTIZED_WALK,
+    })
+  }
+
+  /// Loads an index written by [`HnswIndex::save`] so that vectors can be added. The whole
+  /// file is validated (magic, header, sizes, checksums, consistency with the crate's own
+  /// header) before hnsw_rs reads a byte; then `expected_dim` (and `expected_count`, when
+  /// given) are checked. hnsw_rs reads two files by name, so the dumps are copied to a
+  /// scratch folder beside the file for the duration of the load (see container.rs).
   pub fn load(path: &Path, expected_dim: usize, expected_count: Option<usize>) -> Result<HnswIndex> {
     let (mut hnsw, params) = container::load(path, expected_dim, expected_count)?;
     Self::configure(&mut hnsw);
@@ -314,8 +412,9 @@ impl HnswIndex {
       .map_err(|e| HnswError::corrupt(path, e.to_string()))?;
     Ok(HnswIndex {
       params,
-      hnsw,
+      hnsw: Some(hnsw),
       view,
+      view_stale: false,
       retired: Vec::new(),
       retired_count: 0,
       reverse_links: REVERSE_LINKS,

@@ -21,8 +21,9 @@ use crate::topk::{Hit, SearchResult, TopK};
 /// Pointer to the first value of a stored vector (`dim` values follow).
 #[derive(Clone, Copy)]
 struct VecPtr(*const f32);
-// SAFETY: the pointee lives inside a hnsw_rs `Point` that `GraphView::_points` keeps alive
-// through an `Arc`, and hnsw_rs never mutates or moves a point's vector after creating it.
+// SAFETY: the pointee lives inside a hnsw_rs `Point` that `GraphView::_storage` keeps alive
+// through an `Arc` (hnsw_rs never mutates or moves a point's vector after creating it), or
+// in the flat buffer `_storage` owns and never changes.
 // Sharing read-only pointers to immutable data across threads is sound.
 unsafe impl Send for VecPtr {}
 unsafe impl Sync for VecPtr {}
@@ -67,8 +68,8 @@ impl Visited {
 pub(crate) struct GraphView {
   space: Space,
   dim: usize,
-  /// Owns hnsw_rs's points so the `vectors` pointers stay valid.
-  _points: Vec<Arc<Point<'static, f32>>>,
+  /// Owns the vectors the `vectors` pointers address.
+  _storage: Storage,
   vectors: Vec<VecPtr>,
   /// Layer-0 links of label i: `l0_links[l0_offsets[i]..l0_offsets[i + 1]]`.
   l0_offsets: Vec<usize>,
@@ -85,6 +86,22 @@ pub(crate) struct GraphView {
   /// 8-bit codes of the vectors; the beam search walks on them when `quantized`.
   codes: Codes,
   quantized: bool,
+}
+
+/// Where the vectors live: inside hnsw_rs's points (an index being built), or in one flat
+/// buffer of `n × dim` values (an index read straight from its file, see container.rs).
+/// Neither moves a vector once created, so the pointers in `vectors` stay valid.
+enum Storage {
+  Points(#[allow(dead_code)] Vec<Arc<Point<'static, f32>>>),
+  Flat(#[allow(dead_code)] Vec<f32>),
+}
+
+/// A graph as plain lists, whatever it was read from: `l0[label]` are the layer-0 links of
+/// a label, `upper[label]` its links on layers 1..=level (absent for level 0).
+pub(crate) struct GraphParts {
+  pub(crate) l0: Vec<Vec<u32>>,
+  pub(crate) upper: HashMap<u32, Vec<Vec<u32>>>,
+  pub(crate) entry: Option<(u32, u8)>,
 }
 
 impl GraphView {
@@ -130,16 +147,17 @@ impl GraphView {
       .map(|(i, p)| p.ok_or_else(|| HnswError::Library(format!("label {i} is missing from the graph"))))
       .collect::<Result<_>>()?;
 
-    let mut l0_offsets = Vec::with_capacity(n + 1);
-    let mut l0_links = Vec::with_capacity(n * 2 * hnsw.get_max_nb_connection() as usize);
+    let mut l0 = Vec::with_capacity(n);
     let mut upper = HashMap::new();
-    l0_offsets.push(0);
     for p in &points {
       let hood = p.get_neighborhood_id();
       let level = p.get_point_id().0 as usize;
-      if let Some(l0) = hood.first() {
-        l0_links.extend(l0.iter().map(|nb| nb.d_id as u32));
-      }
+      l0.push(
+        hood
+          .first()
+          .map(|l| l.iter().map(|nb| nb.d_id as u32).collect())
+          .unwrap_or_default(),
+      );
       if level > 0 {
         let lists = (1..=level)
           .map(|l| {
@@ -151,31 +169,106 @@ impl GraphView {
           .collect();
         upper.insert(p.get_origin_id() as u32, lists);
       }
-      l0_offsets.push(l0_links.len());
     }
     let vectors: Vec<VecPtr> = points.iter().map(|p| VecPtr(p.get_v().as_ptr())).collect();
-    let codes = Codes::build(points.len(), dim, |i| points[i].get_v());
+    let parts = GraphParts { l0, upper, entry };
+    Ok(Self::assemble(
+      space,
+      dim,
+      Storage::Points(points),
+      vectors,
+      parts,
+      reverse_links,
+      quantized,
+    ))
+  }
+
+  /// A view over vectors held in one flat buffer (`n × dim`, row = label) and a graph read
+  /// from an index file. `parts.l0` must have one list per label.
+  pub(crate) fn from_flat(
+    space: Space,
+    dim: usize,
+    flat: Vec<f32>,
+    parts: GraphParts,
+    reverse_links: bool,
+    quantized: bool,
+  ) -> Result<GraphView> {
+    let n = parts.l0.len();
+    if flat.len() != n * dim {
+      return Err(HnswError::Library(format!(
+        "{} stored values for {n} vectors of dimension {dim}",
+        flat.len()
+      )));
+    }
+    let vectors: Vec<VecPtr> = (0..n).map(|i| VecPtr(flat[i * dim..].as_ptr())).collect();
+    Ok(Self::assemble(
+      space,
+      dim,
+      Storage::Flat(flat),
+      vectors,
+      parts,
+      reverse_links,
+      quantized,
+    ))
+  }
+
+  fn assemble(
+    space: Space,
+    dim: usize,
+    storage: Storage,
+    vectors: Vec<VecPtr>,
+    parts: GraphParts,
+    reverse_links: bool,
+    quantized: bool,
+  ) -> GraphView {
+    let n = vectors.len();
+    let mut l0_offsets = Vec::with_capacity(n + 1);
+    let mut l0_links = Vec::with_capacity(parts.l0.iter().map(Vec::len).sum());
+    l0_offsets.push(0);
+    for list in &parts.l0 {
+      l0_links.extend_from_slice(list);
+      l0_offsets.push(l0_links.len());
+    }
+    // SAFETY: see `VecPtr`; every pointer addresses `dim` values of `storage`.
+    let row = |i: usize| unsafe { std::slice::from_raw_parts(vectors[i].0, dim) };
+    let codes = Codes::build(n, dim, row);
     let (search_offsets, search_links) = if reverse_links {
       let (o, l) = add_reverse_links(&l0_offsets, &l0_links);
       (Some(o), Some(l))
     } else {
       (None, None)
     };
-    Ok(GraphView {
+    GraphView {
       search_offsets,
       search_links,
       space,
       dim,
-      _points: points,
+      _storage: storage,
       vectors,
       l0_offsets,
       l0_links,
-      upper,
-      entry,
+      upper: parts.upper,
+      entry: parts.entry,
       visited_pool: Mutex::new(Vec::new()),
       codes,
       quantized,
-    })
+    }
+  }
+
+  /// The same view with other search settings (links and vectors are kept).
+  pub(crate) fn with_settings(self, reverse_links: bool, quantized: bool) -> GraphView {
+    let (search_offsets, search_links) = if reverse_links {
+      let (o, l) = add_reverse_links(&self.l0_offsets, &self.l0_links);
+      (Some(o), Some(l))
+    } else {
+      (None, None)
+    };
+    GraphView {
+      search_offsets,
+      search_links,
+      quantized,
+      ..self
+    }
   }
 
   pub(crate) fn len(&self) -> usize {

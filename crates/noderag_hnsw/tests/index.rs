@@ -303,16 +303,146 @@ fn save_then_load_gives_identical_results_and_accepts_more_vectors() {
 }
 
 fn expect_corrupt(path: &Path, dim: usize, what: &str) {
-  match HnswIndex::load(path, dim, None) {
-    Err(e @ HnswError::Corrupt { .. }) => {
-      assert!(
-        e.to_string().contains(&path.display().to_string()),
-        "{what}: message must name the file: {e}"
-      )
+  // Both loaders refuse it the same way.
+  for (loader, result) in [
+    ("load", HnswIndex::load(path, dim, None)),
+    ("load_for_search", HnswIndex::load_for_search(path, dim, None)),
+  ] {
+    match result {
+      Err(e @ HnswError::Corrupt { .. }) => {
+        assert!(
+          e.to_string().contains(&path.display().to_string()),
+          "{what} ({loader}): message must name the file: {e}"
+        )
+      }
+      Err(other) => panic!("{what} ({loader}): expected Corrupt, got {other:?}"),
+      Ok(_) => panic!("{what} ({loader}): a damaged file loaded"),
     }
-    Err(other) => panic!("{what}: expected Corrupt, got {other:?}"),
-    Ok(_) => panic!("{what}: a damaged file loaded"),
   }
+}
+
+#[test]
+fn loading_for_search_reads_in_place_and_answers_as_the_loaded_index() {
+  let dim = 24;
+  // Duplicated vectors give equal distances: ties in the neighbour lists must come out in
+  // the same order as hnsw_rs's loader puts them.
+  let (mut data, queries) = data_and_queries(3_000, 100, dim, 6, 21);
+  let dup: Vec<f32> = data[..400 * dim].to_vec();
+  data.extend_from_slice(&dup);
+  for space in [Space::L2, Space::Cosine] {
+    let index = HnswIndex::build(params(space, dim), &data).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("HNSW.bin");
+    index.save(&path).unwrap();
+    let loaded = HnswIndex::load(&path, dim, Some(3_400)).unwrap();
+    let read = HnswIndex::load_for_search(&path, dim, Some(3_400)).unwrap();
+    assert!(!read.is_writable());
+    assert_eq!(read.params(), index.params());
+    assert_eq!(read.len(), 3_400);
+    assert_eq!(read.layer0_edges(), loaded.layer0_edges());
+    for q in queries
+      .chunks_exact(dim)
+      .chain(data.chunks_exact(dim).step_by(97))
+    {
+      assert_eq!(
+        read.search_graph(q, 10, 40).unwrap(),
+        loaded.search_graph(q, 10, 40).unwrap()
+      );
+      assert_eq!(read.search(q, 10, 40).unwrap(), loaded.search(q, 10, 40).unwrap());
+    }
+    for label in [0u32, 17, 3_399] {
+      assert_eq!(read.vector(label), loaded.vector(label));
+    }
+    // It cannot grow or be saved, and says so.
+    let mut read = read;
+    let e = read.add(&data[..dim]).unwrap_err();
+    assert!(e.to_string().contains("for searching only"), "{e}");
+    assert!(read.save(&dir.path().join("x.bin")).is_err());
+  }
+}
+
+#[test]
+fn loading_for_search_writes_nothing_and_removes_what_killed_processes_left() {
+  let dim = 8;
+  let (index, _, _) = build_small(300, dim, 22);
+  let dir = tempfile::tempdir().unwrap();
+  let path = dir.path().join("HNSW.bin");
+  index.save(&path).unwrap();
+  // Leftovers: a scratch folder of a process that no longer runs (with a dump in it), one
+  // of this process (in use), a temporary file of an older version (no process id, old),
+  // and a fresh one of an older version (may be in use).
+  let dead = dir.path().join(".hnsw-scratch-4000000000-abc123");
+  std::fs::create_dir(&dead).unwrap();
+  std::fs::write(dead.join("index.hnsw.data"), vec![0u8; 4096]).unwrap();
+  let mine = dir
+    .path()
+    .join(format!(".hnsw-scratch-{}-def456", std::process::id()));
+  std::fs::create_dir(&mine).unwrap();
+  let legacy_old = dir.path().join(".HNSW.bin.tmp-Xy12Zq");
+  std::fs::write(&legacy_old, b"partial").unwrap();
+  let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3_600);
+  std::fs::File::options()
+    .write(true)
+    .open(&legacy_old)
+    .unwrap()
+    .set_modified(old)
+    .unwrap();
+  let legacy_new = dir.path().join(".HNSW.bin.tmp-Ab34Cd");
+  std::fs::write(&legacy_new, b"partial").unwrap();
+
+  let read = HnswIndex::load_for_search(&path, dim, Some(300)).unwrap();
+  assert_eq!(read.len(), 300);
+  let mut names: Vec<String> = std::fs::read_dir(dir.path())
+    .unwrap()
+    .map(|e| e.unwrap().file_name().into_string().unwrap())
+    .collect();
+  names.sort();
+  let mut want = vec![
+    ".HNSW.bin.tmp-Ab34Cd".to_string(),
+    format!(".hnsw-scratch-{}-def456", std::process::id()),
+    "HNSW.bin".to_string(),
+  ];
+  want.sort();
+  assert_eq!(names, want);
+
+  // A read-only folder: loading for search still works (nothing is written).
+  #[cfg(unix)]
+  {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o555)).unwrap();
+    let read = HnswIndex::load_for_search(&path, dim, Some(300));
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(read.unwrap().len(), 300);
+  }
+}
+
+#[test]
+fn deferred_adds_build_the_same_graph_as_one_add() {
+  let dim = 16;
+  let (data, queries) = data_and_queries(2_000, 50, dim, 5, 23);
+  let whole = HnswIndex::build(params(Space::L2, dim), &data).unwrap();
+  let mut batched = HnswIndex::new(params(Space::L2, dim)).unwrap();
+  for (i, chunk) in data.chunks(dim * 137).enumerate() {
+    assert_eq!(batched.add_deferred(chunk).unwrap() as usize, i * 137);
+  }
+  assert!(batched.view_is_stale());
+  assert_eq!(batched.len(), 2_000);
+  batched.refresh_view().unwrap();
+  assert!(!batched.view_is_stale());
+  assert_eq!(batched.layer0_edges(), whole.layer0_edges());
+  for q in queries.chunks_exact(dim) {
+    assert_eq!(
+      batched.search_graph(q, 10, 40).unwrap(),
+      whole.search_graph(q, 10, 40).unwrap()
+    );
+  }
+  let dir = tempfile::tempdir().unwrap();
+  batched.save(&dir.path().join("a.bin")).unwrap();
+  whole.save(&dir.path().join("b.bin")).unwrap();
+  assert_eq!(
+    std::fs::read(dir.path().join("a.bin")).unwrap(),
+    std::fs::read(dir.path().join("b.bin")).unwrap()
+  );
 }
 
 #[test]

@@ -6,16 +6,48 @@
  * regenerated attribute's old label is retired and its new vector gets a new label. The
  * index is rebuilt from the stored vectors (labels from 0) when more than 20 % of labels
  * would be retired, when HNSW.bin or id_map is unusable, or when space, m or ef changed.
+ *
+ * Insertion runs in batches of about a quarter of a second (off the main thread), so a
+ * Ctrl-C stops the stage at the next batch and the progress line moves. The work is kept
+ * across an interruption by checkpoints in cache/.hnsw-resume/: after `CHECKPOINT_MIN`
+ * vectors, then each time the index has grown by half, the index is saved there and loaded
+ * back. An interrupted stage resumes from its last checkpoint, so at most the vectors
+ * inserted since are inserted again. The index bytes stay a function of the input alone:
+ * hnsw_rs restarts its level generator when it loads an index, so an uninterrupted run
+ * saves and loads at the very same points as a resumed one (batches themselves change
+ * nothing: insertion is sequential in label order). The checkpoint names what it was made
+ * from (parameters, the committed id map, the labels to retire, the new vectors), so a
+ * checkpoint of other input is never used.
  */
-import { stat } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, rm, stat } from 'node:fs/promises';
 import { InternalError } from '../../errors.js';
 import { type IdMapRow, type SimilarityEdge, TABLES } from '../../index-io/tables.js';
 import type { NodeType } from '../../model/types.js';
-import { CACHE_FILES, resolveInProject } from '../../project/layout.js';
+import { writeFileAtomic } from '../../project/atomic.js';
+import { CACHE_DIR, CACHE_FILES, resolveInProject } from '../../project/layout.js';
 import { VectorIndex, type VectorIndexParams } from '../../vector/index.js';
 import type { StageContext, StageResult } from './context.js';
 
 const RETIRED_REBUILD_FRACTION = 0.2;
+
+/** Where an interrupted insertion keeps its progress (removed when the stage ends). */
+export const HNSW_RESUME_DIR = `${CACHE_DIR}/.hnsw-resume`;
+const RESUME_INDEX = `${HNSW_RESUME_DIR}/HNSW.bin`;
+const RESUME_META = `${HNSW_RESUME_DIR}/resume.json`;
+const RESUME_VERSION = 1;
+
+/** First checkpoint after this many new vectors; later ones when the index grew by half. */
+export const CHECKPOINT_MIN = 4096;
+/** A batch is sized to take about this long, so a stop request waits at most about as much. */
+const BATCH_TARGET_MS = 250;
+const FIRST_BATCH = 32;
+const MAX_BATCH = 8192;
+
+/** Where the next checkpoint is, counted in new vectors: a function of the input alone. */
+export function nextCheckpoint(base: number, done: number): number {
+  return done + Math.max(CHECKPOINT_MIN, Math.floor((base + done) / 2));
+}
 
 interface VectorNode {
   id: string;
@@ -70,6 +102,85 @@ async function vectorNodes(ctx: StageContext): Promise<VectorNode[]> {
   return out;
 }
 
+/** The insertion job: what the index starts from and what is added to it. */
+interface Job {
+  /** Load the committed index and add to it, or build it anew. */
+  mode: 'add' | 'rebuild';
+  idMap: IdMapRow[];
+  fresh: VectorNode[];
+  toRetire: IdMapRow[];
+}
+
+/** Names a job's input, so a checkpoint is only ever resumed by the same job. */
+function jobKey(params: VectorIndexParams, job: Job, baseCount: number): string {
+  const h = createHash('sha256');
+  h.update(JSON.stringify({ v: RESUME_VERSION, params, mode: job.mode, baseCount }));
+  if (job.mode === 'add') {
+    for (const r of job.idMap) h.update(`${r.label}\t${r.node}\t${r.type}\t${r.retired}\t${r.generation}\n`);
+  }
+  h.update(`retire ${job.toRetire.map((r) => r.label).join(',')}\n`);
+  for (const n of job.fresh) {
+    h.update(`${n.id}\n`);
+    h.update(new Uint8Array(n.vector.buffer, n.vector.byteOffset, n.vector.byteLength));
+  }
+  return h.digest('hex');
+}
+
+interface ResumeMeta {
+  version: number;
+  key: string;
+  /** New vectors already in the checkpoint. */
+  done: number;
+}
+
+async function readResumeMeta(root: string): Promise<ResumeMeta | null> {
+  try {
+    const m = JSON.parse(await readFile(resolveInProject(root, RESUME_META), 'utf8')) as Partial<ResumeMeta>;
+    if (m.version === RESUME_VERSION && typeof m.key === 'string' && Number.isInteger(m.done)) {
+      return m as ResumeMeta;
+    }
+  } catch {
+    // No checkpoint, or an unreadable one: start over.
+  }
+  return null;
+}
+
+/** The checkpoint of this job, if there is a usable one. */
+async function resume(
+  ctx: StageContext,
+  key: string,
+  baseCount: number,
+  freshCount: number,
+): Promise<{ index: VectorIndex; done: number } | null> {
+  const meta = await readResumeMeta(ctx.root);
+  if (!meta || meta.key !== key || meta.done <= 0 || meta.done >= freshCount) return null;
+  try {
+    const index = await VectorIndex.load(resolveInProject(ctx.root, RESUME_INDEX), {
+      expectedDim: ctx.config.config.dim,
+      expectedCount: baseCount + meta.done,
+      forUpdate: true,
+    });
+    return { index, done: meta.done };
+  } catch (error) {
+    ctx.log.warn(`the HNSW checkpoint is unusable, starting over (${(error as Error).message})`);
+    return null;
+  }
+}
+
+async function saveCheckpoint(
+  ctx: StageContext,
+  index: VectorIndex,
+  key: string,
+  done: number,
+): Promise<void> {
+  await mkdir(resolveInProject(ctx.root, HNSW_RESUME_DIR), { recursive: true });
+  // The index first: meta describing a checkpoint that is not fully written is never seen.
+  await rm(resolveInProject(ctx.root, RESUME_META), { force: true });
+  await index.save(resolveInProject(ctx.root, RESUME_INDEX));
+  const meta: ResumeMeta = { version: RESUME_VERSION, key, done };
+  await writeFileAtomic(resolveInProject(ctx.root, RESUME_META), `${JSON.stringify(meta)}\n`);
+}
+
 export async function hnswStage(ctx: StageContext): Promise<StageResult> {
   const c = ctx.config.config;
   const params: VectorIndexParams = { space: c.space, dim: c.dim, m: c.m, efConstruction: c.ef };
@@ -78,23 +189,20 @@ export async function hnswStage(ctx: StageContext): Promise<StageResult> {
   ctx.progress.begin(nodes.length, 'vectors');
 
   // The committed index, if it is usable with the current parameters.
-  let idMap: IdMapRow[] = [];
-  let index: VectorIndex | null = null;
+  let committedIdMap: IdMapRow[] = [];
   let rebuildReason: string | null = null;
   try {
-    idMap = [...(await ctx.index.idMap())];
+    committedIdMap = [...(await ctx.index.idMap())];
   } catch (error) {
     rebuildReason = `id_map.parquet is unreadable (${(error as Error).message})`;
   }
-  if (rebuildReason === null && idMap.length > 0) {
+  if (rebuildReason === null && committedIdMap.length > 0) {
     if (!(await isFile(binPath))) rebuildReason = 'HNSW.bin is missing';
     else {
       try {
         const header = VectorIndex.readHeader(binPath);
         if (!sameParams(header, params)) {
           rebuildReason = `parameters changed (space ${header.space}→${params.space}, m ${header.m}→${params.m}, ef ${header.efConstruction}→${params.efConstruction})`;
-        } else {
-          index = await VectorIndex.load(binPath, { expectedDim: c.dim, expectedCount: idMap.length });
         }
       } catch (error) {
         rebuildReason = `HNSW.bin is unusable (${(error as Error).message})`;
@@ -102,55 +210,123 @@ export async function hnswStage(ctx: StageContext): Promise<StageResult> {
     }
   }
 
-  // Which vectors are new, and which labels go stale (regenerated attributes).
-  const active = new Map<string, IdMapRow>();
-  for (const row of idMap) if (!row.retired) active.set(row.node, row);
-  const toRetire: IdMapRow[] = [];
-  const fresh: VectorNode[] = [];
-  for (const n of nodes) {
-    const row = active.get(n.id);
-    if (!row) fresh.push(n);
-    else if (row.generation < n.madeIn) {
-      toRetire.push(row);
-      fresh.push(n);
-    }
-  }
-  const retiredTotal = idMap.filter((r) => r.retired).length + toRetire.length;
-  if (
-    rebuildReason === null &&
-    idMap.length > 0 &&
-    retiredTotal / (idMap.length + fresh.length) > RETIRED_REBUILD_FRACTION
-  ) {
-    rebuildReason = `${retiredTotal} of ${idMap.length + fresh.length} labels would be retired (more than 20 %)`;
-  }
-
-  let added: number;
-  if (rebuildReason !== null || index === null) {
-    if (rebuildReason) ctx.log.warn(`rebuilding the vector index: ${rebuildReason}`);
-    if (rebuildReason) ctx.progress.note(`rebuilding the vector index: ${rebuildReason}`);
-    index?.close();
-    idMap = nodes.map((n, label) => ({ label, node: n.id, type: n.type, retired: false, generation: ctx.g }));
-    index = await VectorIndex.build(params, flatten(nodes, c.dim));
-    added = nodes.length;
-  } else {
-    for (const row of toRetire) row.retired = true;
-    if (toRetire.length > 0) index.retire(toRetire.map((r) => r.label));
-    const first = idMap.length;
-    if (fresh.length > 0) {
-      const label = await index.addBatch(flatten(fresh, c.dim));
-      if (label !== first) {
-        throw new InternalError(
-          'internal_error',
-          `vector index returned first label ${label}, expected ${first}`,
-        );
+  const rebuildJob = (): Job => ({
+    mode: 'rebuild',
+    idMap: nodes.map((n, label) => ({ label, node: n.id, type: n.type, retired: false, generation: ctx.g })),
+    fresh: nodes,
+    toRetire: [],
+  });
+  let job: Job = rebuildJob();
+  if (rebuildReason === null && committedIdMap.length > 0) {
+    // Which vectors are new, and which labels go stale (regenerated attributes).
+    const idMap = committedIdMap.map((r) => ({ ...r }));
+    const active = new Map<string, IdMapRow>();
+    for (const row of idMap) if (!row.retired) active.set(row.node, row);
+    const toRetire: IdMapRow[] = [];
+    const fresh: VectorNode[] = [];
+    for (const n of nodes) {
+      const row = active.get(n.id);
+      if (!row) fresh.push(n);
+      else if (row.generation < n.madeIn) {
+        toRetire.push(row);
+        fresh.push(n);
       }
     }
-    fresh.forEach((n, i) => {
-      idMap.push({ label: first + i, node: n.id, type: n.type, retired: false, generation: ctx.g });
-    });
-    added = fresh.length;
+    const retiredTotal = idMap.filter((r) => r.retired).length + toRetire.length;
+    if (retiredTotal / (idMap.length + fresh.length) > RETIRED_REBUILD_FRACTION) {
+      rebuildReason = `${retiredTotal} of ${idMap.length + fresh.length} labels would be retired (more than 20 %)`;
+    } else {
+      job = { mode: 'add', idMap, fresh, toRetire };
+    }
   }
-  ctx.progress.update(nodes.length);
+
+  // Start from the checkpoint of an interrupted run of this same job, or from the base.
+  let baseCount = job.mode === 'add' ? job.idMap.length : 0;
+  let key = jobKey(params, job, baseCount);
+  let resumed = await resume(ctx, key, baseCount, job.fresh.length);
+  let index: VectorIndex | null = resumed?.index ?? null;
+  if (!index && job.mode === 'add') {
+    try {
+      index = await VectorIndex.load(binPath, {
+        expectedDim: c.dim,
+        expectedCount: baseCount,
+        forUpdate: true,
+      });
+    } catch (error) {
+      rebuildReason = `HNSW.bin is unusable (${(error as Error).message})`;
+      job = rebuildJob();
+      baseCount = 0;
+      key = jobKey(params, job, baseCount);
+      resumed = await resume(ctx, key, baseCount, job.fresh.length);
+      index = resumed?.index ?? null;
+    }
+  }
+  if (job.mode === 'rebuild' && rebuildReason) {
+    ctx.log.warn(`rebuilding the vector index: ${rebuildReason}`);
+    ctx.progress.note(`rebuilding the vector index: ${rebuildReason}`);
+  }
+  let done = resumed?.done ?? 0;
+  if (resumed) {
+    ctx.log.info(`HNSW pipeline: resuming after ${done} of ${job.fresh.length} vectors (checkpoint)`);
+    ctx.progress.note(
+      `resuming: ${done} of ${job.fresh.length} new vectors were inserted before the interruption`,
+    );
+  } else {
+    await rm(resolveInProject(ctx.root, HNSW_RESUME_DIR), { recursive: true, force: true });
+  }
+  if (!index) index = VectorIndex.create(params);
+
+  const { fresh } = job;
+  const before = nodes.length - fresh.length;
+  let checkpointAt = CHECKPOINT_MIN;
+  while (checkpointAt <= done) checkpointAt = nextCheckpoint(baseCount, checkpointAt);
+  let batch = FIRST_BATCH;
+  try {
+    ctx.progress.update(before + done);
+    while (done < fresh.length) {
+      // A stop request ends the stage here; the last checkpoint keeps what was done.
+      ctx.stop.check();
+      const n = Math.min(batch, fresh.length - done, checkpointAt - done);
+      const started = performance.now();
+      const first = await index.addBatch(flatten(fresh.slice(done, done + n), c.dim), { deferView: true });
+      if (first !== baseCount + done) {
+        throw new InternalError(
+          'internal_error',
+          `vector index returned first label ${first}, expected ${baseCount + done}`,
+        );
+      }
+      done += n;
+      const ms = Math.max(1, performance.now() - started);
+      batch = Math.max(1, Math.min(MAX_BATCH, Math.round((n * BATCH_TARGET_MS) / ms)));
+      ctx.progress.update(before + done);
+      if (done === checkpointAt && done < fresh.length) {
+        await saveCheckpoint(ctx, index, key, done);
+        index.close();
+        index = await VectorIndex.load(resolveInProject(ctx.root, RESUME_INDEX), {
+          expectedDim: c.dim,
+          expectedCount: baseCount + done,
+          forUpdate: true,
+        });
+        checkpointAt = nextCheckpoint(baseCount, checkpointAt);
+      }
+    }
+    ctx.stop.check();
+    // The search structures (and layer-0 lists), once for all the batches.
+    await index.addBatch(new Float32Array(0));
+  } catch (error) {
+    index.close();
+    throw error;
+  }
+
+  const idMap = job.idMap;
+  if (job.mode === 'add') {
+    for (const row of job.toRetire) row.retired = true;
+    if (job.toRetire.length > 0) index.retire(job.toRetire.map((r) => r.label));
+    fresh.forEach((n, i) => {
+      idMap.push({ label: baseCount + i, node: n.id, type: n.type, retired: false, generation: ctx.g });
+    });
+  }
+  const added = fresh.length;
 
   try {
     // Similarity edges: layer-0 links between active labels, as undirected node pairs.
@@ -171,10 +347,12 @@ export async function hnswStage(ctx: StageContext): Promise<StageResult> {
     await ctx.out.table(TABLES.idMap, idMap);
     await ctx.out.table(TABLES.hnswGraph, edges);
     ctx.index.replace('idMap', idMap);
+    // The outputs are staged: the checkpoint has served its purpose.
+    await rm(resolveInProject(ctx.root, HNSW_RESUME_DIR), { recursive: true, force: true });
     const retired = idMap.filter((r) => r.retired).length;
     return {
       counts: { items: added },
-      summary: `${added} vectors added, ${idMap.length - retired} active labels, ${retired} retired, ${edges.length} similarity edges${rebuildReason ? ' (rebuilt)' : ''}`,
+      summary: `${added} vectors added, ${idMap.length - retired} active labels, ${retired} retired, ${edges.length} similarity edges${job.mode === 'rebuild' && rebuildReason ? ' (rebuilt)' : ''}${resumed ? ` (resumed after ${resumed.done})` : ''}`,
     };
   } finally {
     index.close();

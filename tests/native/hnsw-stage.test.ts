@@ -1,0 +1,176 @@
+/**
+ * The HNSW pipeline stage (ts/indexing/stages/hnsw.ts) on a synthetic index: insertion in
+ * batches that a stop request ends within a second, progress while it runs, checkpoints
+ * that let an interrupted stage resume without inserting its work again, and index bytes
+ * that stay the same whether the stage was interrupted or not.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { recoverStaging, StageCommit } from '../../ts/indexing/commit.js';
+import type { StageContext } from '../../ts/indexing/stages/context.js';
+import { CHECKPOINT_MIN, HNSW_RESUME_DIR, hnswStage } from '../../ts/indexing/stages/hnsw.js';
+import { InterruptedError, StopSignal } from '../../ts/indexing/stages/interrupt.js';
+import { StageOutputs } from '../../ts/indexing/stages/outputs.js';
+import { Progress } from '../../ts/indexing/stages/progress.js';
+
+const DIM = 16;
+const COUNT = 10_000;
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+});
+
+/** Seeded vectors (mulberry32), so every run sees the same data. */
+function vectors(n: number, dim: number, seed: number): Float32Array[] {
+  let s = seed >>> 0;
+  const rand = () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return Array.from({ length: n }, () => Float32Array.from({ length: dim }, () => rand() * 2 - 1));
+}
+
+const DATA = vectors(COUNT, DIM, 7);
+const TEXTS = new Map(
+  DATA.map((v, i) => {
+    const hashId = `text-${String(i).padStart(6, '0')}`;
+    return [hashId, { hashId, textId: i, embedding: v, generation: 1 }];
+  }),
+);
+
+interface Run {
+  ctx: StageContext;
+  commit: StageCommit;
+  stop: StopSignal;
+  /** Every "done/total" count the progress line showed. */
+  shown: number[];
+  notes: string[];
+}
+
+async function run(root: string, onShown?: (done: number, stop: StopSignal) => void): Promise<Run> {
+  await recoverStaging(root);
+  const commit = await StageCommit.begin(root);
+  const stop = new StopSignal();
+  const shown: number[] = [];
+  const notes: string[] = [];
+  const out = {
+    isTTY: true,
+    write(text: string) {
+      const m = /([\d,]+)\/([\d,]+) vectors/.exec(text);
+      if (m) {
+        const done = Number(m[1]!.replaceAll(',', ''));
+        shown.push(done);
+        onShown?.(done, stop);
+      } else if (text.trim()) notes.push(text.trim());
+      return true;
+    },
+  };
+  const replaced: unknown[] = [];
+  const ctx = {
+    root,
+    config: { config: { space: 'l2', dim: DIM, m: 8, ef: 40 } },
+    g: 1,
+    index: {
+      texts: async () => TEXTS,
+      units: async () => new Map(),
+      attributes: async () => new Map(),
+      elements: async () => new Map(),
+      idMap: async () => [],
+      replace: (_key: string, value: unknown) => replaced.push(value),
+    },
+    log: { info: () => undefined, warn: () => undefined },
+    progress: new Progress(out, 'tqdm').stage('HNSW pipeline', 8, 8),
+    stop,
+    out: new StageOutputs(commit),
+  } as unknown as StageContext;
+  return { ctx, commit, stop, shown, notes };
+}
+
+async function fingerprint(root: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const f of ['cache/HNSW.bin', 'cache/id_map.parquet', 'cache/hnsw_graph.parquet']) {
+    out[f] = createHash('sha256')
+      .update(await readFile(join(root, f)))
+      .digest('hex');
+  }
+  return out;
+}
+
+describe('HNSW pipeline', () => {
+  let reference: Record<string, string>;
+
+  it('inserts in batches and shows its progress while it runs', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'noderag-hnsw-stage-'));
+    dirs.push(root);
+    const r = await run(root);
+    await hnswStage(r.ctx);
+    await r.commit.commit();
+    reference = await fingerprint(root);
+    // Many distinct counts between 0 and the total: the line moved during the insertion.
+    const between = new Set(r.shown.filter((d) => d > 0 && d < COUNT));
+    expect(between.size).toBeGreaterThanOrEqual(5);
+    expect(r.shown.at(-1)).toBe(COUNT);
+    // The checkpoint is gone once the outputs are staged.
+    expect(existsSync(join(root, HNSW_RESUME_DIR))).toBe(false);
+  });
+
+  it('stops within a second of a stop request and resumes from its checkpoint with the same bytes', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'noderag-hnsw-stage-'));
+    dirs.push(root);
+    let stoppedAt = 0;
+    const first = await run(root, (done, stop) => {
+      if (done >= CHECKPOINT_MIN + 800 && !stop.stopping) {
+        stoppedAt = performance.now();
+        stop.stop('interrupted by SIGINT');
+      }
+    });
+    const error = await hnswStage(first.ctx).catch((e: unknown) => e);
+    const waited = performance.now() - stoppedAt;
+    expect(error).toBeInstanceOf(InterruptedError);
+    expect(stoppedAt).toBeGreaterThan(0);
+    expect(waited).toBeLessThan(1000);
+    await first.commit.discard();
+    const meta = JSON.parse(await readFile(join(root, HNSW_RESUME_DIR, 'resume.json'), 'utf8'));
+    expect(meta.done).toBe(CHECKPOINT_MIN);
+
+    // The next run starts after the checkpoint: nothing before it is inserted again.
+    const second = await run(root);
+    await hnswStage(second.ctx);
+    await second.commit.commit();
+    expect(second.notes.join('\n')).toContain(`resuming: ${CHECKPOINT_MIN} of ${COUNT} new vectors`);
+    expect(Math.min(...second.shown)).toBe(CHECKPOINT_MIN);
+    expect(await fingerprint(root)).toEqual(reference);
+    expect(existsSync(join(root, HNSW_RESUME_DIR))).toBe(false);
+  });
+
+  it('ignores a checkpoint made from other input', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'noderag-hnsw-stage-'));
+    dirs.push(root);
+    const first = await run(root, (done, stop) => {
+      if (done > CHECKPOINT_MIN) stop.stop('interrupted by SIGINT');
+    });
+    await expect(hnswStage(first.ctx)).rejects.toBeInstanceOf(InterruptedError);
+    await first.commit.discard();
+    // Same files, other vectors: the checkpoint's key no longer matches.
+    const saved = [...TEXTS.values()].map((t) => t.embedding);
+    for (const t of TEXTS.values()) t.embedding = Float32Array.from(t.embedding, (x) => -x);
+    try {
+      const second = await run(root);
+      await hnswStage(second.ctx);
+      expect(second.notes.join('\n')).not.toContain('resuming');
+      expect(Math.min(...second.shown)).toBe(0);
+      await second.commit.discard();
+    } finally {
+      [...TEXTS.values()].forEach((t, i) => {
+        t.embedding = saved[i]!;
+      });
+    }
+  });
+});
