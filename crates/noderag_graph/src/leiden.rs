@@ -199,7 +199,7 @@ fn one_iteration(
     for v in 0..ln {
       next_comm[refined[v] as usize] = comm[v];
     }
-    for m in node_map.iter_mut() {
+    for m in &mut node_map {
       *m = refined[*m as usize];
     }
     comm = next_comm;

@@ -329,7 +329,7 @@ mod tests {
     let words = ["a", "b", "c", "+", ".", "北京"];
     let mut rng = crate::rng::SplitMix64::new(17);
     let gen = |rng: &mut crate::rng::SplitMix64, max: u64| -> Vec<&str> {
-      (0..1 + rng.below(max))
+      (0..=rng.below(max))
         .map(|_| words[rng.below(words.len() as u64) as usize])
         .collect()
     };
