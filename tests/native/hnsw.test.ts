@@ -2,7 +2,16 @@
  * The vector index contract through the addon: typed arrays out, save/load round trip,
  * typed errors that name the file, close semantics.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  watch,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -111,6 +120,46 @@ describe('VectorIndex', () => {
     expect(Array.from(loaded.layer0Edges().dst)).toEqual(Array.from(index.layer0Edges().dst));
     index.close();
     loaded.close();
+  });
+
+  it('loads for search in place: creates nothing beside the file, removes what killed loads left', async () => {
+    const index = await VectorIndex.build(params, data.subarray(0, 1500 * dim));
+    const folder = mkdtempSync(join(dir, 'inplace-'));
+    const file = join(folder, 'HNSW.bin');
+    await index.save(file);
+    // Left by a load killed with kill -9 (its process is gone), and by an older version
+    // (no process id in the name, an hour old).
+    const dead = join(folder, '.hnsw-scratch-4000000000-Ab12Cd');
+    mkdirSync(dead);
+    writeFileSync(join(dead, 'index.hnsw.data'), new Uint8Array(1 << 16));
+    const legacy = join(folder, '.hnsw-scratch-Zx98Yw');
+    mkdirSync(legacy);
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    utimesSync(legacy, hourAgo, hourAgo);
+
+    const created: string[] = [];
+    // Every name that appears or disappears, except the two leftovers being removed.
+    const watcher = watch(folder, (_event, name) => {
+      if (name && !name.includes('Ab12Cd') && !name.includes('Zx98Yw')) created.push(name);
+    });
+    const loaded = await VectorIndex.load(file, { expectedDim: dim, expectedCount: 1500 });
+    await new Promise((r) => setTimeout(r, 50));
+    watcher.close();
+    expect(created).toEqual([]);
+    expect(readdirSync(folder)).toEqual(['HNSW.bin']);
+    expect(Array.from(loaded.search(query, 5, 40).labels)).toEqual(
+      Array.from(index.search(query, 5, 40).labels),
+    );
+    // Read in place, it cannot grow or be saved; loaded for update it can.
+    expect(catchError(() => loaded.add(query))).toBeInstanceOf(InvalidArgumentError);
+    await expect(loaded.addBatch(query)).rejects.toThrow(/loaded for searching only/);
+    await expect(loaded.save(join(folder, 'copy.bin'))).rejects.toBeInstanceOf(InvalidArgumentError);
+    const writable = await VectorIndex.load(file, { expectedDim: dim, forUpdate: true });
+    expect(await writable.addBatch(query)).toBe(1500);
+    expect(readdirSync(folder)).toEqual(['HNSW.bin']);
+    writable.close();
+    loaded.close();
+    index.close();
   });
 
   it('reports damaged, missing and mismatched files as IndexFileError naming the file', async () => {
