@@ -408,18 +408,23 @@ describe('loading', () => {
     );
   });
 
-  it('waits while a build commit is pending', async () => {
+  it('does not wait for a pending build commit; an unreadable COMMIT.json is named', async () => {
+    // A pending commit is read where its files are (tests/native/search-pending-commit.test.ts).
     const root = tempDir();
     await writeSearchProject(root, curieSpec());
     mkdirSync(join(root, 'cache', '.staging'), { recursive: true });
     const commit = join(root, 'cache', '.staging', 'COMMIT.json');
-    writeFileSync(commit, '{}');
-    const started = performance.now();
-    setTimeout(() => unlinkSync(commit), 150);
+    writeFileSync(commit, JSON.stringify({ version: 1, created_at: 'now', files: [] }));
     const search = new NodeSearch(NodeConfig.fromMainFolder(root), { providers: scripted({ questions }) });
     engines.push(search);
     await search.ready();
-    expect(performance.now() - started).toBeGreaterThanOrEqual(140);
+    expect((await search.search('Where?')).items.length).toBeGreaterThan(0);
+
+    writeFileSync(commit, '{"files": 3}');
+    const other = new NodeSearch(NodeConfig.fromMainFolder(root), { providers: scripted({ questions }) });
+    engines.push(other);
+    await expect(other.ready()).rejects.toThrow(/COMMIT\.json is unreadable/);
+    unlinkSync(commit);
   });
 
   it('instances are independent', async () => {

@@ -2,13 +2,20 @@
  * Reading the committed index for search (docs/method.md §6.1): only the columns search needs
  * (no embeddings, which live in HNSW.bin), as one typed buffer per column, through the
  * index-io readers. A consistent snapshot: a read that overlaps a build commit is retried.
+ *
+ * A pending commit (cache/.staging/COMMIT.json, see ts/indexing/commit.ts) is past its
+ * commit point: its set of files is the committed index, even while it is being moved into
+ * place or when the process moving it died (kill -9) and nothing completes it until the next
+ * build. So search never waits for it: each file it lists is read where it is, still staged
+ * or already moved, and every other file from its usual place. A reader never mixes files of
+ * two commits.
  */
 import { readFile, stat } from 'node:fs/promises';
 import { IndexFileError, IndexNotBuiltError } from '../errors.js';
 import { type ColumnRequest, TableReader } from '../index-io/columns.js';
 import { readTableFile } from '../index-io/parquet.js';
 import { TABLES, type TableName } from '../index-io/tables.js';
-import { CACHE_FILES, COMMIT_FILE, INFO_FILES, resolveInProject } from '../project/layout.js';
+import { CACHE_FILES, COMMIT_FILE, INFO_FILES, resolveInProject, STAGING_DIR } from '../project/layout.js';
 import { type BuildState, isSearchable, parseState } from '../project/state.js';
 
 /**
@@ -41,7 +48,7 @@ type IndexTables = Record<TableName, TableReader>;
 export interface IndexSnapshot {
   state: BuildState;
   tables: IndexTables;
-  /** Absolute path of HNSW.bin. */
+  /** Absolute path of HNSW.bin (in cache/.staging/ while a commit that replaces it is pending). */
   hnswPath: string;
 }
 
@@ -107,26 +114,72 @@ function requireSearchable(root: string, stateText: string | null): BuildState {
   return state;
 }
 
-const COMMIT_POLL_MS = 25;
-const COMMIT_WAIT_MS = 10_000;
+/**
+ * Where the files of the committed index are: a project-relative path → absolute path,
+ * and a key that changes whenever the answer may (COMMIT.json's text and state.json's).
+ */
+interface CommittedFiles {
+  key: string;
+  stateText: string | null;
+  pathOf(relative: string): string;
+}
 
-/** Waits while a build commit is being applied (it takes milliseconds). */
-async function waitForCommit(root: string): Promise<void> {
-  const path = resolveInProject(root, COMMIT_FILE);
-  const deadline = Date.now() + COMMIT_WAIT_MS;
-  while (await isFile(path)) {
-    if (Date.now() > deadline) {
-      throw new IndexNotBuiltError(
-        `a build commit has been pending for ${COMMIT_WAIT_MS / 1000} s (${COMMIT_FILE}); run the build again to complete it`,
-      );
-    }
-    await new Promise((r) => setTimeout(r, COMMIT_POLL_MS));
+async function readTextOrNull(path: string): Promise<string | null> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
   }
 }
 
-async function readOnce(root: string): Promise<IndexTables> {
+/** COMMIT.json's destination → staged file name, or null when it is not a manifest. */
+function parseManifest(text: string): Map<string, string> | null {
+  try {
+    const m = JSON.parse(text) as { files?: { staged?: unknown; destination?: unknown }[] };
+    if (!Array.isArray(m.files)) return null;
+    const out = new Map<string, string>();
+    for (const f of m.files) {
+      const staged = f?.staged;
+      const destination = f?.destination;
+      if (
+        typeof staged !== 'string' ||
+        typeof destination !== 'string' ||
+        staged.includes('/') ||
+        staged.includes('\\') ||
+        staged.startsWith('.')
+      ) {
+        return null;
+      }
+      out.set(destination, staged);
+    }
+    return out;
+  } catch {
+    return null;
+  }
+}
+
+async function committedFiles(root: string): Promise<CommittedFiles> {
+  const manifestText = await readTextOrNull(resolveInProject(root, COMMIT_FILE));
+  const staged = manifestText === null ? new Map<string, string>() : parseManifest(manifestText);
+  if (staged === null) {
+    // Written by temp + rename, so an unreadable COMMIT.json is not a crash's doing.
+    throw new IndexNotBuiltError(`index damaged: ${COMMIT_FILE} is unreadable; ${buildHint(root)}`);
+  }
+  const where = new Map<string, string>();
+  for (const [destination, name] of staged) {
+    const path = resolveInProject(root, `${STAGING_DIR}/${name}`);
+    // Not moved yet: read it in staging. Already moved: it is at its destination.
+    if (await isFile(path)) where.set(destination, path);
+  }
+  const pathOf = (relative: string) => where.get(relative) ?? resolveInProject(root, relative);
+  const stateText = await readTextOrNull(pathOf(INFO_FILES.state));
+  return { key: `${manifestText ?? ''}\n${stateText ?? ''}`, stateText, pathOf };
+}
+
+async function readOnce(root: string, files: CommittedFiles): Promise<IndexTables> {
   for (const relative of SEARCH_FILES) {
-    if (!(await isFile(resolveInProject(root, relative)))) {
+    if (!(await isFile(files.pathOf(relative)))) {
       throw new IndexNotBuiltError(
         `index damaged: ${relative} is missing; restore it or rebuild (${buildHint(root)})`,
       );
@@ -135,40 +188,38 @@ async function readOnce(root: string): Promise<IndexTables> {
   const read = await Promise.all(
     NAMES.map(async (name) => {
       const { file } = TABLES[name];
-      return [
-        name,
-        new TableReader(file, await readTableFile(resolveInProject(root, file), COLUMNS[name])),
-      ] as const;
+      return [name, new TableReader(file, await readTableFile(files.pathOf(file), COLUMNS[name]))] as const;
     }),
   );
   return Object.fromEntries(read) as IndexTables;
 }
 
-const SNAPSHOT_ATTEMPTS = 3;
+const SNAPSHOT_ATTEMPTS = 5;
 
 /**
- * Reads every table search needs. A build may commit meanwhile (tables only grow, each
- * commit is atomic): when state.json changed or a commit is pending after the read, the
- * read is repeated, so the tables always come from one committed state.
+ * Reads every table search needs, from the last committed set of files (see the header: a
+ * pending commit's set is read where its files are). A build may commit meanwhile: when
+ * COMMIT.json or state.json changed during the read, or a file moved under it, the read is
+ * repeated, so the tables always come from one committed state.
  */
 export async function readSnapshot(root: string): Promise<IndexSnapshot> {
   for (let attempt = 1; ; attempt++) {
-    await waitForCommit(root);
-    const before = await readStateText(root);
-    const state = requireSearchable(root, before);
+    const files = await committedFiles(root);
+    const state = requireSearchable(root, files.stateText);
     let tables: IndexTables;
     try {
-      tables = await readOnce(root);
+      tables = await readOnce(root, files);
     } catch (e) {
+      // A file moved or replaced by a commit that ran meanwhile: read again.
+      if (attempt < SNAPSHOT_ATTEMPTS && (await committedFiles(root)).key !== files.key) continue;
       if (e instanceof IndexFileError) {
         throw new IndexNotBuiltError(`index damaged: ${e.message}`, { cause: e });
       }
       throw e;
     }
-    const after = await readStateText(root);
-    const committing = await isFile(resolveInProject(root, COMMIT_FILE));
-    if ((after === before && !committing) || attempt >= SNAPSHOT_ATTEMPTS) {
-      return { state, tables, hnswPath: resolveInProject(root, CACHE_FILES.hnswBin) };
+    const after = await committedFiles(root);
+    if (after.key === files.key || attempt >= SNAPSHOT_ATTEMPTS) {
+      return { state, tables, hnswPath: files.pathOf(CACHE_FILES.hnswBin) };
     }
   }
 }

@@ -374,10 +374,11 @@ class EarlyVectors {
   }
 
   /** The early index if it is the file of the snapshot with `count` vectors; else null (and closed). */
-  async take(count: number): Promise<VectorIndex | null> {
+  async take(path: string, count: number): Promise<VectorIndex | null> {
     const r = await this.result;
     if (!('index' in r)) return null;
-    const unchanged = (await this.fileBefore) === (await fileIdentity(this.path));
+    // The snapshot may come from a pending commit, whose HNSW.bin is still in staging.
+    const unchanged = path === this.path && (await this.fileBefore) === (await fileIdentity(this.path));
     if (unchanged && r.index.size === count) return r.index;
     r.index.close();
     return null;
@@ -408,7 +409,7 @@ async function loadVectors(
     await early.discard();
     return null;
   }
-  const taken = await early.take(a.labelNode.length);
+  const taken = await early.take(snapshot.hnswPath, a.labelNode.length);
   // Not usable (damaged, replaced meanwhile, other count): load it again, with the checks.
   return (
     taken ??
