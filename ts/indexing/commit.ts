@@ -9,14 +9,76 @@
  * At start-up `recoverStaging` finishes a commit whose COMMIT.json exists (roll forward) and
  * deletes staged files without one (roll back). COMMIT.json is the commit point: before it
  * exists nothing has changed, after it exists the commit will complete.
+ *
+ * Every commit also records the SHA-256 of each file it puts under cache/ in
+ * cache/checksums.json, staged with the files (so the checksums always describe the files
+ * in place); INIT compares them at the start of every build (ts/indexing/init.ts).
+ *
+ * Readers (search) never wait for a pending commit: past the commit point the new set is
+ * committed, and COMMIT.json says where each of its files is (still staged, or already
+ * moved), so ts/search/index-files.ts reads that set even when the process applying it
+ * died (kill -9) and nothing completes it until the next build.
  */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, posix } from 'node:path';
 import { IndexFileError, InternalError } from '../errors.js';
 import { fsyncDir, fsyncFile, writeFileAtomic, writeFileSynced } from '../project/atomic.js';
-import { COMMIT_FILE, INFO_FILES, resolveInProject, STAGING_DIR } from '../project/layout.js';
+import { CACHE_DIR, COMMIT_FILE, INFO_FILES, resolveInProject, STAGING_DIR } from '../project/layout.js';
 
 const MANIFEST_VERSION = 1;
+
+/** SHA-256 and size of every committed file under cache/, by project-relative path. */
+export const CHECKSUMS_FILE = `${CACHE_DIR}/checksums.json`;
+const CHECKSUMS_VERSION = 1;
+
+export interface FileChecksum {
+  sha256: string;
+  size: number;
+}
+
+/** Hex SHA-256 and size of a file, streamed. */
+export async function sha256File(path: string): Promise<FileChecksum> {
+  const hash = createHash('sha256');
+  let size = 0;
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) {
+    hash.update(chunk as Buffer);
+    size += (chunk as Buffer).length;
+  }
+  return { sha256: hash.digest('hex'), size };
+}
+
+/**
+ * The checksums recorded by the commits so far (empty when none were: an index written by
+ * an older version, or an unreadable checksums.json, which then only loses the check).
+ */
+export async function readChecksums(root: string): Promise<Map<string, FileChecksum>> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(await readFile(resolveInProject(root, CHECKSUMS_FILE), 'utf8'));
+  } catch {
+    return new Map();
+  }
+  const out = new Map<string, FileChecksum>();
+  const files = (raw as { version?: unknown; files?: unknown } | null)?.files;
+  if ((raw as { version?: unknown })?.version !== CHECKSUMS_VERSION || typeof files !== 'object' || !files) {
+    return out;
+  }
+  for (const [path, value] of Object.entries(files as Record<string, unknown>)) {
+    const v = value as Partial<FileChecksum> | null;
+    if (v && typeof v.sha256 === 'string' && /^[0-9a-f]{64}$/.test(v.sha256) && typeof v.size === 'number') {
+      out.set(path, { sha256: v.sha256, size: v.size });
+    }
+  }
+  return out;
+}
+
+function serializeChecksums(checksums: ReadonlyMap<string, FileChecksum>): string {
+  const files: Record<string, FileChecksum> = {};
+  for (const path of [...checksums.keys()].sort()) files[path] = checksums.get(path)!;
+  return `${JSON.stringify({ version: CHECKSUMS_VERSION, files }, null, 2)}\n`;
+}
 
 /** Points where a test can observe (or simulate a crash in) a commit. */
 export type CommitStep =
@@ -130,15 +192,17 @@ export class StageCommit {
   /** Make every staged file visible at its destination, atomically as a set. */
   async commit(): Promise<void> {
     if (this.finished) throw new InternalError('internal_error', 'commit already finished');
-    this.finished = true;
     const stagingDir = resolveInProject(this.root, STAGING_DIR);
     for (const entry of this.entries) {
       const path = `${stagingDir}/${entry.staged}`;
       if (!(await exists(path))) {
+        this.finished = true;
         throw new InternalError('internal_error', `staged file for ${entry.destination} was never written`);
       }
-      await fsyncFile(path);
     }
+    await this.#stageChecksums();
+    this.finished = true;
+    for (const entry of this.entries) await fsyncFile(`${stagingDir}/${entry.staged}`);
     await fsyncDir(stagingDir);
     await this.hooks.afterStep?.('files-synced');
 
@@ -151,6 +215,18 @@ export class StageCommit {
     await this.hooks.afterStep?.('manifest-written');
 
     await applyManifest(this.root, manifest, this.hooks);
+  }
+
+  /** Adds cache/checksums.json: the recorded checksums with those of this commit's cache/ files. */
+  async #stageChecksums(): Promise<void> {
+    const mine = this.entries.filter(
+      (e) => e.destination.startsWith(`${CACHE_DIR}/`) && e.destination !== CHECKSUMS_FILE,
+    );
+    if (mine.length === 0 || this.destinations.has(CHECKSUMS_FILE)) return;
+    const checksums = await readChecksums(this.root);
+    const stagingDir = resolveInProject(this.root, STAGING_DIR);
+    for (const e of mine) checksums.set(e.destination, await sha256File(`${stagingDir}/${e.staged}`));
+    await this.put(CHECKSUMS_FILE, serializeChecksums(checksums));
   }
 
   /** Drop everything staged (a stage that failed before committing). */

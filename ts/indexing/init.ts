@@ -1,9 +1,10 @@
 /**
  * INIT (docs/method.md §3.1): read the committed state, check the committed index files, and
  * discover the input documents. Produces everything the state tree and the run loop need;
- * writes nothing (staging recovery, step 2, runs before this).
+ * writes nothing (staging recovery, step 2, runs before this), except that damaged
+ * vector-index files are moved aside (`<name>.damaged`) to be rebuilt.
  */
-import { stat } from 'node:fs/promises';
+import { rename, stat } from 'node:fs/promises';
 import { IndexFileError } from '../errors.js';
 import { CACHE_FILES, INPUT_DIR, resolveInProject } from '../project/layout.js';
 import {
@@ -14,6 +15,7 @@ import {
   type StageName,
   stateIndex,
 } from '../project/state.js';
+import { type FileChecksum, readChecksums, sha256File } from './commit.js';
 import { type DiscoveryPlan, type DocuType, discoverDocuments } from './discover.js';
 import { NoDocumentsError } from './errors.js';
 import { type DocumentHashes, readDocumentHashes } from './info-files.js';
@@ -67,35 +69,85 @@ async function isFile(path: string): Promise<boolean> {
   }
 }
 
+/** Why a committed file cannot be used, or null when it can. */
+async function damage(
+  abs: string,
+  relative: string,
+  recorded: ReadonlyMap<string, FileChecksum>,
+  probe?: FileProbe,
+): Promise<string | null> {
+  if (!(await isFile(abs))) return 'missing';
+  const want = recorded.get(relative);
+  if (want) {
+    // The commit that wrote it recorded its checksum: any changed byte shows.
+    const got = await sha256File(abs);
+    if (got.size !== want.size) return `damaged (${got.size} bytes, ${want.size} when it was committed)`;
+    if (got.sha256 !== want.sha256)
+      return 'damaged (its SHA-256 differs from the one recorded when it was committed)';
+    return null;
+  }
+  // No recorded checksum (an index of an older version): the probe's checks.
+  if (probe && !(await probe(abs, relative))) return 'unreadable';
+  return null;
+}
+
+export interface IndexCheck {
+  /** The state to continue from: moved back to the HNSW pipeline when vector-index files are unusable. */
+  state: BuildState;
+  /** The vector-index files found unusable, each with why (they are rebuilt). */
+  repaired: { file: string; reason: string }[];
+}
+
+/**
+ * Check the committed index against the state: every file the state says was committed
+ * must exist, be readable and, when its commit recorded a checksum (cache/checksums.json),
+ * still have it. Unusable vector-index files (HNSW.bin, id_map, hnsw_graph) are re-derived
+ * from the stored vectors: they are moved aside to `<name>.damaged` and the state goes back
+ * to the HNSW pipeline. Any other unusable file is fatal, naming it and how to recover.
+ */
+export async function checkCommittedIndexFiles(
+  root: string,
+  state: BuildState,
+  probe?: FileProbe,
+): Promise<IndexCheck> {
+  const recorded = await readChecksums(root);
+  const repaired: { file: string; reason: string }[] = [];
+  for (const relative of expectedIndexFiles(state)) {
+    const abs = resolveInProject(root, relative);
+    const reason = await damage(abs, relative, recorded, probe);
+    if (reason === null) continue;
+    if (REBUILDABLE_FILES.includes(relative)) {
+      repaired.push({ file: relative, reason });
+      continue;
+    }
+    throw new IndexFileError(
+      'index_damaged',
+      `index damaged: ${relative} is ${reason}; restore it or rebuild from scratch with \`noderag build --rebuild -f ${root}\` (it cannot be re-derived from the other index files; the rebuild serves every model reply already paid for from cache/response_cache/)`,
+    );
+  }
+  if (repaired.length === 0 || stateIndex(state.current_state) <= stateIndex('HNSW pipeline')) {
+    return { state, repaired: [] };
+  }
+  // Out of the way, so the HNSW pipeline neither trusts nor reads them: it rebuilds from
+  // the vectors stored in the tables. Kept for inspection until the next damage.
+  for (const { file } of repaired) {
+    const abs = resolveInProject(root, file);
+    if (await isFile(abs)) await rename(abs, `${abs}.damaged`);
+  }
+  return { state: rewindState(state, 'HNSW pipeline'), repaired };
+}
+
 /**
  * Check the committed index against the state. Returns the state to continue from: moved
- * back to the HNSW pipeline when only vector-index files are unusable. Any other missing or
- * unreadable file is fatal, naming it.
+ * back to the HNSW pipeline when only vector-index files are unusable. Any other missing,
+ * unreadable or damaged file is fatal, naming it.
  */
 export async function checkCommittedIndex(
   root: string,
   state: BuildState,
   probe?: FileProbe,
 ): Promise<BuildState> {
-  let rebuildVectors = false;
-  for (const relative of expectedIndexFiles(state)) {
-    const abs = resolveInProject(root, relative);
-    const usable = (await isFile(abs)) && (probe ? await probe(abs, relative) : true);
-    if (usable) continue;
-    if (REBUILDABLE_FILES.includes(relative)) {
-      rebuildVectors = true;
-      continue;
-    }
-    const what = (await isFile(abs)) ? 'unreadable' : 'missing';
-    throw new IndexFileError(
-      'index_damaged',
-      `index damaged: ${relative} is ${what}; restore it or rebuild from scratch`,
-    );
-  }
-  if (rebuildVectors && stateIndex(state.current_state) > stateIndex('HNSW pipeline')) {
-    return rewindState(state, 'HNSW pipeline');
-  }
-  return state;
+  return (await checkCommittedIndexFiles(root, state, probe)).state;
 }
 
 export interface InitResult {
@@ -103,6 +155,8 @@ export interface InitResult {
   state: BuildState;
   /** True when `state` differs from info/state.json and must be written before work starts. */
   stateChanged: boolean;
+  /** Vector-index files found damaged (moved aside; the HNSW pipeline rebuilds them). */
+  repaired: { file: string; reason: string }[];
   hashes: DocumentHashes;
   plan: DiscoveryPlan;
   outlook: BuildOutlook;
@@ -117,8 +171,11 @@ export async function runInit(
   options: { docuType: DocuType; probe?: FileProbe; followSymlinks?: boolean },
 ): Promise<InitResult> {
   const persisted = await readState(root);
-  const checked =
-    persisted === null ? initialState() : await checkCommittedIndex(root, persisted, options.probe);
+  const check =
+    persisted === null
+      ? { state: initialState(), repaired: [] }
+      : await checkCommittedIndexFiles(root, persisted, options.probe);
+  const checked = check.state;
   const hashes = await readDocumentHashes(root);
   const plan = await discoverDocuments(resolveInProject(root, INPUT_DIR), options.docuType, hashes, {
     followSymlinks: options.followSymlinks === true,
@@ -139,5 +196,12 @@ export async function runInit(
       notes.length === 0 ? MESSAGES.noDocuments : `${MESSAGES.noDocuments} (${notes.join('; ')})`,
     );
   }
-  return { state: checked, stateChanged: persisted !== null && checked !== persisted, hashes, plan, outlook };
+  return {
+    state: checked,
+    stateChanged: persisted !== null && checked !== persisted,
+    repaired: check.repaired,
+    hashes,
+    plan,
+    outlook,
+  };
 }

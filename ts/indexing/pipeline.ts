@@ -228,9 +228,10 @@ export async function runBuild(options: BuildOptions): Promise<number> {
     const state = init.state;
     if (init.stateChanged) {
       await writeState(root, state);
-      log.warn(
-        `vector index files unusable: rebuilding them from the stored vectors (state ${state.current_state})`,
-      );
+      const files = init.repaired.map((r) => `${r.file} is ${r.reason}`).join('; ');
+      const message = `vector index files unusable${files ? ` (${files})` : ''}: rebuilding them from the stored vectors`;
+      log.warn(`${message} (state ${state.current_state})`);
+      complain(`warning: ${message}`);
     }
 
     const wanted = configuredEmbedding(config);

@@ -3,7 +3,8 @@
  * relationship parsing), all from the Rust core through ts/text, gathered in one place so
  * the stages read as the method describes them.
  */
-import { stat } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
 import type { Language } from '../../config/schema.js';
 import type { TextOps } from '../../model/text-ops.js';
 import { CACHE_FILES } from '../../project/layout.js';
@@ -73,17 +74,41 @@ export function finalizeUnit(
 }
 
 /**
- * INIT's deeper check of non-parquet index files: HNSW.bin must have a readable header,
+ * Checks the SHA-256 of both dumps that HNSW.bin's header records (the header itself is
+ * checked by `VectorIndex.readHeader`).
+ */
+async function hnswDumpsIntact(path: string): Promise<boolean> {
+  try {
+    const bytes = await readFile(path);
+    const headerLen = bytes.readUInt32LE(8);
+    const h = JSON.parse(bytes.subarray(12, 12 + headerLen).toString('utf8')) as {
+      graph_bytes: number;
+      graph_sha256: string;
+      data_sha256: string;
+    };
+    const graphStart = 12 + headerLen;
+    const dataStart = graphStart + h.graph_bytes;
+    const sha = (from: number, to: number) =>
+      createHash('sha256').update(bytes.subarray(from, to)).digest('hex');
+    return sha(graphStart, dataStart) === h.graph_sha256 && sha(dataStart, bytes.length) === h.data_sha256;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * INIT's deeper check of non-parquet index files whose commit recorded no checksum (an index
+ * of an older version): HNSW.bin must have a valid header and match the checksums inside it,
  * text_decomposition.jsonl must be a file.
  */
 export async function probeIndexFile(absPath: string, relative: string): Promise<boolean> {
   if (relative === CACHE_FILES.hnswBin) {
     try {
       VectorIndex.readHeader(absPath);
-      return true;
     } catch {
       return false;
     }
+    return hnswDumpsIntact(absPath);
   }
   try {
     return (await stat(absPath)).isFile();

@@ -1,0 +1,63 @@
+/**
+ * `noderag build` on a damaged index (issue 18 item 1), with the offline `local` provider:
+ * one flipped byte in HNSW.bin is found by the checksums at the start of the build and the
+ * vector index is rebuilt from the stored vectors, byte-identical to the original; one
+ * flipped byte in a table that cannot be re-derived stops the build naming the file.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createProject, type Project, REPO_ROOT } from '../helpers/project.js';
+
+function exampleFiles(count: number): Record<string, string> {
+  const dir = join(REPO_ROOT, 'examples', 'observatory', 'input');
+  const files: Record<string, string> = {};
+  for (const f of readdirSync(dir).sort().slice(0, count)) files[f] = readFileSync(join(dir, f), 'utf8');
+  return files;
+}
+
+const projects: Project[] = [];
+afterAll(async () => {
+  for (const p of projects) await p.remove();
+});
+
+async function flipByte(p: Project, relative: string, fraction: number): Promise<void> {
+  const bytes = await readFile(p.path(relative));
+  const at = Math.floor(bytes.length * fraction);
+  bytes[at] = bytes[at]! ^ 0x01;
+  await writeFile(p.path(relative), bytes);
+}
+
+describe('build: a damaged index', () => {
+  it('repairs a flipped byte in HNSW.bin instead of calling the index up to date', async () => {
+    const p = await createProject({ files: exampleFiles(3) });
+    projects.push(p);
+    expect((await p.build()).code).toBe(0);
+    const original = await readFile(p.path('cache/HNSW.bin'));
+    await flipByte(p, 'cache/HNSW.bin', 0.7);
+
+    const r = await p.build();
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('cache/HNSW.bin is damaged');
+    expect(r.stdout).toMatch(/Build finished/);
+    // Rebuilt from the stored vectors: the same bytes as before the damage.
+    expect((await readFile(p.path('cache/HNSW.bin'))).equals(original)).toBe(true);
+    expect(p.exists('cache/HNSW.bin.damaged')).toBe(true);
+    // And the next build finds nothing to do.
+    const again = await p.build();
+    expect(again.code).toBe(0);
+    expect(again.stderr).toBe('');
+  });
+
+  it('stops on a flipped byte in a table that cannot be re-derived, naming it and the way out', async () => {
+    const p = await createProject({ files: exampleFiles(2) });
+    projects.push(p);
+    expect((await p.build()).code).toBe(0);
+    await flipByte(p, 'cache/entities.parquet', 0.3);
+    const r = await p.build();
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('index damaged: cache/entities.parquet is damaged');
+    expect(r.stderr).toContain('noderag build --rebuild');
+  });
+});
