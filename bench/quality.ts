@@ -108,7 +108,7 @@ interface SectionStats {
 interface ConfigStats {
   sections: Map<string, SectionStats>;
   /** Item tokens by origin: vector hits or propagation. */
-  origin: { vector: number; propagation: number };
+  origin: { vector: number; propagation: number; bridge: number };
 }
 
 interface HalfRow {
@@ -150,7 +150,7 @@ async function runEmbedder(
   const names = ['noderag (default config)', `noderag (tuned config: ${tunedLabel})`];
   const stats: ConfigStats[] = shorts.map(() => ({
     sections: new Map(),
-    origin: { vector: 0, propagation: 0 },
+    origin: { vector: 0, propagation: 0, bridge: 0 },
   }));
 
   console.log(`\n${title}: retrieving ${questions.length} questions with 2 configs`);
@@ -338,11 +338,11 @@ async function runEmbedder(
   );
   const tokenLines = stats.map((s, i) => {
     const sec = (t: string) => s.sections.get(t) ?? emptySection();
-    const total = s.origin.vector + s.origin.propagation;
+    const total = s.origin.vector + s.origin.propagation + s.origin.bridge;
     const graphOnly = sec('relationship').tokens + sec('high_level_element').tokens;
     return (
       `${shorts[i]}: ${pct(s.origin.vector, total)} of the item tokens are vector hits, ` +
-      `${pct(s.origin.propagation, total)} come from propagation; relationships and high-level elements take ` +
+      `${pct(s.origin.propagation, total)} come from propagation, ${pct(s.origin.bridge, total)} are bridge passages; relationships and high-level elements take ` +
       `${pct(graphOnly, total)} and hold the answer for ${sec('relationship').answers} and ` +
       `${sec('high_level_element').answers} questions, semantic units and text chunks for ` +
       `${sec('semantic_unit').answers} and ${sec('text').answers}.`

@@ -116,7 +116,16 @@ describe('context string, answer and token counts', () => {
     questions: { 'Who married Pierre Curie?': { vector: [0.2, 0.8, 0, 0], elements: ['Pierre Curie'] } },
     answer: () => 'Hello world',
   };
-  const config = { HNSW_results: 1, cross_node: 1, Enode: 1, Rnode: 1, Hnode: 1, ppr_max_iter: 1 };
+  // Bridge passages off here: these tests pin the §6.6 sections; the next one turns it on.
+  const config = {
+    HNSW_results: 1,
+    cross_node: 1,
+    Enode: 1,
+    Rnode: 1,
+    Hnode: 1,
+    ppr_max_iter: 1,
+    bridge_passages: 0,
+  };
 
   it('formats the sections of §6.6 and counts o200k_base tokens', async () => {
     const { search } = await curieEngine(script, config);
@@ -187,6 +196,16 @@ describe('context string, answer and token counts', () => {
     expect(r.retrieval_info).toBe(r.retrievalInfo);
     expect(r.retrievalTokens).toBe(native.countTokens(r.retrievalInfo));
     expect(Object.keys(r)).toEqual(['retrievalInfo', 'retrievalTokens', 'items']);
+  });
+
+  it('bridge_passages: the passage of an entity the context names joins the text section', async () => {
+    const { search } = await curieEngine(script, { ...config, bridge_passages: 1 });
+    const r = await search.search('Who married Pierre Curie?');
+    // u-married (b.txt) names MARIE CURIE, whose birth passage t-a (a.txt) is the bridge.
+    expect(r.items.filter((i) => i.origin === 'bridge').map((i) => [i.id, i.type, i.document])).toEqual([
+      ['t-a', 'text', 'a.txt'],
+    ]);
+    expect(r.retrievalInfo).toContain('------------text-------------\n1. Marie Curie was born in Warsaw');
   });
 
   it('token counts are computed on first read only (the HTTP routes never read them)', async () => {

@@ -32,7 +32,8 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-type ParamChanges = Partial<Omit<SearchParams, 'quotas' | 'propagation'>> & {
+type ParamChanges = Partial<Omit<SearchParams, 'quotas' | 'propagation' | 'bridge'>> & {
+  bridge?: Partial<SearchParams['bridge']>;
   quotas?: Partial<SearchParams['quotas']>;
   propagation?: Partial<SearchParams['propagation']>;
 };
@@ -46,6 +47,8 @@ function params(changes: ParamChanges = {}): SearchParams {
     ...changes,
     propagation: { alpha: 0.5, maxIter: 2, mode: 'walk', ...changes.propagation },
     quotas: { crossNode: 10, entity: 10, relationship: 30, title: 10, ...changes.quotas },
+    // The §6.2–6.6 checks below run without the bridge step; it has its own tests.
+    bridge: { passages: 0, maxDegree: 10, ...changes.bridge },
   };
 }
 
@@ -90,9 +93,9 @@ describe('a propagation computed by hand', () => {
     expect(r.items.find((i) => i.id === 'u-1')?.document).toBe('alpha.txt');
   });
 
-  it('two steps reach T1 with 1/24 and keep the others', () => {
+  it('two steps reach T1 with 1/24; its units then leave the context (no text twice)', () => {
     const r = ask({ propagation: { alpha: 0.5, maxIter: 2 } });
-    expect(summary(r)).toEqual(['attribute:a-1', 'semantic_unit:u-1', 'semantic_unit:u-2', 'text:t-1']);
+    expect(summary(r)).toEqual(['attribute:a-1', 'text:t-1']);
     expect(r.items.find((i) => i.id === 't-1')?.score).toBeCloseTo(1 / 24, 12);
     expect(r.items.find((i) => i.id === 'a-1')?.score).toBeCloseTo(0.25 + 5 / 24, 12);
   });
@@ -224,9 +227,14 @@ function reference(spec: IndexSpec, q: RefQuery, p: SearchParams, unbalanceAdjus
     }
   }
   const typeOf = (id: string) => byId.get(id)!.type;
+  // §6.6: a semantic unit whose chunk is in the context is left out (no text twice).
+  const deduped = list.filter((id) => {
+    const n = byId.get(id)!;
+    return n.type !== 'semantic_unit' || !n.chunk || !list.includes(n.chunk);
+  });
   const ordered: string[] = [];
   for (const section of CONTEXT_SECTION_ORDER)
-    for (const id of [...list, ...rels]) if (typeOf(id) === section) ordered.push(id);
+    for (const id of [...deduped, ...rels]) if (typeOf(id) === section) ordered.push(id);
   return { hits, items: ordered.map((id) => `${typeOf(id)}:${id}`), scores: cur };
 }
 
@@ -352,10 +360,13 @@ describe('single behaviours on the Curie index', () => {
     });
     expect(r.seeds.hits).toHaveLength(11);
     const d = r.items.filter((i) => i.origin === 'vector').map((i) => [i.distance!, i.id] as const);
-    expect(d).toHaveLength(11);
+    // Every hit is an item, but units whose chunk is a hit too (no text twice).
+    const unitsOfHitChunks = r.seeds.hits.filter((id) => id.startsWith('u-') && !d.some((x) => x[1] === id));
+    expect(d.length + unitsOfHitChunks.length).toBe(11);
+    expect(unitsOfHitChunks.length).toBeGreaterThan(0);
     // Items are grouped by section; within the hit list, distance then id.
     const sorted = [...d].sort((a, b) => a[0] - b[0] || (a[1] < b[1] ? -1 : 1)).map((x) => x[1]);
-    expect(r.seeds.hits).toEqual(sorted);
+    expect(r.seeds.hits.filter((id) => !unitsOfHitChunks.includes(id))).toEqual(sorted);
   });
 
   it('exact matching: whole phrases, case-insensitive, names and titles only', () => {
@@ -390,10 +401,8 @@ describe('single behaviours on the Curie index', () => {
 
   it('quotas of 0 leave the hits alone; no seed gives the empty retrieval', () => {
     const none = { quotas: { crossNode: 0, entity: 0, relationship: 0, title: 0 } };
-    expect(summary(ask([1, 0, 0, 0], [], { ...none, hnswResults: 2 }))).toEqual([
-      'semantic_unit:u-born',
-      'text:t-a',
-    ]);
+    // The two hits are u-born and its own chunk t-a: the unit adds nothing and is left out.
+    expect(summary(ask([1, 0, 0, 0], [], { ...none, hnswResults: 2 }))).toEqual(['text:t-a']);
     const empty = ask(null, ['Nobody Here'], { hnswResults: 0 });
     expect(empty.items).toEqual([]);
     expect(empty.context).toBe('');
@@ -403,8 +412,97 @@ describe('single behaviours on the Curie index', () => {
     const r = ask([1, 0, 0, 0], ['Marie Curie', 'The Curies'], { hnswResults: 11 });
     const doc = Object.fromEntries(r.items.map((i) => [i.id, i.document]));
     expect(doc['t-b']).toBe('b.txt');
-    expect(doc['u-cafe']).toBe('c.txt');
+    expect(doc['t-c']).toBe('c.txt');
     expect(doc['a-marie']).toBe('a.txt');
     expect(doc['h-paris']).toBeNull();
+  });
+});
+
+describe('bridge passages (§6.7)', () => {
+  // t-kerry names the town YOUNG (a specific entity: few neighbours) and the word AMERICAN
+  // (a generic one: six filler units mention it). t-young is about the town; t-far only
+  // shares AMERICAN; t-young2 is about the town too but farther from the question.
+  const fillers = Array.from({ length: 6 }, (_, i) => i);
+  const spec: IndexSpec = {
+    dim: 2,
+    nodes: [
+      { id: 't-kerry', type: 'text', text: 'Kerry was born in Young.', doc: 'kerry.txt', vector: [1, 0] },
+      {
+        id: 'u-kerry',
+        type: 'semantic_unit',
+        text: 'Kerry was born in Young, an American-style town.',
+        chunk: 't-kerry',
+      },
+      {
+        id: 't-young',
+        type: 'text',
+        text: 'Young had 6,960 people in 2011.',
+        doc: 'young.txt',
+        vector: [0.6, 0.8],
+      },
+      { id: 'u-young', type: 'semantic_unit', text: 'Young had 6,960 people.', chunk: 't-young' },
+      {
+        id: 't-young2',
+        type: 'text',
+        text: 'Young lies on a river.',
+        doc: 'young2.txt',
+        vector: [-0.6, 0.8],
+      },
+      { id: 'u-young2', type: 'semantic_unit', text: 'Young lies on a river.', chunk: 't-young2' },
+      { id: 't-far', type: 'text', text: 'An American film.', doc: 'far.txt', vector: [0.8, 0.6] },
+      { id: 'u-far', type: 'semantic_unit', text: 'An American film.', chunk: 't-far' },
+      { id: 'e-young', type: 'entity', text: 'YOUNG', chunk: 't-kerry' },
+      { id: 'e-american', type: 'entity', text: 'AMERICAN', chunk: 't-kerry' },
+      ...fillers.map((i) => ({
+        id: `u-filler-${i}`,
+        type: 'semantic_unit' as const,
+        text: `American thing ${i}.`,
+        chunk: 't-far',
+      })),
+    ],
+    edges: [
+      ['u-kerry', 't-kerry'],
+      ['u-young', 't-young'],
+      ['u-young2', 't-young2'],
+      ['u-far', 't-far'],
+      ['e-young', 'u-kerry'],
+      ['e-young', 'u-young'],
+      ['e-young', 'u-young2'],
+      ['e-american', 'u-kerry'],
+      ['e-american', 'u-far'],
+      ...fillers.map((i) => ['e-american', `u-filler-${i}`] as [string, string]),
+    ],
+    similarity: [],
+  };
+  let index: LoadedIndex;
+  beforeAll(async () => {
+    index = await load(spec, false);
+  });
+  // One hit (t-kerry, the closest text), no propagation: the context is t-kerry alone.
+  const ask = (passages: number, maxDegree: number) =>
+    retrieve(
+      index,
+      { vector: Float32Array.from([1, 0]), elements: [] },
+      params({
+        hnswResults: 1,
+        quotas: { crossNode: 0, entity: 0, relationship: 0, title: 0 },
+        bridge: { passages, maxDegree },
+      }),
+    );
+
+  it('adds the passages of the specific entities the context names, closest to the question first', () => {
+    const r = ask(1, 5);
+    expect(summary(r)).toEqual(['text:t-kerry', 'text:t-young']);
+    const bridge = r.items.find((i) => i.id === 't-young')!;
+    expect(bridge.origin).toBe('bridge');
+    expect(bridge.document).toBe('young.txt');
+    expect(summary(ask(2, 5))).toEqual(['text:t-kerry', 'text:t-young', 'text:t-young2']);
+  });
+
+  it('leaves out generic entities (more neighbours than bridge_max_degree); 0 passages disables it', () => {
+    // AMERICAN has 8 neighbours: t-far comes only once the cap lets AMERICAN through.
+    expect(summary(ask(5, 5))).not.toContain('text:t-far');
+    expect(summary(ask(5, 8))).toContain('text:t-far');
+    expect(summary(ask(0, 100))).toEqual(['text:t-kerry']);
   });
 });

@@ -13,6 +13,8 @@ import { ConfigError, NodeRagError } from '../errors.js';
 /** Keys of `config:` read at search time (docs/method.md §6, §7.6). */
 export const SEARCH_TIME_KEYS = [
   'HNSW_results',
+  'bridge_passages',
+  'bridge_max_degree',
   'ef_search',
   'cross_node',
   'Enode',

@@ -46,6 +46,7 @@ interface IndexArrays {
   texts: string[];
   indexOf: Map<string, number>;
   docOf: Int32Array;
+  chunkOf: Int32Array;
   documents: string[];
   attributeOf: Int32Array;
   elementOf: Int32Array;
@@ -67,6 +68,11 @@ export class LoadedIndex {
   readonly texts: readonly string[];
   /** Index into `documents` of a node's source document, or −1. */
   readonly docOf: Int32Array;
+  /**
+   * The text node a node's text was taken from: itself for a text chunk, the first chunk of a
+   * semantic unit; −1 otherwise. Lets a context leave out a unit whose chunk it already holds.
+   */
+  readonly chunkOf: Int32Array;
   /** Relative paths of the indexed documents. */
   readonly documents: readonly string[];
   /** Entity → its attribute node, or −1. */
@@ -78,6 +84,11 @@ export class LoadedIndex {
   /** Labels not retired. */
   readonly activeVectors: number;
   readonly graph: SearchGraph;
+  /**
+   * The base graph (no similarity edges) as adjacency lists: the neighbours of node i are
+   * `targets[offsets[i] .. offsets[i + 1]]`. Bridge passages (ts/search/bridge.ts) walk it.
+   */
+  readonly adjacency: { offsets: Uint32Array; targets: Uint32Array };
   /** Null when the index holds no vector. */
   readonly vectors: VectorIndex | null;
   readonly matcher: PhraseMatcher<number>;
@@ -95,6 +106,7 @@ export class LoadedIndex {
     this.types = a.types;
     this.texts = a.texts;
     this.docOf = a.docOf;
+    this.chunkOf = a.chunkOf;
     this.documents = a.documents;
     this.attributeOf = a.attributeOf;
     this.elementOf = a.elementOf;
@@ -102,6 +114,7 @@ export class LoadedIndex {
     this.activeVectors = a.labelNode.length - a.retiredLabels.length;
     this.#indexOf = a.indexOf;
     this.graph = native.graph;
+    this.adjacency = adjacencyOf(a.ids.length, a.edges);
     this.vectors = native.vectors;
     this.matcher = native.matcher;
     this.timings = timings;
@@ -141,6 +154,12 @@ export class LoadedIndex {
 
   get nodeCount(): number {
     return this.ids.length;
+  }
+
+  /** Neighbours of `node` in the base graph (a view, not a copy). */
+  neighbors(node: number): Uint32Array {
+    const { offsets, targets } = this.adjacency;
+    return targets.subarray(offsets[node]!, offsets[node + 1]!);
   }
 
   indexOf(id: string): number | undefined {
@@ -209,6 +228,7 @@ function buildArrays(snapshot: IndexSnapshot): IndexArrays {
 
   const texts = new Array<string>(n);
   const docOf = new Int32Array(n).fill(NO);
+  const chunkOf = new Int32Array(n).fill(NO);
   const place = (table: TableReader, type: NodeType, eachRow?: (row: number, node: number) => void) => {
     const code = TYPE_CODE.get(type)!;
     const hashIds = table.utf8('hash_id');
@@ -226,18 +246,21 @@ function buildArrays(snapshot: IndexSnapshot): IndexArrays {
       eachRow?.(row, node);
     });
   };
-  const firstChunk = (table: TableReader) => {
+  const firstChunk = (table: TableReader, keepChunk = false) => {
     // Many rows share a chunk: resolve each distinct chunk id once.
     const chunk = table.utf8Dictionary('text_hash_id');
     const docOfKey = Int32Array.from(chunk.values, (id) => textDoc.get(id) ?? NO);
+    const nodeOfKey = Int32Array.from(chunk.values, (id) => indexOf.get(id) ?? NO);
     return (row: number, node: number) => {
       docOf[node] = docOfKey[chunk.keys[row]!]!;
+      if (keepChunk) chunkOf[node] = nodeOfKey[chunk.keys[row]!]!;
     };
   };
   place(t.text, 'text', (row, node) => {
     docOf[node] = textDoc.get(textIds[row]!) ?? NO;
+    chunkOf[node] = node;
   });
-  place(t.units, 'semantic_unit', firstChunk(t.units));
+  place(t.units, 'semantic_unit', firstChunk(t.units, true));
   place(t.entities, 'entity', firstChunk(t.entities));
   place(t.relationships, 'relationship', firstChunk(t.relationships));
 
@@ -306,6 +329,7 @@ function buildArrays(snapshot: IndexSnapshot): IndexArrays {
     texts,
     indexOf,
     docOf,
+    chunkOf,
     documents,
     attributeOf,
     elementOf,
@@ -453,4 +477,24 @@ async function buildNative(
     vectors: index,
     matcher: (matcher as PromiseFulfilledResult<PhraseMatcher<number>>).value,
   };
+}
+
+/** Undirected edge list → adjacency lists (counting sort: two passes, no per-node arrays). */
+function adjacencyOf(n: number, edges: { src: Uint32Array; dst: Uint32Array }): LoadedIndex['adjacency'] {
+  const offsets = new Uint32Array(n + 1);
+  const m = edges.src.length;
+  for (let i = 0; i < m; i++) {
+    offsets[edges.src[i]! + 1]!++;
+    offsets[edges.dst[i]! + 1]!++;
+  }
+  for (let i = 0; i < n; i++) offsets[i + 1]! += offsets[i]!;
+  const fill = offsets.slice(0, n);
+  const targets = new Uint32Array(2 * m);
+  for (let i = 0; i < m; i++) {
+    const u = edges.src[i]!;
+    const v = edges.dst[i]!;
+    targets[fill[u]!++] = v;
+    targets[fill[v]!++] = u;
+  }
+  return { offsets, targets };
 }

@@ -7,6 +7,7 @@
 import type { ConfigSettings } from '../config/node-config.js';
 import type { PropagationOptions } from '../graph/index.js';
 import { NODE_TYPES, type NodeType, nodeTypeCode } from '../model/types.js';
+import { BRIDGE_BEAM, bridgePassages } from './bridge.js';
 import { type ContextSection, formatContext, orderForContext } from './context.js';
 import type { LoadedIndex } from './loaded-index.js';
 import { type Quotas, type RankedNode, selectNodes } from './select.js';
@@ -20,6 +21,8 @@ export interface SearchParams {
   accuracyWeight: number;
   propagation: PropagationOptions;
   quotas: Quotas;
+  /** `bridge_passages` / `bridge_max_degree` (§6.7). */
+  bridge: { passages: number; maxDegree: number };
 }
 
 export function searchParamsFrom(c: ConfigSettings): SearchParams {
@@ -30,6 +33,7 @@ export function searchParamsFrom(c: ConfigSettings): SearchParams {
     accuracyWeight: c.accuracy_weight,
     propagation: { alpha: c.ppr_alpha, maxIter: c.ppr_max_iter, mode: c.ppr_mode },
     quotas: { crossNode: c.cross_node, entity: c.Enode, relationship: c.Rnode, title: c.Hnode },
+    bridge: { passages: c.bridge_passages, maxDegree: c.bridge_max_degree },
   };
 }
 
@@ -48,8 +52,11 @@ export interface RetrievedItem {
   text: string;
   /** Relative path of the source document (of the node's first chunk), or null (high-level elements). */
   document: string | null;
-  /** `vector`: a vector-search hit; `propagation`: selected from the propagation ranking. */
-  origin: 'vector' | 'propagation';
+  /**
+   * `vector`: a vector-search hit; `propagation`: selected from the propagation ranking;
+   * `bridge`: a passage reached from the context's entities (§6.7).
+   */
+  origin: 'vector' | 'propagation' | 'bridge';
   /**
    * Propagation score of the ranked node that brought the item (the item itself, or the
    * entity of an attribute, or the title of an element); null for vector hits.
@@ -186,8 +193,25 @@ export function retrieve(index: LoadedIndex, query: QueryInputs, params: SearchP
     };
   };
   const positionOf = new Map(ranking.map((r, i) => [r.id, i]));
+  // No text twice: a semantic unit whose chunk is in the context adds nothing.
+  const listedNodes = selection.searchList.map((id) => index.indexOf(id)!);
+  const contextChunks = new Set<number>();
+  for (const node of listedNodes) if (index.chunkOf[node] === node) contextChunks.add(node);
+  const kept = listedNodes.filter((node) => {
+    const c = index.chunkOf[node]!;
+    return c < 0 || c === node || !contextChunks.has(c);
+  });
+  // Bridge passages (§6.7): from every passage the context draws on, units included.
+  const drawnOn = new Set<number>();
+  for (const node of kept) if (index.chunkOf[node]! >= 0) drawnOn.add(index.chunkOf[node]!);
+  const bridges = bridgePassages(index, drawnOn, query.vector, {
+    ...params.bridge,
+    beam: Math.max(BRIDGE_BEAM, k),
+    efSearch: params.efSearch,
+  });
   const items = orderForContext([
-    ...selection.searchList.map((id) => item(id, via.get(id) ?? -1)),
+    ...kept.map((node) => item(index.ids[node]!, via.get(index.ids[node]!) ?? -1)),
+    ...bridges.map((node) => ({ ...item(index.ids[node]!, -1), origin: 'bridge' as const, distance: null })),
     ...selection.relationships.map((id) => item(id, positionOf.get(id)!)),
   ]);
   const context = formatContext(items);
