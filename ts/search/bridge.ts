@@ -14,9 +14,10 @@
  *
  * The degree cap keeps specific names (a town, a person) and leaves out generic entities
  * ("AMERICAN", "FILM") whose passages are a sample of the corpus. Candidates are ranked by
- * their vector distance to the question, read from one wider vector search (`beam` hits);
- * candidates outside the beam follow, by the number of bridge entities that reach them,
- * then by node index. Deterministic for a given index and question.
+ * their vector distance to the question, known for the nodes of the question's vector search
+ * (retrieve.ts widens it to BRIDGE_BEAM hits when this step is on); candidates outside it
+ * follow, by the number of bridge entities that reach them, then by node index.
+ * Deterministic for a given index and question.
  *
  * Measured on HotpotQA-100 (bench/RESULTS.md ## quality): this is the step that puts the
  * default context ahead of naive top-k chunks at the same tokens.
@@ -29,13 +30,9 @@ export interface BridgeParams {
   passages: number;
   /** `bridge_max_degree`: an entity links passages only when it has at most this many neighbours. */
   maxDegree: number;
-  /** Vector hits read to rank the candidates (at least the question's own k). */
-  beam: number;
-  /** `ef_search`. */
-  efSearch: number;
 }
 
-/** Wider than any default k: ranks candidates without an exact scan of the index. */
+/** Vector hits read when this step is on: ranks candidates without an exact scan of the index. */
 export const BRIDGE_BEAM = 100;
 
 /**
@@ -45,7 +42,8 @@ export const BRIDGE_BEAM = 100;
 export function bridgePassages(
   index: LoadedIndex,
   contextChunks: ReadonlySet<number>,
-  vector: Float32Array | null,
+  /** Distance to the question of the nodes its vector search returned. */
+  near: ReadonlyMap<number, number>,
   params: BridgeParams,
 ): number[] {
   if (params.passages <= 0 || contextChunks.size === 0) return [];
@@ -75,18 +73,9 @@ export function bridgePassages(
   }
   if (links.size === 0) return [];
 
-  const distance = new Map<number, number>();
-  if (vector && index.vectors && index.activeVectors > 0) {
-    const k = Math.min(params.beam, index.activeVectors);
-    const r = index.vectors.search(vector, k, Math.max(params.efSearch, k));
-    for (let i = 0; i < r.labels.length; i++) {
-      const node = index.labelNode[r.labels[i]!] ?? -1;
-      if (node >= 0 && links.has(node)) distance.set(node, r.distances[i]!);
-    }
-  }
   const byDistance = (a: number, b: number) => {
-    const da = distance.get(a);
-    const db = distance.get(b);
+    const da = near.get(a);
+    const db = near.get(b);
     if (da === undefined || db === undefined) return (da === undefined ? 1 : 0) - (db === undefined ? 1 : 0);
     return da - db;
   };

@@ -116,17 +116,23 @@ function nativeQuotas(quotas: Quotas, hitsPerType: Uint32Array): Uint32Array {
 export function retrieve(index: LoadedIndex, query: QueryInputs, params: SearchParams): Retrieval {
   const t0 = performance.now();
 
-  // Vector search: hits ordered by distance, ties by node id.
-  const hits: { node: number; distance: number }[] = [];
+  // Vector search: hits ordered by distance, ties by node id. With bridge passages on, one
+  // wider search also gives the distances that rank the bridge candidates (§6.7); the hits
+  // are its first k.
+  let hits: { node: number; distance: number }[] = [];
   const k = vectorK(index, params);
+  const beam =
+    params.bridge.passages > 0 && k > 0 ? Math.min(Math.max(k, BRIDGE_BEAM), index.activeVectors) : k;
   if (k > 0 && query.vector && index.vectors) {
-    const r = index.vectors.search(query.vector, k, Math.max(params.efSearch, k));
+    const r = index.vectors.search(query.vector, beam, Math.max(params.efSearch, beam));
     for (let i = 0; i < r.labels.length; i++) {
       const node = index.labelNode[r.labels[i]!] ?? -1;
       if (node >= 0) hits.push({ node, distance: r.distances[i]! });
     }
     hits.sort((a, b) => a.distance - b.distance || a.node - b.node);
   }
+  const near = new Map(hits.map((h) => [h.node, h.distance]));
+  hits = hits.slice(0, k);
   const t1 = performance.now();
 
   // Exact matching of the elements on entity names and titles (names in id order).
@@ -204,11 +210,7 @@ export function retrieve(index: LoadedIndex, query: QueryInputs, params: SearchP
   // Bridge passages (§6.7): from every passage the context draws on, units included.
   const drawnOn = new Set<number>();
   for (const node of kept) if (index.chunkOf[node]! >= 0) drawnOn.add(index.chunkOf[node]!);
-  const bridges = bridgePassages(index, drawnOn, query.vector, {
-    ...params.bridge,
-    beam: Math.max(BRIDGE_BEAM, k),
-    efSearch: params.efSearch,
-  });
+  const bridges = bridgePassages(index, drawnOn, near, params.bridge);
   const items = orderForContext([
     ...kept.map((node) => item(index.ids[node]!, via.get(index.ids[node]!) ?? -1)),
     ...bridges.map((node) => ({ ...item(index.ids[node]!, -1), origin: 'bridge' as const, distance: null })),
