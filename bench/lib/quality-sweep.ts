@@ -17,39 +17,21 @@
  */
 import type { ConfigSettings } from '../../ts/config/node-config.js';
 import type { EvalRun, Scored } from '../../ts/eval/index.js';
+import { SEARCH_TIME_KEYS, type SearchTimeKey } from '../../ts/eval/settings.js';
 import type { LoadedIndex } from '../../ts/search/loaded-index.js';
 import { type QueryInputs, retrieve, searchParamsFrom } from '../../ts/search/retrieve.js';
 import { countTokens } from '../../ts/text/index.js';
 import { mean } from './stats.js';
 
-/** The search keys of Node_config.yaml `config:` that the sweep varies. */
-export interface SearchSettings {
-  HNSW_results: number;
-  cross_node: number;
-  Enode: number;
-  Rnode: number;
-  Hnode: number;
-  similarity_weight: number;
-  accuracy_weight: number;
-  ppr_alpha: number;
-  ppr_max_iter: number;
-  ppr_mode: 'walk' | 'restart';
-  unbalance_adjust: boolean;
-}
-
-export const SETTING_KEYS = [
-  'HNSW_results',
-  'cross_node',
-  'Enode',
-  'Rnode',
-  'Hnode',
-  'similarity_weight',
-  'accuracy_weight',
-  'ppr_alpha',
-  'ppr_max_iter',
-  'ppr_mode',
-  'unbalance_adjust',
-] as const satisfies readonly (keyof SearchSettings)[];
+/**
+ * The search keys of Node_config.yaml `config:` that the sweep varies: every search-time key
+ * `noderag eval --set` accepts (ts/eval/settings.ts) but the HNSW beam, which changes speed,
+ * not the context.
+ */
+export const SETTING_KEYS = SEARCH_TIME_KEYS.filter(
+  (k): k is Exclude<SearchTimeKey, 'ef_search'> => k !== 'ef_search',
+);
+export type SearchSettings = { -readonly [K in (typeof SETTING_KEYS)[number]]: ConfigSettings[K] };
 
 export function settingsOf(c: ConfigSettings): SearchSettings {
   const s = {} as Record<string, unknown>;
@@ -66,6 +48,8 @@ export function describeSettings(s: SearchSettings, base?: SearchSettings): stri
 /** Values tried per key; the weights only matter relative to each other, so similarity_weight stays 1. */
 export const SWEEP_GRID: { readonly [K in keyof SearchSettings]: readonly SearchSettings[K][] } = {
   HNSW_results: [0, 5, 10, 15, 20, 25, 30, 35, 40, 50, 60],
+  bridge_passages: [0, 1, 2, 3, 5],
+  bridge_max_degree: [5, 10, 20, 50],
   cross_node: [0, 1, 2, 3, 5, 10, 15, 20, 30],
   Enode: [0, 1, 2, 5, 10],
   Rnode: [0, 2, 5, 10, 20, 30],
