@@ -51,11 +51,14 @@ export {
 } from './llm/index.js';
 export { NODE_TYPES, type NodeType } from './model/types.js';
 export {
+  type AnswerQuestionOptions,
+  type Citation,
   NodeSearch,
   type NodeSearchOptions,
   type RetrievedItem,
   type SearchAnswer,
   type SearchRetrieval,
+  type Source,
 } from './search/index.js';
 export { type AppDeps, createApp } from './server/app.js';
 export type { EngineStatus, SearchEngine } from './server/engine.js';

@@ -161,6 +161,8 @@ describe('context string, answer and token counts', () => {
       'retrievalInfo',
       'retrievalTokens',
       'items',
+      'sources',
+      'citations',
     ]);
     expect(JSON.parse(JSON.stringify(a))).toEqual({
       response: a.response,
@@ -168,6 +170,8 @@ describe('context string, answer and token counts', () => {
       retrievalInfo: a.retrievalInfo,
       retrievalTokens: a.retrievalTokens,
       items: JSON.parse(JSON.stringify(a.items)),
+      sources: a.sources,
+      citations: a.citations,
     });
     // The structured items of the context: the same as search() gives, in context order.
     expect(a.items).toEqual((await search.search('Who married Pierre Curie?')).items);
@@ -195,7 +199,51 @@ describe('context string, answer and token counts', () => {
     expect(r.items[0]!.score).toBeGreaterThan(0);
     expect(r.retrieval_info).toBe(r.retrievalInfo);
     expect(r.retrievalTokens).toBe(native.countTokens(r.retrievalInfo));
-    expect(Object.keys(r)).toEqual(['retrievalInfo', 'retrievalTokens', 'items']);
+    expect(Object.keys(r)).toEqual(['retrievalInfo', 'retrievalTokens', 'items', 'sources']);
+    // Input files of the items (the element has none), with their chunks and item numbers.
+    expect(r.sources).toEqual([{ document: 'b.txt', chunks: ['t-b'], items: [2, 3], cited: [] }]);
+  });
+
+  it('answer(): the prompt numbers the items [n]; the numbers cited map back to sources', async () => {
+    let prompt: TaskInputs['answer'] | undefined;
+    const citing: Script = {
+      ...script,
+      answer: (input) => {
+        prompt = input;
+        return 'They married in Paris in 1895 [2], as the record says [3][9].';
+      },
+    };
+    const { search } = await curieEngine(citing, config);
+    const a = await search.answer('Who married Pierre Curie?', {
+      history: [
+        { role: 'user', content: 'Who is Marie Curie?' },
+        { role: 'assistant', content: 'A physicist.' },
+      ],
+    });
+    expect(prompt?.context).toBe(
+      [
+        '------------high_level_element-------------',
+        '[1] Scientific life in Paris: the Curies married and worked there.',
+        '',
+        '------------semantic_unit-------------',
+        '[2] Pierre Curie married Marie Curie in Paris in 1895.',
+        '',
+        '------------relationship-------------',
+        '[3] PIERRE CURIE married MARIE CURIE',
+        '',
+        '',
+      ].join('\n'),
+    );
+    expect(prompt?.history).toEqual([
+      { role: 'user', content: 'Who is Marie Curie?' },
+      { role: 'assistant', content: 'A physicist.' },
+    ]);
+    // [9] is not a context item: ignored.
+    expect(a.sources).toEqual([{ document: 'b.txt', chunks: ['t-b'], items: [2, 3], cited: [2, 3] }]);
+    expect(a.citations).toEqual([
+      { n: 2, id: 'u-married', type: 'semantic_unit', document: 'b.txt', chunk: 't-b' },
+      { n: 3, id: 'r-married', type: 'relationship', document: 'b.txt', chunk: null },
+    ]);
   });
 
   it('bridge_passages: the passage of an entity the context names joins the text section', async () => {

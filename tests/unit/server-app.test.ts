@@ -3,15 +3,24 @@ import { IndexNotBuiltError, ProviderError } from '../../ts/errors.js';
 import { createApp, MAX_BODY_BYTES } from '../../ts/server/app.js';
 import type { SearchEngine } from '../../ts/server/engine.js';
 
+const SOURCES = [{ document: 'a.md', chunks: ['c1'], items: [1, 2], cited: [2] }];
+const CITATIONS = [{ n: 2, id: 'u1', type: 'semantic_unit' as const, document: 'a.md', chunk: 'c1' }];
+
 function fakeEngine(overrides: Partial<SearchEngine> = {}): SearchEngine {
   return {
     status: async () => ({ ready: true, generation: 1, nodes: 10, vectors: 4 }),
-    retrieve: async (q) => ({ retrievalInfo: `ctx:${q}`, retrievalTokens: 2 }),
+    retrieve: async (q) => ({
+      retrievalInfo: `ctx:${q}`,
+      retrievalTokens: 2,
+      sources: [{ ...SOURCES[0]!, cited: [] }],
+    }),
     answer: async (q) => ({
-      response: `ans:${q}`,
+      response: `ans:${q} [2]`,
       responseTokens: 2,
       retrievalInfo: `ctx:${q}`,
       retrievalTokens: 2,
+      sources: SOURCES,
+      citations: CITATIONS,
     }),
     ...overrides,
   };
@@ -37,11 +46,20 @@ describe('HTTP app (docs/method.md §7.2)', () => {
 
   it('answers the three question routes and /health', async () => {
     const q = JSON.stringify({ question: 'who?' });
-    expect(await (await post(app, '/answer', q)).json()).toEqual({ answer: 'ans:who?' });
-    expect(await (await post(app, '/retrieval', q)).json()).toEqual({ retrieval: 'ctx:who?' });
-    expect(await (await post(app, '/answer_retrieval', q)).json()).toEqual({
-      answer: 'ans:who?',
+    expect(await (await post(app, '/answer', q)).json()).toEqual({
+      answer: 'ans:who? [2]',
+      sources: SOURCES,
+      citations: CITATIONS,
+    });
+    expect(await (await post(app, '/retrieval', q)).json()).toEqual({
       retrieval: 'ctx:who?',
+      sources: [{ ...SOURCES[0], cited: [] }],
+    });
+    expect(await (await post(app, '/answer_retrieval', q)).json()).toEqual({
+      answer: 'ans:who? [2]',
+      retrieval: 'ctx:who?',
+      sources: SOURCES,
+      citations: CITATIONS,
     });
     expect(await (await app.request('/health')).json()).toEqual({
       status: 'ok',
@@ -159,7 +177,7 @@ describe('HTTP app (docs/method.md §7.2)', () => {
       ),
     );
     results.forEach((r, i) => {
-      expect(r).toEqual({ answer: `ans:q${i}` });
+      expect(r).toEqual({ answer: `ans:q${i} [2]`, sources: SOURCES, citations: CITATIONS });
     });
   });
 });

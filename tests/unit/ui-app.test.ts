@@ -411,6 +411,7 @@ describe('ui app: the chat shows the structured items of the answer', () => {
             // Not parseable as a context: the sections must come from the items.
             retrievalInfo: 'opaque',
             retrievalTokens: 9,
+            sources: [{ document: 'a.txt', chunks: ['c1'], items: [1], cited: [1] }],
             items: [
               { type: 'semantic_unit', text: 'unit one', document: 'a.txt' },
               { type: 'high_level_element', text: 'element', document: null },
@@ -449,15 +450,16 @@ describe('ui app: the chat shows the structured items of the answer', () => {
       responseTokens: 2,
       retrievalTokens: 9,
       sections: [
-        { type: 'high_level_element', items: [{ text: 'element', document: null }] },
+        { type: 'high_level_element', items: [{ n: 2, text: 'element', document: null }] },
         {
           type: 'semantic_unit',
           items: [
-            { text: 'unit one', document: 'a.txt' },
-            { text: '2. looks numbered\nsecond line', document: 'b.txt' },
+            { n: 1, text: 'unit one', document: 'a.txt' },
+            { n: 3, text: '2. looks numbered\nsecond line', document: 'b.txt' },
           ],
         },
       ],
+      sources: [{ document: 'a.txt', chunks: ['c1'], items: [1], cited: [1] }],
     });
   });
 });

@@ -34,8 +34,11 @@ export interface TaskInputs {
   community: { texts: string[] };
   /** Q: the user's question. */
   query: { question: string };
-  /** ANS: the context string of §6.6 and the question. */
-  answer: { context: string; question: string };
+  /**
+   * ANS: the context (the §6.6 layout, items numbered `[n]` across the context so the answer
+   * can cite them), the question and, for a conversation, its earlier turns (oldest first).
+   */
+  answer: { context: string; question: string; history?: ChatMessage[] };
 }
 
 export interface TaskOutputs {

@@ -3,6 +3,10 @@
  * HTTP server and the web UI. They live in the search layer so the layers above import them
  * from below, never the other way round.
  */
+import type { Citation, Source } from './sources.js';
+
+export type { Citation, Source } from './sources.js';
+
 export interface EngineStatus {
   ready: boolean;
   generation: number;
@@ -15,9 +19,21 @@ export interface AnswerResult {
   responseTokens: number;
   retrievalInfo: string;
   retrievalTokens: number;
+  /** Input files of the context items, with the numbers the answer cites (./sources.ts). */
+  sources?: Source[];
+  /** The `[n]` numbers the answer cites, resolved to their items. */
+  citations?: Citation[];
 }
 
 export interface RetrievalResult {
   retrievalInfo: string;
   retrievalTokens: number;
+  /** Input files of the context items (`cited` empty). */
+  sources?: Source[];
+}
+
+/** Options of an answer beyond the question. */
+export interface AnswerOptions {
+  /** Earlier turns of a conversation, oldest first, passed to the model before the question. */
+  history?: { role: 'user' | 'assistant'; content: string }[];
 }

@@ -1,6 +1,7 @@
 export { CONTEXT_SECTION_ORDER, type ContextSection, formatContext } from './context.js';
 export { LoadedIndex, type LoadTimings } from './loaded-index.js';
 export {
+  type AnswerQuestionOptions,
   NodeSearch,
   type NodeSearchOptions,
   type QuestionOptions,
@@ -16,3 +17,11 @@ export {
   type StageTimings,
   searchParamsFrom,
 } from './retrieve.js';
+export {
+  buildCitations,
+  buildSources,
+  type Citation,
+  citedContext,
+  citedNumbers,
+  type Source,
+} from './sources.js';

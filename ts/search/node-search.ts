@@ -21,13 +21,21 @@ import { ClosedError, IndexNotBuiltError } from '../errors.js';
 import { createProviders, type ModelProviders, o200kTokenCounter } from '../llm/create-providers.js';
 import type { TokenCounter } from '../llm/token-cap.js';
 import type { CallOptions } from '../llm/types.js';
-import type { EngineStatus } from './engine-types.js';
+import type { AnswerOptions, EngineStatus } from './engine-types.js';
 import { indexFingerprint } from './index-files.js';
 import { LoadedIndex } from './loaded-index.js';
 import { validateQuestion } from './question.js';
 import { answerResult, retrievalResult, type SearchAnswer, type SearchRetrieval } from './results.js';
 import { RetrievalCache } from './retrieval-cache.js';
-import { type Retrieval, retrieve, type SearchParams, searchParamsFrom, vectorK } from './retrieve.js';
+import {
+  type Retrieval,
+  type RetrievedItem,
+  retrieve,
+  type SearchParams,
+  searchParamsFrom,
+  vectorK,
+} from './retrieve.js';
+import { buildCitations, buildSources, type ChunkOf, citedContext, citedNumbers } from './sources.js';
 
 /** The provider calls search makes (ModelProviders has them; tests may pass a stand-in). */
 export type SearchProviders = Pick<ModelProviders, 'run' | 'embedQuery'>;
@@ -48,6 +56,9 @@ export interface QuestionOptions {
   /** Aborts the question's provider calls (the server passes client disconnects here). */
   signal?: AbortSignal;
 }
+
+/** Options of `answer`: those of any question, and earlier turns of a conversation. */
+export interface AnswerQuestionOptions extends QuestionOptions, AnswerOptions {}
 
 interface LoadFailure {
   /** state.json and the index files as they were when the load was attempted. */
@@ -109,19 +120,30 @@ export class NodeSearch {
 
   /** The retrieval alone: the context string, its token count and its items. */
   async search(question: string, options: QuestionOptions = {}): Promise<SearchRetrieval> {
-    const r = await this.#retrieve(question, options);
-    return retrievalResult(r.context, r.items, this.#count);
+    const { retrieval: r, chunkOf } = await this.#retrieve(question, options);
+    return retrievalResult(r.context, r.items, this.#count, buildSources(r.items, [], chunkOf));
   }
 
   /**
-   * Retrieval, then the answer (prompt ANS: the context, then the question). The result also
-   * holds the context's `items` (as `search` gives them), the structured form of `retrievalInfo`.
+   * Retrieval, then the answer (prompt ANS: the context with its items numbered `[n]`, then
+   * the question; `history` turns go before it). The result also holds the context's `items`
+   * (as `search` gives them), the structured form of `retrievalInfo`, their `sources` (input
+   * files) and the `citations` the answer makes.
    */
-  async answer(question: string, options: QuestionOptions = {}): Promise<SearchAnswer> {
-    const r = await this.#retrieve(question, options);
+  async answer(question: string, options: AnswerQuestionOptions = {}): Promise<SearchAnswer> {
+    const { retrieval: r, chunkOf } = await this.#retrieve(question, options);
     const call: CallOptions = options.signal ? { signal: options.signal } : {};
-    const response = await this.#providers.run('answer', { context: r.context, question }, call);
-    return answerResult(response, r.context, r.items, this.#count);
+    const input: { context: string; question: string; history?: AnswerOptions['history'] } = {
+      context: citedContext(r.items),
+      question,
+    };
+    if (options.history && options.history.length > 0) input.history = options.history;
+    const response = await this.#providers.run('answer', input, call);
+    const cited = citedNumbers(response, r.items.length);
+    return answerResult(response, r.context, r.items, this.#count, {
+      sources: buildSources(r.items, cited, chunkOf),
+      citations: buildCitations(r.items, cited, chunkOf),
+    });
   }
 
   /** Frees the native memory. Later calls throw ClosedError. Idempotent. */
@@ -143,11 +165,19 @@ export class NodeSearch {
     return this.#cache.stats();
   }
 
-  async #retrieve(question: string, options: QuestionOptions): Promise<Retrieval> {
+  async #retrieve(
+    question: string,
+    options: QuestionOptions,
+  ): Promise<{ retrieval: Retrieval; chunkOf: ChunkOf }> {
     const q = validateQuestion(question);
     const index = await this.#current();
+    const chunkOf = (item: RetrievedItem): string | null => {
+      const node = index.indexOf(item.id);
+      const chunk = node === undefined ? -1 : index.chunkOf[node]!;
+      return chunk >= 0 ? index.ids[chunk]! : null;
+    };
     const cached = this.#cache.get(q);
-    if (cached) return cached;
+    if (cached) return { retrieval: cached, chunkOf };
     const call: CallOptions = options.signal ? { signal: options.signal } : {};
     // §6.2 step 2: both calls at once; either failing fails the question.
     const needsVector = vectorK(index, this.#params) > 0;
@@ -158,7 +188,11 @@ export class NodeSearch {
     options.signal?.throwIfAborted();
     if (this.#closed) throw closedError();
     const vector = embedding;
-    return this.#cache.set(q, retrieve(index, { vector, elements: decomposition.elements }, this.#params));
+    const retrieval = this.#cache.set(
+      q,
+      retrieve(index, { vector, elements: decomposition.elements }, this.#params),
+    );
+    return { retrieval, chunkOf };
   }
 
   readonly #count = (text: string): number => (text === '' ? 0 : this.#tokens.countTokens(text));

@@ -8,11 +8,16 @@
  */
 import type { AnswerResult } from './engine-types.js';
 import type { RetrievedItem } from './retrieve.js';
+import type { Citation, Source } from './sources.js';
 
 export interface SearchAnswer extends AnswerResult {
   /** The context's items in context order (the same as `search` returns), so a caller can show
    * the sections of `retrievalInfo` without parsing it. */
   items: RetrievedItem[];
+  /** Input files of the items, with the numbers `[n]` of their items and those the answer cites. */
+  sources: Source[];
+  /** The numbers the answer cites, resolved to their items (ascending). */
+  citations: Citation[];
   readonly response_tokens: number;
   readonly retrieval_info: string;
   readonly retrieval_tokens: number;
@@ -23,8 +28,10 @@ export interface SearchRetrieval {
   retrievalInfo: string;
   /** o200k_base tokens of `retrievalInfo`. */
   retrievalTokens: number;
-  /** The context's items in context order. */
+  /** The context's items in context order; item n (1-based) is `[n]` in `sources`. */
   items: RetrievedItem[];
+  /** Input files of the items (`cited` empty). */
+  sources: Source[];
   readonly retrieval_info: string;
   readonly retrieval_tokens: number;
 }
@@ -62,12 +69,15 @@ export function answerResult(
   retrievalInfo: string,
   items: RetrievedItem[],
   count: CountTokens,
+  cited: { sources: Source[]; citations: Citation[] } = { sources: [], citations: [] },
 ): SearchAnswer {
   const r = { response } as Record<string, unknown>;
   lazyCount(r, 'responseTokens', response, count);
   r.retrievalInfo = retrievalInfo;
   lazyCount(r, 'retrievalTokens', retrievalInfo, count);
   r.items = items;
+  r.sources = cited.sources;
+  r.citations = cited.citations;
   alias(r, {
     response_tokens: 'responseTokens',
     retrieval_info: 'retrievalInfo',
@@ -80,10 +90,12 @@ export function retrievalResult(
   retrievalInfo: string,
   items: RetrievedItem[],
   count: CountTokens,
+  sources: Source[] = [],
 ): SearchRetrieval {
   const r = { retrievalInfo } as Record<string, unknown>;
   lazyCount(r, 'retrievalTokens', retrievalInfo, count);
   r.items = items;
+  r.sources = sources;
   alias(r, { retrieval_info: 'retrievalInfo', retrieval_tokens: 'retrievalTokens' });
   return r as unknown as SearchRetrieval;
 }

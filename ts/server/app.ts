@@ -67,19 +67,24 @@ export function createApp(deps: AppDeps): Hono {
   app.post('/answer', async (c) => {
     const q = await readQuestion(c);
     const r = await run(c, (signal) => engine.answer(q, signal));
-    return c.json({ answer: r.response });
+    return c.json({ answer: r.response, sources: r.sources ?? [], citations: r.citations ?? [] });
   });
 
   app.post('/retrieval', async (c) => {
     const q = await readQuestion(c);
     const r = await run(c, (signal) => engine.retrieve(q, signal));
-    return c.json({ retrieval: r.retrievalInfo });
+    return c.json({ retrieval: r.retrievalInfo, sources: r.sources ?? [] });
   });
 
   app.post('/answer_retrieval', async (c) => {
     const q = await readQuestion(c);
     const r = await run(c, (signal) => engine.answer(q, signal));
-    return c.json({ answer: r.response, retrieval: r.retrievalInfo });
+    return c.json({
+      answer: r.response,
+      retrieval: r.retrievalInfo,
+      sources: r.sources ?? [],
+      citations: r.citations ?? [],
+    });
   });
 
   return app;

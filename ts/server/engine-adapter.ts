@@ -9,6 +9,6 @@ export function searchEngine(search: NodeSearch): SearchEngine {
   return {
     status: () => search.status(),
     retrieve: (question, signal) => search.search(question, { signal }),
-    answer: (question, signal) => search.answer(question, { signal }),
+    answer: (question, signal, options) => search.answer(question, { ...options, signal }),
   };
 }

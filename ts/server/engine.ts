@@ -3,15 +3,15 @@
  * small fake. Keeping the server on this interface lets it be tested with `app.request()`
  * without an index.
  */
-import type { AnswerResult, EngineStatus, RetrievalResult } from '../search/engine-types.js';
+import type { AnswerOptions, AnswerResult, EngineStatus, RetrievalResult } from '../search/engine-types.js';
 
-export type { AnswerResult, EngineStatus, RetrievalResult };
+export type { AnswerOptions, AnswerResult, EngineStatus, RetrievalResult };
 
 export interface SearchEngine {
   /** Current state; a server re-checks it per request while the index is not built. */
   status(): Promise<EngineStatus>;
   /** Retrieval only. Throws IndexNotBuiltError, InvalidQuestionError, ProviderError. */
   retrieve(question: string, signal: AbortSignal): Promise<RetrievalResult>;
-  /** Retrieval and answer. */
-  answer(question: string, signal: AbortSignal): Promise<AnswerResult>;
+  /** Retrieval and answer; `options.history` holds earlier turns of a conversation. */
+  answer(question: string, signal: AbortSignal, options?: AnswerOptions): Promise<AnswerResult>;
 }

@@ -80,6 +80,8 @@ export interface IndicesReply {
 
 /** One retrieved item as the chat shows it. */
 export interface ChatItem {
+  /** The item's number in the context, as the answer cites it (`[n]`). */
+  n: number;
   text: string;
   /** The source document (relative to input/), or null (high-level elements). */
   document: string | null;
@@ -97,4 +99,15 @@ export interface ChatReply {
   responseTokens: number;
   retrievalTokens: number;
   sections: ChatSection[];
+  /** Input files of the context, with the item numbers the answer cites (ts/search/sources.ts). */
+  sources: ChatSource[];
+}
+
+/** One input file of an answer's context. */
+export interface ChatSource {
+  /** Relative to input/. */
+  document: string;
+  chunks: string[];
+  items: number[];
+  cited: number[];
 }

@@ -16,6 +16,8 @@
  *   shares the most words (crudely stemmed) with the question, ties to the earliest, not
  *   blindly the first item; bare headings and fragments are not quoted, sections with
  *   nothing in common with the question are left out, repeats dropped, at most five lines.
+ *   When the context numbers its items `[n]` (the answer prompt's form), each line cites
+ *   the item it quotes, `[n]`, as a model is asked to.
  */
 import type { Language, TaskOutputs } from '../types.js';
 import { firstSentence, splitSentences } from './sentences.js';
@@ -240,21 +242,36 @@ const ANSWER_EMPTY: Readonly<Record<Language, string>> = {
   Chinese: '检索到的上下文中没有可以回答这个问题的信息。',
 };
 
-/** Sections of the §6.6 context string: `------------<type>-------------` then `n. item` lines. */
-export function parseContext(context: string): Array<{ type: string; items: string[] }> {
-  const sections: Array<{ type: string; items: string[] }> = [];
-  let current: { type: string; items: string[] } | undefined;
+/**
+ * Sections of the §6.6 context string: `------------<type>-------------` then `n. item` lines
+ * (numbered per section), or the answer prompt's form with `[n] item` lines numbered across
+ * the context (ts/search/sources.ts); `numbers` holds those `[n]`, empty in the first form.
+ */
+export function parseContext(context: string): Array<{ type: string; items: string[]; numbers: number[] }> {
+  const sections: Array<{ type: string; items: string[]; numbers: number[] }> = [];
+  let current: { type: string; items: string[]; numbers: number[] } | undefined;
+  let lastCited = 0;
   for (const line of context.split('\n')) {
     const header = /^-{12}(\w+)-{13}$/.exec(line);
     if (header) {
-      current = { type: header[1] as string, items: [] };
+      current = { type: header[1] as string, items: [], numbers: [] };
       sections.push(current);
       continue;
     }
     if (!current) continue;
     const item = /^(\d+)\. (.*)$/.exec(line);
-    if (item && Number(item[1]) === current.items.length + 1) current.items.push(item[2] as string);
-    else if (current.items.length > 0) {
+    const cited = /^\[(\d+)\] (.*)$/.exec(line);
+    if (item && current.numbers.length === 0 && Number(item[1]) === current.items.length + 1) {
+      current.items.push(item[2] as string);
+    } else if (
+      cited &&
+      Number(cited[1]) === lastCited + 1 &&
+      current.items.length === current.numbers.length
+    ) {
+      lastCited++;
+      current.items.push(cited[2] as string);
+      current.numbers.push(lastCited);
+    } else if (current.items.length > 0) {
       // Inner lines of an item, blank ones included (paragraph breaks of a text chunk).
       current.items[current.items.length - 1] += `\n${line}`;
     }
@@ -308,27 +325,31 @@ export function localAnswer(context: string, question: string, language: Languag
   const sections = parseContext(context);
   if (sections.length === 0) return ANSWER_EMPTY[language];
   const keys = keywordsOf(question, language);
-  const best: Array<{ sentence: string; score: number }> = [];
+  const best: Array<{ sentence: string; score: number; n: number | undefined }> = [];
   for (const section of sections) {
-    const sentences = section.items.slice(0, 3).flatMap((item) => splitSentences(item));
-    const candidates = sentences.filter((s) => quotable(s, language));
-    let top: { sentence: string; score: number } | undefined;
-    for (const sentence of candidates.length > 0 ? candidates : sentences) {
+    const sentences = section.items
+      .slice(0, 3)
+      .flatMap((item, i) => splitSentences(item).map((sentence) => ({ sentence, n: section.numbers[i] })));
+    const candidates = sentences.filter((s) => quotable(s.sentence, language));
+    let top: { sentence: string; score: number; n: number | undefined } | undefined;
+    for (const { sentence, n } of candidates.length > 0 ? candidates : sentences) {
       const score = relevance(sentence, keys, language);
-      if (!top || score > top.score) top = { sentence, score };
+      if (!top || score > top.score) top = { sentence, score, n };
     }
     if (top) best.push(top);
   }
   const anyRelevant = best.some((b) => b.score > 0);
-  const picked: string[] = [];
+  const picked: Array<{ text: string; n: number | undefined }> = [];
   for (const b of best) {
     if (anyRelevant && b.score === 0) continue;
     const flat = b.sentence.replace(/\s*\n\s*/g, ' ');
     const clipped = flat.length > 400 ? `${flat.slice(0, 397)}...` : flat;
     const folded = clipped.toLowerCase();
-    if (picked.some((p) => p.toLowerCase().includes(folded) || folded.includes(p.toLowerCase()))) continue;
-    picked.push(clipped);
+    if (picked.some((p) => p.text.toLowerCase().includes(folded) || folded.includes(p.text.toLowerCase())))
+      continue;
+    picked.push({ text: clipped, n: b.n });
     if (picked.length >= MAX_ANSWER_SENTENCES) break;
   }
-  return [ANSWER_LEAD[language], ...picked.map((s) => `- ${s}`)].join('\n');
+  const lines = picked.map((p) => (p.n === undefined ? `- ${p.text}` : `- ${p.text} [${p.n}]`));
+  return [ANSWER_LEAD[language], ...lines].join('\n');
 }

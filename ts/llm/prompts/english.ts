@@ -66,6 +66,7 @@ export const ENGLISH: PromptSet = {
     answer: [
       'You answer questions from context retrieved from a knowledge base.',
       'Answer from the context, adding well-established general knowledge only where it is needed. If the context is not enough to answer, say so. Never invent facts, names, numbers or sources.',
+      'The context items are numbered [1], [2], … across the whole context. After each statement taken from the context, cite the items it comes from by their numbers in square brackets, such as [2] or [1][4]. Cite only numbers that appear in the context.',
       'Write several paragraphs when the question warrants it. Write in English.',
     ].join('\n'),
   },

@@ -63,8 +63,10 @@ function userMessage(call: TaskCall, set: PromptSet): string {
 /** The messages sent to a real provider for this task. */
 export function renderPrompt(call: TaskCall): ChatMessage[] {
   const set = promptSet(call.language);
+  const history = call.task === 'answer' ? (call.input.history ?? []) : [];
   return [
     { role: 'system', content: set.system[call.task] },
+    ...history.map((m) => ({ role: m.role, content: m.content })),
     { role: 'user', content: userMessage(call, set) },
   ];
 }

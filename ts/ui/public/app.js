@@ -397,7 +397,7 @@ function contextView(r) {
     sec.append(el('h4', null, `${s.type} (${s.items.length})`));
     const ol = el('ol');
     for (const item of s.items) {
-      const li = el('li', null, item.text);
+      const li = el('li', { value: String(item.n) }, item.text);
       if (item.document !== null) li.append(el('span', { class: 'muted source' }, item.document));
       ol.append(li);
     }
@@ -405,6 +405,31 @@ function contextView(r) {
     ctx.append(sec);
   }
   return ctx;
+}
+
+/**
+ * The input files an answer's context comes from, cited ones first and marked.
+ * @param {ChatReply} r
+ */
+function sourcesView(r) {
+  const box = el('div', { class: 'sources' });
+  if (r.sources.length === 0) return box;
+  box.append(el('h4', null, 'Sources'));
+  const ul = el('ul');
+  const sorted = [...r.sources].sort((a, b) => Number(b.cited.length > 0) - Number(a.cited.length > 0));
+  for (const s of sorted) {
+    const li = el('li', { class: s.cited.length > 0 ? 'cited' : 'uncited' });
+    li.append(
+      el('span', { class: 'source-numbers' }, s.items.map((n) => `[${n}]`).join('')),
+      ` ${s.document}`,
+    );
+    if (s.cited.length > 0) {
+      li.append(el('span', { class: 'muted' }, ` (cited ${s.cited.map((n) => `[${n}]`).join('')})`));
+    }
+    ul.append(li);
+  }
+  box.append(ul);
+  return box;
 }
 
 chatForm.addEventListener('submit', async (ev) => {
@@ -423,6 +448,7 @@ chatForm.addEventListener('submit', async (ev) => {
     const answer = el('div', { class: 'answer' });
     answer.append(
       el('div', { class: 'answer-text' }, r.response),
+      sourcesView(r),
       el('div', { class: 'muted tokens' }, `${r.responseTokens} answer tokens`),
     );
     pending.replaceWith(contextView(r), answer);

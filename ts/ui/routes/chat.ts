@@ -1,7 +1,7 @@
 /**
  * POST /api/chat `{question}`: the answer with its retrieval context, as sections by node type
  * built from the answer's items (NodeSearch.answer gives them; the context string is not
- * parsed). The question is validated as the search API validates it; a client that leaves
+ * parsed), each with its number `[n]`, and the answer's sources (input files, cited numbers). The question is validated as the search API validates it; a client that leaves
  * aborts the model calls.
  */
 import { Hono } from 'hono';
@@ -15,10 +15,14 @@ import type { UiAnswer, UiContext } from '../ui-context.js';
 /** The items grouped by node type, sections in the context's order, items in theirs. */
 export function sectionsOf(items: UiAnswer['items']): ChatSection[] {
   const sections: ChatSection[] = [];
+  const numbered = items.map((item, i) => ({ item, n: i + 1 }));
   for (const type of CONTEXT_SECTION_ORDER) {
-    const of = items.filter((i) => i.type === type);
+    const of = numbered.filter((x) => x.item.type === type);
     if (of.length > 0)
-      sections.push({ type, items: of.map((i) => ({ text: i.text.trim(), document: i.document })) });
+      sections.push({
+        type,
+        items: of.map(({ item, n }) => ({ n, text: item.text.trim(), document: item.document })),
+      });
   }
   return sections;
 }
@@ -35,6 +39,7 @@ export function chatRoutes(ctx: UiContext): Hono {
       responseTokens: r.responseTokens,
       retrievalTokens: r.retrievalTokens,
       sections: sectionsOf(r.items),
+      sources: r.sources ?? [],
     });
   });
 }
