@@ -14,6 +14,13 @@
  * end-to-end (with the question's embedding and decomposition round trips) and engine-only
  * (the same retrieval with those two replies served in-process), peak RSS.
  * Crashes of the original are reported with their traceback excerpt.
+ *
+ * Third side: LightRAG (PyPI `lightrag-hku`, pinned below, in bench/.venv-lightrag, driven by
+ * bench/peer/lightrag_driver.py) on the same paragraphs, fake server and questions: build wall
+ * time and peak RSS, index on disk (rag_storage/ without its response cache), load time, and
+ * context-only retrieval e2e and engine-only for its mix (headline), local, global and hybrid
+ * modes, with empty contexts counted per mode. The RESULT line adds `lightrag_*_speedup`
+ * (LightRAG's time / noderag's).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -25,11 +32,21 @@ import { gunzipSync } from 'node:zlib';
 import { BENCH_DATA, loadCorpus, loadQuestions, paragraphFileName, REPO_ROOT } from './lib/hotpot.js';
 import { writeResultsSection } from './lib/results-md.js';
 import { fmt, markdownTable, mib, percentile } from './lib/stats.js';
-import { type OriginalTemplates, startPeerFakeServer } from './peer/fake-server.js';
+import { type LightragTemplates, type OriginalTemplates, startPeerFakeServer } from './peer/fake-server.js';
 
 const PEER_PACKAGE = 'NodeRAG==0.1.0';
 const VENV = join(REPO_ROOT, 'bench', '.venv-noderag');
 const PY = join(VENV, 'bin', 'python');
+/**
+ * LightRAG, the third side, in its own virtualenv (NodeRAG 0.1.0 pins openai 1.66.3 exactly).
+ * `openai` is not a dependency of lightrag-hku's core, and its OpenAI binding would pip-install
+ * it at import time when missing, so it is pinned here too.
+ */
+const LIGHTRAG_PACKAGE = 'lightrag-hku==1.5.7';
+const LIGHTRAG_PACKAGES = [LIGHTRAG_PACKAGE, 'openai==3.54.0'];
+const VENV_LR = join(REPO_ROOT, 'bench', '.venv-lightrag');
+const PY_LR = join(VENV_LR, 'bin', 'python');
+const LIGHTRAG_PY = join(REPO_ROOT, 'bench/peer/lightrag_driver.py');
 
 const { values: args } = parseArgs({
   options: {
@@ -63,6 +80,16 @@ function ensureVenv(): void {
   const a = spawnSync('python3', ['-m', 'venv', VENV], { stdio: 'inherit' });
   const b = spawnSync(PY, ['-m', 'pip', 'install', '-q', PEER_PACKAGE], { stdio: 'inherit' });
   if (a.status !== 0 || b.status !== 0) throw new Error(`could not install ${PEER_PACKAGE} into ${VENV}`);
+}
+
+function ensureVenvLightrag(): void {
+  if (existsSync(join(VENV_LR, 'lib')) && spawnSync(PY_LR, ['-c', 'import lightrag, openai']).status === 0)
+    return;
+  console.log(`installing ${LIGHTRAG_PACKAGES.join(' ')} into ${VENV_LR} ...`);
+  const a = spawnSync('python3', ['-m', 'venv', VENV_LR], { stdio: 'inherit' });
+  const b = spawnSync(PY_LR, ['-m', 'pip', 'install', '-q', ...LIGHTRAG_PACKAGES], { stdio: 'inherit' });
+  if (a.status !== 0 || b.status !== 0)
+    throw new Error(`could not install ${LIGHTRAG_PACKAGE} into ${VENV_LR}`);
 }
 
 const PEER_TIMEOUT_MS = 20 * 60_000;
@@ -99,6 +126,7 @@ function runJson(
 }
 
 ensureVenv();
+ensureVenvLightrag();
 
 /** Bytes under `dir`, without any sub-folder named `skip`. */
 function dirBytes(dir: string, skip?: string): number {
@@ -157,17 +185,21 @@ function writeInput(folder: string): number {
  * gzipped, tiktoken-rs plain (cache key: SHA-1 of the URL).
  */
 const TIKTOKEN_CACHE = join(BENCH_DATA, 'tiktoken-cache');
-const O200K_IN_CRATES: ReadonlyArray<{ crate: string; file: string; gzip: boolean }> = [
-  { crate: 'bpe-openai-', file: 'data/o200k_base.tiktoken.gz', gzip: true },
-  { crate: 'tiktoken-rs-', file: 'assets/o200k_base.tiktoken', gzip: false },
+const ENCODING_IN_CRATES = (enc: string): ReadonlyArray<{ crate: string; file: string; gzip: boolean }> => [
+  { crate: 'bpe-openai-', file: `data/${enc}.tiktoken.gz`, gzip: true },
+  { crate: 'tiktoken-rs-', file: `assets/${enc}.tiktoken`, gzip: false },
 ];
-function seedTiktokenCache(): void {
-  const url = 'https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken';
+/**
+ * o200k_base for the original and for LightRAG (its tokenizer for gpt-4o-mini); cl100k_base for
+ * LightRAG's `openai_embed`, which truncates texts with text-embedding-3-small's encoding.
+ */
+function seedTiktokenCache(enc: string): void {
+  const url = `https://openaipublic.blob.core.windows.net/encodings/${enc}.tiktoken`;
   const target = join(TIKTOKEN_CACHE, createHash('sha1').update(url).digest('hex'));
   if (existsSync(target)) return;
   const registry = join(process.env.CARGO_HOME ?? join(homedir(), '.cargo'), 'registry', 'src');
   for (const index of existsSync(registry) ? readdirSync(registry) : []) {
-    for (const { crate, file, gzip } of O200K_IN_CRATES) {
+    for (const { crate, file, gzip } of ENCODING_IN_CRATES(enc)) {
       for (const dir of readdirSync(join(registry, index)).filter((c) => c.startsWith(crate))) {
         const path = join(registry, index, dir, file);
         if (!existsSync(path)) continue;
@@ -177,12 +209,19 @@ function seedTiktokenCache(): void {
       }
     }
   }
-  console.log("warning: no o200k_base.tiktoken found to seed the original's tiktoken cache");
+  console.log(`warning: no ${enc}.tiktoken found to seed the Python sides' tiktoken cache`);
 }
-seedTiktokenCache();
+seedTiktokenCache('o200k_base');
+seedTiktokenCache('cl100k_base');
 const templates = (await runJson(PY, [join(REPO_ROOT, 'bench/peer/original.py'), 'templates'])).json;
 if (!templates) throw new Error("could not read the original's prompt templates");
-const fake = await startPeerFakeServer(templates as unknown as OriginalTemplates, 1536);
+const lightragTemplates = (await runJson(PY_LR, [LIGHTRAG_PY, 'templates'])).json;
+if (!lightragTemplates) throw new Error("could not read LightRAG's prompt templates");
+const fake = await startPeerFakeServer(
+  templates as unknown as OriginalTemplates,
+  1536,
+  lightragTemplates as unknown as LightragTemplates,
+);
 env = {
   ...process.env,
   OPENAI_API_KEY: 'bench-key',
@@ -192,8 +231,10 @@ env = {
 
 const oursFolder = join(BENCH_DATA, 'peer-noderag');
 const theirsFolder = join(BENCH_DATA, 'peer-original');
+const lightragFolder = join(BENCH_DATA, 'peer-lightrag');
 const paragraphs = writeInput(oursFolder);
 writeInput(theirsFolder);
+writeInput(lightragFolder);
 const questionsFile = join(BENCH_DATA, 'peer-questions.json');
 writeFileSync(questionsFile, JSON.stringify(questions.map((q) => q.question)));
 
@@ -487,6 +528,38 @@ fillSearch(
     String(repeats),
   ]),
 );
+
+// --------------------------------------------------------------------------- LightRAG
+const lr = emptySide();
+const lb = await runJson(PY_LR, [LIGHTRAG_PY, 'build', lightragFolder]);
+lr.buildS = Number(lb.json?.wall_s ?? lb.wallS);
+lr.buildRssKb = Number(lb.json?.maxrss_kb ?? Number.NaN);
+lr.buildStages = (lb.json?.stages_s as Record<string, number> | undefined) ?? {};
+lr.buildError = lb.json
+  ? ((lb.json.error as string | null) ?? null)
+  : `no result (timeout ${PEER_TIMEOUT_MS / 1000} s?):\n${lb.raw.slice(-1500)}`;
+const lrBuildCalls = (lb.json?.provider_calls as Record<string, number> | undefined) ?? {};
+/** rag_storage without kv_store_llm_response_cache.json (the provider response cache). */
+const lrStore = join(lightragFolder, 'rag_storage');
+const lrCacheFile = join(lrStore, 'kv_store_llm_response_cache.json');
+lr.indexBytes = dirBytes(lrStore) - (existsSync(lrCacheFile) ? statSync(lrCacheFile).size : 0);
+console.log(`LightRAG build: ${fmt(lr.buildS, 1)} s${lr.buildError ? ' (FAILED)' : ''}`);
+const ls = await runJson(PY_LR, [LIGHTRAG_PY, 'search', lightragFolder, questionsFile, String(repeats)]);
+fillSearch(lr, ls);
+interface LightragMode {
+  e2e_ms: number[];
+  provider_ms: number[];
+  engine_ms: number[];
+  empty: number;
+  context_chars: number[];
+  errors: number;
+}
+const lrModes = (ls.json?.modes as Record<string, LightragMode> | undefined) ?? {};
+const lrCounts = (await runJson(PY_LR, [LIGHTRAG_PY, 'counts', lightragFolder])).json as Record<
+  string,
+  number | null
+> | null;
+
 const recognised = { ...fake.recognised };
 const byTask = { ...fake.byTask };
 const counts = (
@@ -528,7 +601,11 @@ const table = markdownTable(
     'questions answered',
     'search peak RSS MiB',
   ],
-  [row('noderag', ours), row(`original NodeRAG (${PEER_PACKAGE})`, theirs)],
+  [
+    row('noderag', ours),
+    row(`original NodeRAG (${PEER_PACKAGE})`, theirs),
+    row(`LightRAG (${LIGHTRAG_PACKAGE}, mix mode)`, lr),
+  ],
 );
 const ratio = (a: number, b: number) =>
   Number.isFinite(a) && Number.isFinite(b) && b > 0 ? a / b : Number.NaN;
@@ -536,31 +613,98 @@ const buildSpeedup = theirs.buildError ? Number.NaN : ratio(theirs.buildS, ours.
 const retrievalSpeedup = ratio(p(theirs.engine, 50), p(ours.engine, 50));
 const e2eSpeedup = ratio(p(theirs.e2e, 50), p(ours.e2e, 50));
 const loadSpeedup = ratio(theirs.loadS, ours.loadS);
+const lrBuildSpeedup = lr.buildError ? Number.NaN : ratio(lr.buildS, ours.buildS);
+const lrRetrievalSpeedup = ratio(p(lr.engine, 50), p(ours.engine, 50));
+const lrLoadSpeedup = ratio(lr.loadS, ours.loadS);
 const ratios = markdownTable(
-  ['ratio original / noderag', 'value'],
+  ['ratio (their time or size / noderag)', 'original / noderag', 'LightRAG (mix) / noderag'],
   [
-    ['build wall time', fmt(buildSpeedup)],
-    ['engine load time', fmt(loadSpeedup)],
-    ['retrieval engine-only p50 (RESULT retrieval_speedup)', fmt(retrievalSpeedup)],
-    ['retrieval engine-only p99', fmt(ratio(p(theirs.engine, 99), p(ours.engine, 99)))],
-    ['retrieval end-to-end p50', fmt(e2eSpeedup)],
-    ['retrieval end-to-end p99', fmt(ratio(p(theirs.e2e, 99), p(ours.e2e, 99)))],
-    ['index on disk', fmt(ratio(theirs.indexBytes, ours.indexBytes))],
-    ['search peak RSS', fmt(ratio(theirs.searchRssKb, ours.searchRssKb))],
+    [
+      'build wall time (RESULT build_speedup, lightrag_build_speedup)',
+      fmt(buildSpeedup),
+      fmt(lrBuildSpeedup),
+    ],
+    ['engine load time (RESULT load_speedup, lightrag_load_speedup)', fmt(loadSpeedup), fmt(lrLoadSpeedup)],
+    [
+      'retrieval engine-only p50 (RESULT retrieval_speedup, lightrag_retrieval_speedup)',
+      fmt(retrievalSpeedup),
+      fmt(lrRetrievalSpeedup),
+    ],
+    [
+      'retrieval engine-only p99',
+      fmt(ratio(p(theirs.engine, 99), p(ours.engine, 99))),
+      fmt(ratio(p(lr.engine, 99), p(ours.engine, 99))),
+    ],
+    ['retrieval end-to-end p50', fmt(e2eSpeedup), fmt(ratio(p(lr.e2e, 50), p(ours.e2e, 50)))],
+    [
+      'retrieval end-to-end p99',
+      fmt(ratio(p(theirs.e2e, 99), p(ours.e2e, 99))),
+      fmt(ratio(p(lr.e2e, 99), p(ours.e2e, 99))),
+    ],
+    [
+      'index on disk',
+      fmt(ratio(theirs.indexBytes, ours.indexBytes)),
+      fmt(ratio(lr.indexBytes, ours.indexBytes)),
+    ],
+    [
+      'build peak RSS',
+      fmt(ratio(theirs.buildRssKb, ours.buildRssKb)),
+      fmt(ratio(lr.buildRssKb, ours.buildRssKb)),
+    ],
+    [
+      'search peak RSS',
+      fmt(ratio(theirs.searchRssKb, ours.searchRssKb)),
+      fmt(ratio(lr.searchRssKb, ours.searchRssKb)),
+    ],
   ],
 );
+const modeTable = markdownTable(
+  [
+    'LightRAG mode',
+    'e2e p50 ms',
+    'e2e p99 ms',
+    'of which provider calls p50 ms',
+    'engine-only p50 ms',
+    'engine-only p99 ms',
+    'engine-only p50 / noderag',
+    'empty contexts',
+    'context chars p50',
+    'errors',
+  ],
+  Object.entries(lrModes).map(([mode, m]) => [
+    mode,
+    fmt(p(m.e2e_ms, 50), 2),
+    fmt(p(m.e2e_ms, 99), 2),
+    fmt(p(m.provider_ms, 50), 2),
+    fmt(p(m.engine_ms, 50), 3),
+    fmt(p(m.engine_ms, 99), 3),
+    fmt(ratio(p(m.engine_ms, 50), p(ours.engine, 50))),
+    `${m.empty}/${m.e2e_ms.length}`,
+    fmt(p(m.context_chars, 50), 0),
+    String(m.errors),
+  ]),
+);
+const lrCountsTable = lrCounts
+  ? markdownTable(
+      ['LightRAG index contents', LIGHTRAG_PACKAGE],
+      Object.entries(lrCounts).map(([k, v]) => [k, String(v ?? '-')]),
+    )
+  : '(LightRAG index contents not available)';
+
 const callTable = markdownTable(
-  ['provider call in the e2e pass', 'noderag p50 ms', 'original p50 ms'],
+  ['provider call in the e2e pass', 'noderag p50 ms', 'original p50 ms', 'LightRAG (mix) p50 ms'],
   [
     [
       'question embedding (POST /v1/embeddings)',
       fmt(p(ours.callMs.embed, 50), 2),
       fmt(p(theirs.callMs.embed, 50), 2),
+      fmt(p(lr.callMs.embed, 50), 2),
     ],
     [
-      'question decomposition (POST /v1/chat/completions)',
+      'question decomposition / keyword extraction (POST /v1/chat/completions)',
       fmt(p(ours.callMs.query, 50), 2),
       fmt(p(theirs.callMs.query, 50), 2),
+      fmt(p(lr.callMs.query, 50), 2),
     ],
   ],
 );
@@ -577,6 +721,9 @@ const problems = [
   ...(theirs.buildError ? [`original build failed:\n${theirs.buildError}`] : []),
   ...theirs.errors.slice(0, 3).map((e) => `original search error (${e.question ?? 'load'}):\n${e.traceback}`),
   ...(theirs.errors.length > 3 ? [`... and ${theirs.errors.length - 3} more original search errors`] : []),
+  ...(lr.buildError ? [`LightRAG build failed:\n${lr.buildError}`] : []),
+  ...lr.errors.slice(0, 3).map((e) => `LightRAG search error (${e.question ?? 'load'}):\n${e.traceback}`),
+  ...(lr.errors.length > 3 ? [`... and ${lr.errors.length - 3} more LightRAG search errors`] : []),
   ...(recognised.unrecognised
     ? [
         `${recognised.unrecognised} chat prompts the fake server did not recognise, e.g.:\n${unrecognisedSamples.join('\n---\n')}`,
@@ -621,10 +768,12 @@ const goal = [
   `full sort of all nodes in its PageRank); at ${paragraphs} paragraphs that is ${fmt(p(theirs.engine, 50), 1)} ms (p50), so 100x`,
   `would need noderag's whole retrieval, vector search included, to take ${fmt(p(theirs.engine, 50) / 100, 2)} ms.`,
 ];
-const resultLine = `RESULT peer build_speedup=${fmt(buildSpeedup)} retrieval_speedup=${fmt(retrievalSpeedup)} load_speedup=${fmt(loadSpeedup)}`;
+const resultLine =
+  `RESULT peer build_speedup=${fmt(buildSpeedup)} retrieval_speedup=${fmt(retrievalSpeedup)} load_speedup=${fmt(loadSpeedup)}` +
+  ` lightrag_build_speedup=${fmt(lrBuildSpeedup)} lightrag_retrieval_speedup=${fmt(lrRetrievalSpeedup)} lightrag_load_speedup=${fmt(lrLoadSpeedup)}`;
 const served =
   `chat requests served: ${recognised.noderag} noderag prompts (build + retrieval), ` +
-  `${recognised.original} original-NodeRAG prompts, ${recognised.unrecognised} unrecognised ` +
+  `${recognised.original} original-NodeRAG prompts, ${recognised.lightrag} LightRAG prompts, ${recognised.unrecognised} unrecognised ` +
   `(${Object.entries(byTask)
     .sort()
     .map(([k, v]) => `${k} ${v}`)
@@ -641,16 +790,19 @@ const countsTable = counts
   : '(index contents not available)';
 
 console.log(
-  `\nnoderag vs the original NodeRAG, ${paragraphs} HotpotQA paragraphs, ${n} questions, fake OpenAI server (0 ms)\n`,
+  `\nnoderag vs the original NodeRAG and LightRAG, ${paragraphs} HotpotQA paragraphs, ${n} questions, fake OpenAI server (0 ms)\n`,
 );
 console.log(table);
 console.log(`\n${ratios}`);
 console.log(`\n${countsTable}`);
+console.log(`\n${lrCountsTable}`);
+console.log(`\n${modeTable}`);
 console.log(`\n${callTable}`);
 console.log(
   `\nengine-only stages, mean ms per question:\nnoderag\n${stageTable(ours.engineStages, 'ms', 3)}\noriginal\n${stageTable(theirs.engineStages, 'ms', 3)}`,
 );
 console.log(`\n${buildStageTable(ours, theirs)}`);
+console.log(`\nLightRAG build stages\n${stageTable(lr.buildStages, 's', 2)}`);
 for (const x of problems) console.log(`\n${x}`);
 console.log(`\n${served}\nload average (1/5/15 min): before ${loadBefore}, after ${loadAfter}`);
 
@@ -659,7 +811,8 @@ writeResultsSection(
   fullCorpus ? 'peer (full corpus)' : 'peer',
   [
     `noderag against the original Python NodeRAG (${PEER_PACKAGE} from PyPI, installed by the bench into`,
-    `the throw-away virtualenv bench/.venv-noderag), same ${paragraphs} HotpotQA paragraphs (${corpusText},`,
+    `the throw-away virtualenv bench/.venv-noderag) and against LightRAG (${LIGHTRAG_PACKAGES.join(' and ')} from PyPI,`,
+    `in bench/.venv-lightrag, driven by bench/peer/lightrag_driver.py), same ${paragraphs} HotpotQA paragraphs (${corpusText},`,
     'one file each), same fake OpenAI-compatible server',
     '(bench/peer/fake-server.ts: zero latency, deterministic answers of the local provider, dim 1536), same',
     `${n} questions. Each side runs in its own child processes; the server runs in the bench process.`,
@@ -673,7 +826,8 @@ writeResultsSection(
     '- build wall: the whole build in a child process; provider latency is zero, so it is the',
     "  pipeline's own time plus loopback HTTP to the fake server (which runs on the same 2 cores).",
     "- index on disk: the `cache/` folder after the build, without noderag's provider response cache",
-    '  (`cache/response_cache`; the original has none).',
+    '  (`cache/response_cache`; the original has none); LightRAG: its `rag_storage/` folder without its',
+    '  provider response cache `kv_store_llm_response_cache.json`.',
     '- engine load: constructing the search engine on the built index (noderag `NodeSearch` until',
     '  `ready()`, the original `NodeSearch(config)`).',
     "- retrieval e2e: one question's retrieval (context string included) with its embedding and",
@@ -685,6 +839,27 @@ writeResultsSection(
     '  noderag: bench/peer/noderag-search.ts passes `NodeSearch` recording/replaying providers).',
     "  noderag's retrieval cache is off (`retrievalCacheSize: 0`), else the repeats would be cache hits.",
     '  `retrieval_speedup` in the RESULT line is the ratio of these p50s (original / noderag).',
+    '- LightRAG: its `mix` mode (its `QueryParam` default) is the headline row, context only',
+    '  (`aquery(q, QueryParam(mode, only_need_context=True, enable_rerank=False))`, no answer call).',
+    '  Per question it makes one keyword-extraction chat call and one batched embedding call; the',
+    '  engine-only pass answers both in-process from the replies recorded in the e2e pass',
+    '  (bench/peer/lightrag_driver.py wraps the model functions it hands to `LightRAG`). Build wall: from',
+    '  importing lightrag to `finalize_storages` after `ainsert` of all paragraphs (the Python',
+    '  interpreter start is not included, as for the original); load: `LightRAG(...)` on the built',
+    '  folder plus `initialize_storages()`. `lightrag_*_speedup` in the RESULT line are LightRAG / noderag.',
+    '  Settings changed from its defaults, each forced by the fake provider or the measurement:',
+    '  `enable_llm_cache=False` at search (else the engine-only repeats hit its response cache, and',
+    '  each new query rewrites that whole JSON file), `enable_rerank=False` (no rerank model), and',
+    '  `base_url` passed explicitly (its OpenAI binding reads `OPENAI_API_BASE`, not `OPENAI_BASE_URL`).',
+    "  Each of its provider calls builds a new `AsyncOpenAI` client (LightRAG's binding does that), which",
+    "  is part of its provider time, not the fake server's. The fake server answers its extraction",
+    '  prompt from the same local decomposition (entities, and relationships split at the first and',
+    '  last comma as the repair task does), its gleaning prompt with the completion delimiter only,',
+    '  its keyword prompt from the local query decomposition (names and years as low-level keywords,',
+    '  other words as high-level ones) and its summary prompt with the unique descriptions joined;',
+    '  embeddings are the same feature-hash vectors for all three systems, which rarely pass',
+    "  LightRAG's cosine threshold (0.2) for lowercase high-level keywords, so the `global` mode often",
+    '  finds nothing: see the empty-context counts below.',
     "- seeds: noderag's build is deterministic; for the original, bench/peer/original.py seeds Python's",
     "  `random` (networkx's sampled betweenness), numpy, and leidenalg's partition (seed 0) before the",
     '  build (hnswlib and faiss already use fixed seeds). That does not make it repeatable: it fans its',
@@ -702,6 +877,16 @@ writeResultsSection(
     "are each system's own algorithm, so those counts differ:",
     '',
     countsTable,
+    '',
+    "LightRAG's index (its own data model: one chunk per paragraph, entities and relationships as",
+    'extracted from the same decomposition, merged by name; the graph holds the entities as nodes):',
+    '',
+    lrCountsTable,
+    '',
+    `LightRAG by query mode (same ${n} questions; engine-only: ${repeats} rounds with recorded provider replies;`,
+    `empty: the context is LightRAG's \`fail_response\`; the ratio column divides by noderag's engine-only p50):`,
+    '',
+    modeTable,
     '',
     'The provider calls inside the end-to-end retrieval, each timed from the client (request, fake',
     "server's answer, response parsing; noderag also appends to its response cache, asks for",
@@ -725,6 +910,14 @@ writeResultsSection(
     'resolution; its build runs the TypeScript CLI through tsx, so the rest includes transpiling):',
     '',
     buildStageTable(ours, theirs),
+    '',
+    `LightRAG build stages (bench/peer/lightrag_driver.py's timers; provider calls during the build: ${Object.entries(
+      lrBuildCalls,
+    )
+      .map(([k, v]) => `${v} ${k === 'query' ? 'chat' : k}`)
+      .join(', ')}):`,
+    '',
+    stageTable(lr.buildStages, 's', 2),
     '',
     `Fake server: ${served}.`,
     '',

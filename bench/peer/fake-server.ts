@@ -19,6 +19,11 @@
  *   decompose_query {query}                            -> query {question}
  *   answer {info, query}                               -> answer {context, question}
  *
+ * LightRAG (PyPI lightrag-hku) sends a system message and plain-string user messages; its four
+ * build/query templates (entity extraction, gleaning, keyword extraction, description summary)
+ * are read from the installed package the same way and matched against the last user message
+ * (see lightragReply for the answers, built from the same local-provider decomposition).
+ *
  * The reply is the local provider's (ts/llm/local) for those inputs, serialised as JSON for
  * structured tasks: its output shapes (Output/semantic_unit/entities/relationships,
  * source/relationship/target, high_level_elements, elements) are the original's pydantic
@@ -35,6 +40,7 @@ import {
 import { recognizePrompt } from '../../tests/helpers/fake-providers/prompt-inputs.js';
 import { featureHashBatch } from '../../ts/llm/local/feature-hash.js';
 import { localReply } from '../../ts/llm/local/provider.js';
+import { localDecompose, localQuery, localRepair } from '../../ts/llm/local/tasks.js';
 import { buildRequest } from '../../ts/llm/prompts/index.js';
 import type { ChatMessage, TaskCall } from '../../ts/llm/types.js';
 
@@ -145,6 +151,119 @@ export function recognizeOriginalPrompt(ms: readonly Matcher[], user: string): T
   return undefined;
 }
 
+/** LightRAG's (lightrag-hku) prompt templates and delimiters, read from the installed package. */
+export interface LightragTemplates {
+  entity_extraction_user_prompt: string;
+  entity_continue_extraction_user_prompt: string;
+  keywords_extraction: string;
+  summarize_entity_descriptions: string;
+  tuple_delimiter: string;
+  completion_delimiter: string;
+}
+
+interface LightragMatcher {
+  task: 'extract' | 'glean' | 'keywords' | 'summary';
+  re: RegExp;
+  fields: string[];
+}
+
+/**
+ * LightRAG's replies from the local provider's answers for the same inputs, so it indexes the
+ * same entities and relationships as noderag and the original:
+ *   extract {input_text}  -> localDecompose(input_text): one `entity` row per distinct entity
+ *       (type `Other`, description: the first semantic unit naming it), one `relation` row per
+ *       relationship string split with localRepair (description: its semantic unit), then the
+ *       completion delimiter;
+ *   glean                 -> the completion delimiter only (nothing missed);
+ *   keywords {query}      -> localQuery(query).elements, names and years (an uppercase letter or a
+ *       digit) as low-level keywords, the rest as high-level ones, either side falling back to all;
+ *   summary {description_list} -> the unique descriptions joined with a space.
+ */
+export function lightragReply(
+  t: LightragTemplates,
+  task: LightragMatcher['task'],
+  f: Record<string, string>,
+) {
+  const T = t.tuple_delimiter;
+  const DONE = t.completion_delimiter;
+  const clean = (s: string) => s.split(T).join(' ').replace(/\s+/g, ' ').trim();
+  if (task === 'glean') return DONE;
+  if (task === 'extract') {
+    const { Output } = localDecompose(f.input_text ?? '', 'English');
+    const entities = new Map<string, string>();
+    const rows: string[] = [];
+    const relations: string[] = [];
+    for (const u of Output) {
+      const desc = clean(u.semantic_unit);
+      if (!desc) continue;
+      for (const e of u.entities) {
+        const name = clean(e);
+        if (name && !entities.has(name)) entities.set(name, desc);
+      }
+      for (const r of u.relationships) {
+        const { source, relationship, target } = localRepair(r);
+        const [a, b, k] = [clean(source), clean(target), clean(relationship)];
+        if (a && b && k && a !== b) relations.push(`relation${T}${a}${T}${b}${T}${k}${T}${desc}`);
+      }
+    }
+    for (const [name, desc] of entities) rows.push(`entity${T}${name}${T}Other${T}${desc}`);
+    return [...rows, ...relations, DONE].join('\n');
+  }
+  if (task === 'keywords') {
+    const { elements } = localQuery((f.query ?? '').trim(), 'English');
+    const low = elements.filter((e) => /[\p{Lu}\d]/u.test(e));
+    const high = elements.filter((e) => !/[\p{Lu}\d]/u.test(e));
+    return JSON.stringify({
+      high_level_keywords: high.length ? high : elements,
+      low_level_keywords: low.length ? low : elements,
+    });
+  }
+  const descs: string[] = [];
+  for (const line of lines(f.description_list ?? '')) {
+    try {
+      const d = (JSON.parse(line) as { Description?: unknown }).Description;
+      if (typeof d === 'string' && !descs.includes(d)) descs.push(d);
+    } catch {
+      // not a JSON line: skipped
+    }
+  }
+  return descs.join(' ');
+}
+
+const templateRegexOf = (template: string) => templateRegex(template);
+
+/**
+ * LightRAG strips its prompts before sending them (utils.sanitize_text_for_encoding), so the
+ * templates are trimmed here and the message is trimmed before matching.
+ */
+function lightragMatchers(t: LightragTemplates): LightragMatcher[] {
+  const templateRegex = (template: string) => templateRegexOf(template.trim());
+  return [
+    { task: 'extract', ...templateRegex(t.entity_extraction_user_prompt) },
+    { task: 'glean', ...templateRegex(t.entity_continue_extraction_user_prompt) },
+    { task: 'keywords', ...templateRegex(t.keywords_extraction) },
+    { task: 'summary', ...templateRegex(t.summarize_entity_descriptions) },
+  ];
+}
+
+/** LightRAG's task and reply for its last user message, or undefined. */
+export function recognizeLightragPrompt(
+  t: LightragTemplates,
+  ms: readonly LightragMatcher[],
+  user: string,
+): { task: string; content: string } | undefined {
+  for (const m of ms) {
+    const hit = m.re.exec(user.trim());
+    if (!hit) continue;
+    const f: Record<string, string> = {};
+    m.fields.forEach((name, i) => {
+      f[name] = hit[i + 1] as string;
+    });
+    return { task: m.task, content: lightragReply(t, m.task, f) };
+  }
+  return undefined;
+}
+
 type Part = { type?: string; text?: string };
 interface WireMessage {
   role: ChatMessage['role'];
@@ -163,7 +282,7 @@ function flatten(messages: readonly WireMessage[]): ChatMessage[] {
 
 export class PeerFakeServer extends FakeProviderServer {
   /** Chat requests by whose prompt they were: noderag's, the original's, or unknown. */
-  readonly recognised = { noderag: 0, original: 0, unrecognised: 0 };
+  readonly recognised = { noderag: 0, original: 0, lightrag: 0, unrecognised: 0 };
   /** Chat requests per `<side> <task>`, e.g. `original decompose`. */
   readonly byTask: Record<string, number> = {};
   /** First few unrecognised prompts (for the report). */
@@ -174,7 +293,11 @@ export class PeerFakeServer extends FakeProviderServer {
   }
 }
 
-function chatRoute(server: () => PeerFakeServer, ms: Matcher[]) {
+function chatRoute(
+  server: () => PeerFakeServer,
+  ms: Matcher[],
+  lr?: { t: LightragTemplates; ms: LightragMatcher[] },
+) {
   return ({ body }: RouteContext): RouteResult => {
     const b = (body ?? {}) as {
       model?: string;
@@ -196,7 +319,15 @@ function chatRoute(server: () => PeerFakeServer, ms: Matcher[]) {
     } else {
       const user = messages.find((m) => m.role === 'user')?.content ?? '';
       const call = recognizeOriginalPrompt(ms, user);
-      if (call) {
+      // LightRAG: its extraction prompt is repeated in the gleaning call's history, so the last
+      // user message is the one that says which task this is.
+      const lastUser = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+      const lrHit = !call && lr ? recognizeLightragPrompt(lr.t, lr.ms, lastUser) : undefined;
+      if (lrHit) {
+        s.recognised.lightrag++;
+        tally(`lightrag ${lrHit.task}`);
+        content = lrHit.content;
+      } else if (call) {
         s.recognised.original++;
         tally(`original ${call.task}`);
         const reply = localReply(buildRequest(call));
@@ -256,15 +387,17 @@ function embeddings({ body, options }: RouteContext): RouteResult {
 export async function startPeerFakeServer(
   templates: OriginalTemplates,
   dim: number,
+  lightrag?: LightragTemplates,
 ): Promise<PeerFakeServer> {
   const ms = matchers(templates);
+  const lr = lightrag ? { t: lightrag, ms: lightragMatchers(lightrag) } : undefined;
   let self: PeerFakeServer | undefined;
   const server = new PeerFakeServer(
     [
       {
         name: 'chat',
         match: (m, p) => m === 'POST' && p === '/v1/chat/completions',
-        handle: chatRoute(() => self as PeerFakeServer, ms),
+        handle: chatRoute(() => self as PeerFakeServer, ms, lr),
       },
       { name: 'embeddings', match: (m, p) => m === 'POST' && p === '/v1/embeddings', handle: embeddings },
     ],
