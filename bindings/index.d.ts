@@ -133,9 +133,6 @@ export declare function countTokens(s: string): number
 /** Token counts of many strings at once, in input order. */
 export declare function countTokensBatch(texts: Array<string>): Uint32Array
 
-/** Test hook: proves a panic surfaces as a JS error (see tests/native/addon.test.ts). */
-export declare function debugPanic(message: string): void
-
 /** `o200k_base` token ids of `s`. */
 export declare function encodeTokens(s: string): Uint32Array
 
@@ -311,6 +308,12 @@ export interface NativeEdges {
   src: Uint32Array
   dst: Uint32Array
 }
+
+/**
+ * Every error code the addon can put in front of a message, for the test that keeps
+ * `NATIVE_CODES` in ts/native.ts equal to this list.
+ */
+export declare function nativeErrorCodes(): Array<string>
 
 export interface NativeFooterInfo {
   numRows: number

@@ -59,7 +59,10 @@ function loadAddon(): NativeAddon {
 /** The raw addon. Prefer the wrapper classes (ts/vector/, ts/store/, …) over calling it directly. */
 export const native: NativeAddon = loadAddon();
 
-/** Stable native error codes (bindings/src/error.rs `codes`). */
+/**
+ * Stable native error codes (bindings/src/error.rs `codes`). tests/native/error-codes.test.ts
+ * compares them with the addon's `nativeErrorCodes()`.
+ */
 export const NATIVE_CODES = {
   INVALID_ARGUMENT: 'NATIVE_INVALID_ARGUMENT',
   IO: 'NATIVE_IO',

@@ -4,15 +4,35 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-/// Stable error codes. Keep in sync with `NATIVE_CODES` in ts/native.ts.
-pub mod codes {
-  pub const INVALID_ARGUMENT: &str = "NATIVE_INVALID_ARGUMENT";
-  pub const IO: &str = "NATIVE_IO";
-  pub const CORRUPT_FILE: &str = "NATIVE_CORRUPT_FILE";
-  pub const DIMENSION_MISMATCH: &str = "NATIVE_DIMENSION_MISMATCH";
-  pub const CLOSED: &str = "NATIVE_CLOSED";
-  pub const PANIC: &str = "NATIVE_PANIC";
-  pub const INTERNAL: &str = "NATIVE_INTERNAL";
+/// Declares the code constants and `codes::ALL` from one list, so no code can be left out
+/// of what `nativeErrorCodes()` reports.
+macro_rules! error_codes {
+  ($($name:ident = $code:literal,)*) => {
+    /// Stable error codes. `NATIVE_CODES` in ts/native.ts mirrors them;
+    /// tests/native/error-codes.test.ts compares the two through `nativeErrorCodes()`.
+    pub mod codes {
+      $(pub const $name: &str = $code;)*
+      /// Every code above, in declaration order.
+      pub const ALL: &[&str] = &[$($code),*];
+    }
+  };
+}
+
+error_codes! {
+  INVALID_ARGUMENT = "NATIVE_INVALID_ARGUMENT",
+  IO = "NATIVE_IO",
+  CORRUPT_FILE = "NATIVE_CORRUPT_FILE",
+  DIMENSION_MISMATCH = "NATIVE_DIMENSION_MISMATCH",
+  CLOSED = "NATIVE_CLOSED",
+  PANIC = "NATIVE_PANIC",
+  INTERNAL = "NATIVE_INTERNAL",
+}
+
+/// Every error code the addon can put in front of a message, for the test that keeps
+/// `NATIVE_CODES` in ts/native.ts equal to this list.
+#[napi_derive::napi]
+pub fn native_error_codes() -> Vec<String> {
+  codes::ALL.iter().map(|c| (*c).to_owned()).collect()
 }
 
 /// napi-rs 3 cannot return a custom status type from `#[napi]` functions, so the code
@@ -30,18 +50,20 @@ pub fn guard<T>(f: impl FnOnce() -> napi::Result<T>) -> napi::Result<T> {
     Ok(r) => r,
     Err(payload) => {
       let msg = if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_string()
+        (*s).to_owned()
       } else if let Some(s) = payload.downcast_ref::<String>() {
         s.clone()
       } else {
-        "unknown panic".to_string()
+        "unknown panic".to_owned()
       };
       Err(err(codes::PANIC, format!("internal error in native core: {msg}")))
     }
   }
 }
 
-/// Test hook: proves a panic surfaces as a JS error (see tests/native/addon.test.ts).
+/// Test hook, only in an addon built with the `testing` feature (never the installed one):
+/// proves a panic surfaces as a JS error (tests/native/addon.test.ts).
+#[cfg(feature = "testing")]
 #[napi_derive::napi]
 pub fn debug_panic(message: String) -> napi::Result<()> {
   guard(|| panic!("{message}"))

@@ -13,8 +13,6 @@
 //! indexes) and `weight` (`Float64Array`). Errors: NATIVE_INVALID_ARGUMENT (bad ids,
 //! lengths, weights, parameters), NATIVE_CLOSED (use after close).
 
-use std::sync::{Arc, RwLock};
-
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use noderag_graph::csr::{EdgeList, Graph};
@@ -23,52 +21,9 @@ use noderag_graph::search::{
 };
 use noderag_graph::{betweenness, kcore, kmeans as core_kmeans, leiden, pagerank, paths, phrase, GraphError};
 
+use crate::convert::{Handle, NativeError};
 use crate::error::{codes, err, guard};
-
-fn graph_error(e: GraphError) -> napi::Error {
-  match e {
-    GraphError::InvalidArgument(msg) => err(codes::INVALID_ARGUMENT, msg),
-  }
-}
-
-/// A boxed computation for the libuv pool plus the conversion of its result to JS.
-/// One generic task instead of one struct per function.
-pub struct Job<O: Send + 'static, J> {
-  work: Option<Box<dyn FnOnce() -> std::result::Result<O, GraphError> + Send>>,
-  convert: fn(O) -> J,
-}
-
-impl<O: Send + 'static, J> Job<O, J> {
-  fn task(
-    work: impl FnOnce() -> std::result::Result<O, GraphError> + Send + 'static,
-    convert: fn(O) -> J,
-  ) -> AsyncTask<Job<O, J>>
-  where
-    J: ToNapiValue + TypeName,
-  {
-    AsyncTask::new(Job {
-      work: Some(Box::new(work)),
-      convert,
-    })
-  }
-}
-
-impl<O: Send + 'static, J: ToNapiValue + TypeName> Task for Job<O, J> {
-  type Output = O;
-  type JsValue = J;
-
-  fn compute(&mut self) -> napi::Result<O> {
-    let work = self
-      .work
-      .take()
-      .ok_or_else(|| err(codes::INTERNAL, "graph task ran twice"))?;
-    guard(|| work().map_err(graph_error))
-  }
-
-  fn resolve(&mut self, _env: Env, output: O) -> napi::Result<J> {
-    Ok((self.convert)(output))
-  }
-}
+use crate::task::Job;
 
 /// Edge arrays copied out of JS (JS may reuse its buffers while the task runs).
 struct EdgesInput {
@@ -173,19 +128,7 @@ const GRAPH_CLOSED: &str = "the search graph is closed";
 /// edge, else 1), optional `unbalance_adjust`, the implicit transition matrix.
 #[napi]
 pub struct SearchGraph {
-  inner: RwLock<Option<Arc<CoreSearchGraph>>>,
-}
-
-impl SearchGraph {
-  fn get(&self) -> napi::Result<Arc<CoreSearchGraph>> {
-    let g = self
-      .inner
-      .read()
-      .map_err(|_| err(codes::INTERNAL, "search graph lock poisoned"))?;
-    g.as_ref()
-      .cloned()
-      .ok_or_else(|| err(codes::CLOSED, GRAPH_CLOSED))
-  }
+  inner: Handle<CoreSearchGraph>,
 }
 
 #[napi]
@@ -218,7 +161,7 @@ impl SearchGraph {
           )
         },
         |g| SearchGraph {
-          inner: RwLock::new(Some(Arc::new(g))),
+          inner: Handle::new(g, GRAPH_CLOSED),
         },
       ))
     })
@@ -235,11 +178,11 @@ impl SearchGraph {
     options: PropagationOptions,
   ) -> napi::Result<NativeTopNodes> {
     guard(|| {
-      let g = self.get()?;
+      let g = self.inner.get()?;
       let params = to_params(&options)?;
       let r = g
         .top_nodes(&seed_ids, &seed_weights, &params, &quotas)
-        .map_err(graph_error)?;
+        .map_err(GraphError::into_napi)?;
       Ok(NativeTopNodes {
         bytes_touched: r.work.bytes_touched as f64,
         line_bytes: r.work.line_bytes as f64,
@@ -263,10 +206,10 @@ impl SearchGraph {
     options: PropagationOptions,
   ) -> napi::Result<NativeScores> {
     guard(|| {
-      let g = self.get()?;
+      let g = self.inner.get()?;
       let r = g
         .scores(&seed_ids, &seed_weights, &to_params(&options)?)
-        .map_err(graph_error)?;
+        .map_err(GraphError::into_napi)?;
       Ok(NativeScores {
         scores: Float64Array::new(r.scores),
         eligible: Uint8Array::new(r.eligible.into_iter().map(u8::from).collect()),
@@ -277,26 +220,26 @@ impl SearchGraph {
 
   #[napi(getter)]
   pub fn node_count(&self) -> napi::Result<u32> {
-    guard(|| Ok(self.get()?.node_count() as u32))
+    guard(|| Ok(self.inner.get()?.node_count() as u32))
   }
 
   /// Distinct undirected edges (self-loops included).
   #[napi(getter)]
   pub fn edge_count(&self) -> napi::Result<f64> {
-    guard(|| Ok(self.get()?.edge_count() as f64))
+    guard(|| Ok(self.inner.get()?.edge_count() as f64))
   }
 
   /// Bytes of the CSR arrays.
   #[napi(getter)]
   pub fn memory_bytes(&self) -> napi::Result<f64> {
-    guard(|| Ok(self.get()?.heap_bytes() as f64))
+    guard(|| Ok(self.inner.get()?.heap_bytes() as f64))
   }
 
   /// Weight of edge {u, v} after similarity edges and adjustment, or null.
   #[napi]
   pub fn edge_weight(&self, u: u32, v: u32) -> napi::Result<Option<f64>> {
     guard(|| {
-      let g = self.get()?;
+      let g = self.inner.get()?;
       let n = g.node_count() as u32;
       if u >= n || v >= n {
         return Err(err(
@@ -311,19 +254,12 @@ impl SearchGraph {
   /// Frees the graph (running queries keep it alive until they return). Idempotent.
   #[napi]
   pub fn close(&self) -> napi::Result<()> {
-    guard(|| {
-      let mut g = self
-        .inner
-        .write()
-        .map_err(|_| err(codes::INTERNAL, "search graph lock poisoned"))?;
-      *g = None;
-      Ok(())
-    })
+    guard(|| self.inner.close())
   }
 
   #[napi(getter)]
   pub fn closed(&self) -> bool {
-    self.inner.read().map(|g| g.is_none()).unwrap_or(true)
+    self.inner.is_closed()
   }
 }
 
@@ -350,7 +286,7 @@ pub fn graph_pagerank(
   guard(|| {
     let input = EdgesInput::new(node_count, &src, &dst, Some(&weight));
     Ok(Job::task(
-      move || Ok(pagerank::pagerank(&input.graph()?)),
+      move || input.graph().map(|g| pagerank::pagerank(&g)),
       |r| NativePageRank {
         scores: Float64Array::new(r.scores),
         iterations: r.iterations,
@@ -438,7 +374,7 @@ pub fn graph_core_numbers(
   guard(|| {
     let input = EdgesInput::new(node_count, &src, &dst, None);
     Ok(Job::task(
-      move || Ok(kcore::core_numbers(&input.graph()?)),
+      move || input.graph().map(|g| kcore::core_numbers(&g)),
       Uint32Array::new,
     ))
   })
@@ -457,7 +393,7 @@ pub fn graph_betweenness(
     let input = EdgesInput::new(node_count, &src, &dst, None);
     let seed = seed.map_or(noderag_graph::SEED, u64::from);
     Ok(Job::task(
-      move || Ok(betweenness::betweenness(&input.graph()?, seed)),
+      move || input.graph().map(|g| betweenness::betweenness(&g, seed)),
       Float64Array::new,
     ))
   })
@@ -528,7 +464,7 @@ pub fn graph_leiden(
       if opts.weighted { weight.as_deref() } else { None },
     );
     Ok(Job::task(
-      move || Ok(leiden::leiden(&input.graph()?, &opts)),
+      move || input.graph().map(|g| leiden::leiden(&g, &opts)),
       |c| NativeCommunities {
         membership: Uint32Array::new(c.membership),
         count: c.count,
@@ -599,19 +535,7 @@ const MATCHER_CLOSED: &str = "the phrase matcher is closed";
 /// Exact-phrase index over names (§6.3): whole tokens, case-insensitive, Unicode-aware.
 #[napi]
 pub struct PhraseMatcher {
-  inner: RwLock<Option<Arc<phrase::PhraseMatcher>>>,
-}
-
-impl PhraseMatcher {
-  fn get(&self) -> napi::Result<Arc<phrase::PhraseMatcher>> {
-    let g = self
-      .inner
-      .read()
-      .map_err(|_| err(codes::INTERNAL, "phrase matcher lock poisoned"))?;
-    g.as_ref()
-      .cloned()
-      .ok_or_else(|| err(codes::CLOSED, MATCHER_CLOSED))
-  }
+  inner: Handle<phrase::PhraseMatcher>,
 }
 
 #[napi]
@@ -621,9 +545,9 @@ impl PhraseMatcher {
   pub fn build(names: Vec<String>) -> napi::Result<AsyncTask<Job<phrase::PhraseMatcher, PhraseMatcher>>> {
     guard(|| {
       Ok(Job::task(
-        move || Ok(phrase::PhraseMatcher::new(&names)),
+        move || Ok::<_, std::convert::Infallible>(phrase::PhraseMatcher::new(&names)),
         |m| PhraseMatcher {
-          inner: RwLock::new(Some(Arc::new(m))),
+          inner: Handle::new(m, MATCHER_CLOSED),
         },
       ))
     })
@@ -633,23 +557,17 @@ impl PhraseMatcher {
   /// Phrases without tokens match nothing. Sync.
   #[napi]
   pub fn find(&self, phrases: Vec<String>) -> napi::Result<Uint32Array> {
-    guard(|| Ok(Uint32Array::new(self.get()?.find(&phrases))))
+    guard(|| Ok(Uint32Array::new(self.inner.get()?.find(&phrases))))
   }
 
   #[napi(getter)]
   pub fn name_count(&self) -> napi::Result<u32> {
-    guard(|| Ok(self.get()?.name_count() as u32))
+    guard(|| Ok(self.inner.get()?.name_count() as u32))
   }
 
   #[napi]
   pub fn close(&self) -> napi::Result<()> {
-    guard(|| {
-      *self
-        .inner
-        .write()
-        .map_err(|_| err(codes::INTERNAL, "phrase matcher lock poisoned"))? = None;
-      Ok(())
-    })
+    guard(|| self.inner.close())
   }
 }
 

@@ -2,10 +2,12 @@
 //! they are in `crates/`. One module per exposed area.
 #![deny(clippy::all)]
 
+mod convert;
 mod error;
 mod graph;
 mod hnsw;
 mod store;
+mod task;
 mod text;
 
 /// Version of the native core, for diagnostics (`noderag --version`).

@@ -22,7 +22,7 @@
 //! is a check: a write rejects a value that is not a safe integer, a read rejects a file
 //! value beyond ±(2^53 − 1), so no id is ever silently rounded.
 //!
-//! Reads and writes of whole tables are `AsyncTask`s (libuv pool), so a server stays
+//! Reads and writes of whole tables are `Job`s (libuv pool), so a server stays
 //! responsive. Typed arrays passed to a write are read off the main thread without a
 //! copy: do not modify them until the promise settles.
 
@@ -30,164 +30,19 @@ use std::borrow::Cow;
 use std::path::PathBuf;
 
 use napi::bindgen_prelude::*;
-use napi::sys;
 use napi_derive::napi;
 use noderag_store::{
   dictionary_encode, read_table, validate_footer, write_table, Column, ColumnData, ColumnKind, ColumnRequest,
-  ReadOptions, StoreError, Strings, Table,
+  FooterInfo, ReadOptions, Table,
 };
 
+use crate::convert::{exact_f64s, exact_i64s, JsStrings, NativeError};
 use crate::error::{codes, err, guard};
+use crate::task::Job;
 
 /// A failure explained in words; the caller adds the file and the error code.
 /// (`Result` alone is napi's alias here.)
 type Reason<T> = std::result::Result<T, String>;
-
-/// Largest integer a JS number holds exactly (`Number.MAX_SAFE_INTEGER`).
-const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
-
-fn store_error(e: StoreError) -> napi::Error {
-  let code = match &e {
-    StoreError::NotFound { .. } | StoreError::Io { .. } => codes::IO,
-    StoreError::Corrupt { .. }
-    | StoreError::MissingColumn { .. }
-    | StoreError::WrongColumnType { .. }
-    | StoreError::Unsupported { .. } => codes::CORRUPT_FILE,
-    StoreError::DimensionMismatch { .. } => codes::DIMENSION_MISMATCH,
-    StoreError::InvalidTable { .. } => codes::INVALID_ARGUMENT,
-  };
-  err(code, e)
-}
-
-/// A JS `(string | null)[]` converted straight into one UTF-8 buffer plus offsets
-/// (no `String` per value), and back.
-pub struct JsStrings(pub Strings);
-
-impl TypeName for JsStrings {
-  fn type_name() -> &'static str {
-    "Array<string | null>"
-  }
-  fn value_type() -> ValueType {
-    ValueType::Object
-  }
-}
-
-impl ValidateNapiValue for JsStrings {}
-
-fn check(status: sys::napi_status, what: &str) -> napi::Result<()> {
-  if status == sys::Status::napi_ok {
-    Ok(())
-  } else {
-    Err(err(
-      codes::INVALID_ARGUMENT,
-      format!("{what} (napi status {status})"),
-    ))
-  }
-}
-
-impl FromNapiValue for JsStrings {
-  unsafe fn from_napi_value(env: sys::napi_env, value: sys::napi_value) -> napi::Result<Self> {
-    let mut is_array = false;
-    check(
-      unsafe { sys::napi_is_array(env, value, &mut is_array) },
-      "cannot inspect strings",
-    )?;
-    if !is_array {
-      return Err(err(
-        codes::INVALID_ARGUMENT,
-        "strings must be an array of strings or nulls",
-      ));
-    }
-    let mut len = 0u32;
-    check(
-      unsafe { sys::napi_get_array_length(env, value, &mut len) },
-      "cannot read the strings array",
-    )?;
-    let mut out = Strings::with_capacity(len as usize, len as usize * 16);
-    for i in 0..len {
-      let mut item = std::ptr::null_mut();
-      check(
-        unsafe { sys::napi_get_element(env, value, i, &mut item) },
-        "cannot read a string element",
-      )?;
-      let mut ty = 0;
-      check(
-        unsafe { sys::napi_typeof(env, item, &mut ty) },
-        "cannot inspect a string element",
-      )?;
-      match ty {
-        sys::ValueType::napi_null | sys::ValueType::napi_undefined => out.push_null(),
-        sys::ValueType::napi_string => {
-          let mut n = 0usize;
-          check(
-            unsafe { sys::napi_get_value_string_utf8(env, item, std::ptr::null_mut(), 0, &mut n) },
-            "cannot measure a string",
-          )?;
-          // napi writes a NUL terminator after the bytes: reserve one more, keep `n`.
-          let start = out.bytes.len();
-          out.bytes.reserve(n + 1);
-          let mut written = 0usize;
-          check(
-            unsafe {
-              sys::napi_get_value_string_utf8(
-                env,
-                item,
-                out.bytes.as_mut_ptr().add(start).cast(),
-                n + 1,
-                &mut written,
-              )
-            },
-            "cannot copy a string",
-          )?;
-          // SAFETY: napi wrote `written` (== n) initialised bytes at `start`.
-          unsafe { out.bytes.set_len(start + written) };
-          out.offsets.push(out.bytes.len());
-          if let Some(v) = &mut out.validity {
-            v.push(1);
-          }
-        }
-        _ => {
-          return Err(err(
-            codes::INVALID_ARGUMENT,
-            format!("strings[{i}] is neither a string nor null"),
-          ));
-        }
-      }
-    }
-    Ok(JsStrings(out))
-  }
-}
-
-impl ToNapiValue for JsStrings {
-  unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
-    let s = val.0;
-    let mut arr = std::ptr::null_mut();
-    check(
-      unsafe { sys::napi_create_array_with_length(env, s.len(), &mut arr) },
-      "cannot create an array",
-    )?;
-    let mut null = std::ptr::null_mut();
-    check(unsafe { sys::napi_get_null(env, &mut null) }, "cannot get null")?;
-    for i in 0..s.len() {
-      let item = match s.get_bytes(i) {
-        None => null,
-        Some(b) => {
-          let mut js = std::ptr::null_mut();
-          check(
-            unsafe { sys::napi_create_string_utf8(env, b.as_ptr().cast(), b.len() as isize, &mut js) },
-            "cannot create a string",
-          )?;
-          js
-        }
-      };
-      check(
-        unsafe { sys::napi_set_element(env, arr, i as u32, item) },
-        "cannot fill an array",
-      )?;
-    }
-    Ok(arr)
-  }
-}
 
 /// One column of a table crossing the boundary; see the module docs for which fields a
 /// kind uses. Unused fields are absent.
@@ -261,7 +116,7 @@ fn parse_kind(column: &str, kind: &str) -> napi::Result<ColumnKind> {
 
 /// A column whose fields have been checked against its kind (on the main thread); its
 /// buffers are turned into a crate `Column` inside `compute`.
-struct PendingColumn {
+pub struct PendingColumn {
   name: String,
   kind: ColumnKind,
   col: NativeColumn,
@@ -378,50 +233,12 @@ impl PendingColumn {
 
 /// Float64 → i64 for an Int64 column: every present value must be a safe integer.
 fn exact_integers(column: &str, values: &[f64], validity: Option<&[u8]>) -> Reason<Vec<i64>> {
-  let mut out = Vec::with_capacity(values.len());
-  for (i, &x) in values.iter().enumerate() {
-    let present = validity.is_none_or(|v| v.get(i).is_none_or(|&b| b != 0));
-    if !present {
-      out.push(0);
-      continue;
-    }
-    if x.fract() != 0.0 || !x.is_finite() || x.abs() > MAX_SAFE_INTEGER as f64 {
-      return Err(format!(
-        "column `{column}` (int64): value {x} at index {i} is not a safe integer"
-      ));
-    }
-    out.push(x as i64);
-  }
-  Ok(out)
-}
-
-pub struct WriteTableTask {
-  path: PathBuf,
-  num_rows: usize,
-  columns: Vec<PendingColumn>,
-}
-
-impl Task for WriteTableTask {
-  type Output = ();
-  type JsValue = ();
-
-  fn compute(&mut self) -> napi::Result<()> {
-    guard(|| {
-      let num_rows = self.num_rows;
-      let path = &self.path;
-      let columns = self
-        .columns
-        .iter_mut()
-        .map(|c| c.column_view())
-        .collect::<Reason<Vec<_>>>()
-        .map_err(|reason| invalid_table(path, reason))?;
-      write_table(&self.path, &Table { num_rows, columns }).map_err(store_error)
-    })
-  }
-
-  fn resolve(&mut self, _env: Env, _output: ()) -> napi::Result<()> {
-    Ok(())
-  }
+  exact_i64s(values, validity).map_err(|i| {
+    format!(
+      "column `{column}` (int64): value {} at index {i} is not a safe integer",
+      values[i]
+    )
+  })
 }
 
 /// Writes a parquet table atomically (temp file in the same folder, fsync, rename).
@@ -429,28 +246,40 @@ impl Task for WriteTableTask {
 /// Errors: NATIVE_INVALID_ARGUMENT for an inconsistent table (nothing written),
 /// NATIVE_IO when the file cannot be written.
 #[napi(ts_return_type = "Promise<void>")]
-pub fn write_parquet_table(path: String, table: NativeTable) -> napi::Result<AsyncTask<WriteTableTask>> {
+pub fn write_parquet_table(
+  path: String,
+  table: NativeTable,
+) -> napi::Result<AsyncTask<Job<Vec<PendingColumn>, ()>>> {
   guard(|| {
     let path = PathBuf::from(path);
-    let columns = table
+    let num_rows = table.num_rows as usize;
+    let mut columns = table
       .columns
       .into_iter()
       .map(PendingColumn::new)
       .collect::<Reason<Vec<_>>>()
       .map_err(|reason| invalid_table(&path, reason))?;
-    Ok(AsyncTask::new(WriteTableTask {
-      path,
-      num_rows: table.num_rows as usize,
-      columns,
-    }))
+    Ok(Job::task(
+      move || {
+        let views = columns
+          .iter_mut()
+          .map(PendingColumn::column_view)
+          .collect::<Reason<Vec<_>>>()
+          .map_err(|reason| invalid_table(&path, reason))?;
+        write_table(
+          &path,
+          &Table {
+            num_rows,
+            columns: views,
+          },
+        )
+        .map_err(NativeError::into_napi)?;
+        // Handed back so that the JS buffers are released on the JS thread.
+        Ok::<_, napi::Error>(columns)
+      },
+      drop,
+    ))
   })
-}
-
-pub struct ReadTableTask {
-  path: PathBuf,
-  options: ReadOptions,
-  /// Names of the `utf8` columns to return dictionary-encoded.
-  dictionary: Vec<String>,
 }
 
 /// A read table whose requested `utf8` columns are dictionary-encoded (on the worker thread).
@@ -514,11 +343,8 @@ fn native_column(path: &std::path::Path, c: Column<'static>) -> napi::Result<Nat
   };
   let name = out.name.clone();
   let as_f64 = |values: &[i64]| -> napi::Result<Float64Array> {
-    if let Some(i) = values
-      .iter()
-      .position(|v| v.unsigned_abs() > MAX_SAFE_INTEGER as u64)
-    {
-      return Err(err(
+    exact_f64s(values).map(Float64Array::new).map_err(|i| {
+      err(
         codes::CORRUPT_FILE,
         format!(
           "{}: column `{}` holds {} at row {i}, beyond ±(2^53 − 1), which JS numbers cannot represent exactly",
@@ -526,9 +352,8 @@ fn native_column(path: &std::path::Path, c: Column<'static>) -> napi::Result<Nat
           name,
           values[i]
         ),
-      ));
-    }
-    Ok(Float64Array::new(values.iter().map(|&v| v as f64).collect()))
+      )
+    })
   };
   let validity = |v: Option<Cow<'static, [u8]>>| v.map(|v| Uint8Array::new(v.into_owned()));
   match c.data {
@@ -580,41 +405,28 @@ fn native_column(path: &std::path::Path, c: Column<'static>) -> napi::Result<Nat
   Ok(out)
 }
 
-impl Task for ReadTableTask {
-  type Output = ReadTable;
-  type JsValue = NativeTable;
-
-  fn compute(&mut self) -> napi::Result<ReadTable> {
-    guard(|| {
-      let table = read_table(&self.path, &self.options).map_err(store_error)?;
-      encode_dictionaries(&self.path, table, &self.dictionary)
+/// The JS shape of a read table (main thread, when the promise settles).
+fn native_table(path: &std::path::Path, read: ReadTable) -> napi::Result<NativeTable> {
+  let ReadTable { table, keys } = read;
+  let num_rows = u32::try_from(table.num_rows).map_err(|_| {
+    err(
+      codes::CORRUPT_FILE,
+      format!("{}: more than 2^32 rows", path.display()),
+    )
+  })?;
+  let columns = table
+    .columns
+    .into_iter()
+    .zip(keys)
+    .map(|(c, keys)| {
+      let mut out = native_column(path, c)?;
+      if let Some(keys) = keys {
+        out.int32 = Some(Int32Array::new(keys));
+      }
+      Ok(out)
     })
-  }
-
-  fn resolve(&mut self, _env: Env, read: ReadTable) -> napi::Result<NativeTable> {
-    let ReadTable { table, keys } = read;
-    guard(|| {
-      let num_rows = u32::try_from(table.num_rows).map_err(|_| {
-        err(
-          codes::CORRUPT_FILE,
-          format!("{}: more than 2^32 rows", self.path.display()),
-        )
-      })?;
-      let columns = table
-        .columns
-        .into_iter()
-        .zip(keys)
-        .map(|(c, keys)| {
-          let mut out = native_column(&self.path, c)?;
-          if let Some(keys) = keys {
-            out.int32 = Some(Int32Array::new(keys));
-          }
-          Ok(out)
-        })
-        .collect::<napi::Result<Vec<_>>>()?;
-      Ok(NativeTable { num_rows, columns })
-    })
-  }
+    .collect::<napi::Result<Vec<_>>>()?;
+  Ok(NativeTable { num_rows, columns })
 }
 
 /// Reads a parquet table; `columns` selects (and orders) columns and may demand a kind
@@ -626,9 +438,9 @@ impl Task for ReadTableTask {
 pub fn read_parquet_table(
   path: String,
   columns: Option<Vec<NativeColumnRequest>>,
-) -> napi::Result<AsyncTask<ReadTableTask>> {
+) -> napi::Result<AsyncTask<Job<ReadTable, NativeTable>>> {
   guard(|| {
-    let dictionary = columns
+    let dictionary: Vec<String> = columns
       .iter()
       .flatten()
       .filter(|r| r.dictionary == Some(true))
@@ -650,44 +462,34 @@ pub fn read_parquet_table(
           .collect::<napi::Result<Vec<_>>>()?,
       ),
     };
-    Ok(AsyncTask::new(ReadTableTask {
-      path: PathBuf::from(path),
-      options: ReadOptions { columns },
-      dictionary,
-    }))
+    let path = PathBuf::from(path);
+    let options = ReadOptions { columns };
+    let read_path = path.clone();
+    Ok(Job::try_task(
+      move || {
+        let table = read_table(&read_path, &options).map_err(NativeError::into_napi)?;
+        encode_dictionaries(&read_path, table, &dictionary)
+      },
+      move |read| native_table(&path, read),
+    ))
   })
-}
-
-pub struct ValidateFooterTask {
-  path: PathBuf,
-}
-
-impl Task for ValidateFooterTask {
-  type Output = noderag_store::FooterInfo;
-  type JsValue = NativeFooterInfo;
-
-  fn compute(&mut self) -> napi::Result<Self::Output> {
-    guard(|| validate_footer(&self.path).map_err(store_error))
-  }
-
-  fn resolve(&mut self, _env: Env, info: Self::Output) -> napi::Result<NativeFooterInfo> {
-    Ok(NativeFooterInfo {
-      num_rows: info.num_rows as f64,
-      num_row_groups: info.num_row_groups as u32,
-      num_columns: info.num_columns as u32,
-      file_size: info.file_size as f64,
-    })
-  }
 }
 
 /// Cheap integrity check (footer only, no data pages): PAR1 magic, a parseable footer,
 /// row counts that add up, column chunks inside the file. Async (file I/O).
 /// Errors: NATIVE_IO (missing file), NATIVE_CORRUPT_FILE.
 #[napi(ts_return_type = "Promise<NativeFooterInfo>")]
-pub fn validate_parquet_footer(path: String) -> napi::Result<AsyncTask<ValidateFooterTask>> {
+pub fn validate_parquet_footer(path: String) -> napi::Result<AsyncTask<Job<FooterInfo, NativeFooterInfo>>> {
   guard(|| {
-    Ok(AsyncTask::new(ValidateFooterTask {
-      path: PathBuf::from(path),
-    }))
+    let path = PathBuf::from(path);
+    Ok(Job::task(
+      move || validate_footer(&path),
+      |info| NativeFooterInfo {
+        num_rows: info.num_rows as f64,
+        num_row_groups: info.num_row_groups as u32,
+        num_columns: info.num_columns as u32,
+        file_size: info.file_size as f64,
+      },
+    ))
   })
 }

@@ -16,14 +16,12 @@ use napi_derive::napi;
 use noderag_text::relationship::{self, DropReason, ParseMethod, RawTriple, RelationshipParse};
 use noderag_text::{ids, tokens, utf16::utf16_offsets, Language, TextError};
 
-use crate::error::{codes, err, guard};
-
-fn text_error(e: TextError) -> napi::Error {
-  err(codes::INVALID_ARGUMENT, e)
-}
+use crate::convert::NativeError;
+use crate::error::guard;
+use crate::task::Job;
 
 fn language(s: &str) -> napi::Result<Language> {
-  Language::parse(s).map_err(text_error)
+  Language::parse(s).map_err(TextError::into_napi)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -64,7 +62,7 @@ pub fn clean_document_text(s: String) -> napi::Result<String> {
 /// `H(tag, s)`: lowercase hex SHA-256 of `tag + ":" + s`. The tag must be non-empty without ':'.
 #[napi]
 pub fn hash_id(tag: String, s: String) -> napi::Result<String> {
-  guard(|| ids::hash_id(&tag, &s).map_err(text_error))
+  guard(|| ids::hash_id(&tag, &s).map_err(TextError::into_napi))
 }
 
 /// `H("text", norm_text(chunk))`.
@@ -183,7 +181,7 @@ impl From<ChunkOutput> for NativeChunks {
 }
 
 fn chunk(text: &str, chunk_size: u32) -> napi::Result<ChunkOutput> {
-  let chunks = noderag_text::chunk_text(text, chunk_size as usize).map_err(text_error)?;
+  let chunks = noderag_text::chunk_text(text, chunk_size as usize).map_err(TextError::into_napi)?;
   // Starts and ends interleaved are ascending (chunks do not overlap): one pass converts both.
   let bytes: Vec<usize> = chunks.iter().flat_map(|c| [c.start, c.end]).collect();
   let units = utf16_offsets(text, &bytes);
@@ -202,28 +200,10 @@ pub fn chunk_text(text: String, chunk_size: u32) -> napi::Result<NativeChunks> {
   guard(|| chunk(&text, chunk_size).map(NativeChunks::from))
 }
 
-pub struct ChunkTask {
-  text: String,
-  chunk_size: u32,
-}
-
-impl Task for ChunkTask {
-  type Output = ChunkOutput;
-  type JsValue = NativeChunks;
-
-  fn compute(&mut self) -> napi::Result<ChunkOutput> {
-    guard(|| chunk(&self.text, self.chunk_size))
-  }
-
-  fn resolve(&mut self, _env: Env, output: ChunkOutput) -> napi::Result<NativeChunks> {
-    Ok(output.into())
-  }
-}
-
 /// `chunkText` on the libuv pool, so a large document does not block the event loop.
 #[napi(ts_return_type = "Promise<NativeChunks>")]
-pub fn chunk_text_async(text: String, chunk_size: u32) -> AsyncTask<ChunkTask> {
-  AsyncTask::new(ChunkTask { text, chunk_size })
+pub fn chunk_text_async(text: String, chunk_size: u32) -> AsyncTask<Job<ChunkOutput, NativeChunks>> {
+  Job::task(move || chunk(&text, chunk_size), NativeChunks::from)
 }
 
 // ---------------------------------------------------------------------------------------
