@@ -12,33 +12,8 @@ use std::hint::black_box;
 
 use cpu_time::ThreadTime;
 use hnsw_rs::anndists::dist::{DistL2, Distance};
+use noderag_hnsw::testing::{clustered, ClusterShape};
 use noderag_hnsw::{exact_search, l2_squared, HnswIndex, IndexParams, Space};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
-
-/// Same model as bench/hnsw.ts: clusters spread in a 24-dim subspace plus noise.
-fn clustered(n: usize, dim: usize, seed: u64) -> Vec<f32> {
-  const CLUSTERS: usize = 100;
-  const LATENT: usize = 24;
-  let mut rng = ChaCha8Rng::seed_from_u64(seed);
-  let centres: Vec<f32> = (0..CLUSTERS * dim).map(|_| rng.gen_range(-1.0..1.0)).collect();
-  let bases: Vec<f32> = (0..CLUSTERS * LATENT * dim)
-    .map(|_| rng.gen_range(-0.25..0.25))
-    .collect();
-  let mut out = Vec::with_capacity(n * dim);
-  for _ in 0..n {
-    let c = rng.gen_range(0..CLUSTERS);
-    let z: Vec<f32> = (0..LATENT).map(|_| rng.gen_range(-1.0..1.0)).collect();
-    for j in 0..dim {
-      let mut x = centres[c * dim + j] + rng.gen_range(-0.05..0.05);
-      for (l, zl) in z.iter().enumerate() {
-        x += zl * bases[(c * LATENT + l) * dim + j];
-      }
-      out.push(x);
-    }
-  }
-  out
-}
 
 fn per_call_ns(calls: usize, mut f: impl FnMut(usize)) -> f64 {
   let t = ThreadTime::now();
@@ -53,7 +28,7 @@ fn main() {
   let (k, ef) = (10, 64);
 
   println!("## distance kernels, dim {dim} (ns per call)\n");
-  let pool = clustered(1_000, dim, 1);
+  let pool = clustered(1_000, dim, ClusterShape::BENCH, 1);
   let row = |i: usize| &pool[(i % 1_000) * dim..(i % 1_000 + 1) * dim];
   let calls = 2_000_000;
   let ours = per_call_ns(calls, |i| {
@@ -70,7 +45,7 @@ fn main() {
   println!("| kernel | ns |\n|---|---:|\n| noderag l2_squared | {ours:.1} |\n| anndists DistL2 ({simdeez}) | {theirs:.1} |\n");
 
   println!("## same graph: flat-view search vs hnsw_rs search (n 20000, k {k})\n");
-  let all = clustered(20_500, dim, 2);
+  let all = clustered(20_500, dim, ClusterShape::BENCH, 2);
   let (data, queries) = all.split_at(20_000 * dim);
   let index = HnswIndex::build(
     IndexParams {
@@ -111,7 +86,7 @@ fn main() {
   println!("\n## exact vs graph search (dim {dim}, k {k}, ef {ef}; µs per query)\n");
   println!("| n | exact | graph | graph recall@10 |\n|---:|---:|---:|---:|");
   for n in [250usize, 500, 1_000, 2_000, 4_000, 8_000] {
-    let all = clustered(n + 200, dim, 3);
+    let all = clustered(n + 200, dim, ClusterShape::BENCH, 3);
     let (data, queries) = all.split_at(n * dim);
     let index = HnswIndex::build(
       IndexParams {

@@ -3,32 +3,8 @@
 //! `cargo run --release -p noderag_hnsw --example search_speed [index-file]`
 
 use cpu_time::ThreadTime;
+use noderag_hnsw::testing::{clustered, ClusterShape};
 use noderag_hnsw::{exact_search, HnswIndex, IndexParams, Space};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
-
-fn clustered(n: usize, dim: usize, seed: u64) -> Vec<f32> {
-  const CLUSTERS: usize = 100;
-  const LATENT: usize = 24;
-  let mut rng = ChaCha8Rng::seed_from_u64(seed);
-  let centres: Vec<f32> = (0..CLUSTERS * dim).map(|_| rng.gen_range(-1.0..1.0)).collect();
-  let bases: Vec<f32> = (0..CLUSTERS * LATENT * dim)
-    .map(|_| rng.gen_range(-0.25..0.25))
-    .collect();
-  let mut out = Vec::with_capacity(n * dim);
-  for _ in 0..n {
-    let c = rng.gen_range(0..CLUSTERS);
-    let z: Vec<f32> = (0..LATENT).map(|_| rng.gen_range(-1.0..1.0)).collect();
-    for j in 0..dim {
-      let mut x = centres[c * dim + j] + rng.gen_range(-0.05..0.05);
-      for (l, zl) in z.iter().enumerate() {
-        x += zl * bases[(c * LATENT + l) * dim + j];
-      }
-      out.push(x);
-    }
-  }
-  out
-}
 
 fn main() {
   let path = std::env::args()
@@ -36,7 +12,7 @@ fn main() {
     .unwrap_or_else(|| "/tmp/noderag-hnsw-100k.bin".into());
   let path = std::path::Path::new(&path);
   let (n, dim, k, nq) = (100_000, 384, 10, 1000);
-  let all = clustered(n + nq, dim, 11);
+  let all = clustered(n + nq, dim, ClusterShape::BENCH, 11);
   let (data, queries) = all.split_at(n * dim);
   let index = match HnswIndex::load(path, dim, Some(n)) {
     Ok(index) => index,

@@ -3,39 +3,15 @@
 //! `cargo run --release -p noderag_hnsw --example tuning`
 
 use cpu_time::ThreadTime;
+use noderag_hnsw::testing::{clustered, ClusterShape};
 use noderag_hnsw::{exact_search, HnswIndex, IndexParams, Space};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
-
-fn clustered(n: usize, dim: usize, seed: u64) -> Vec<f32> {
-  const CLUSTERS: usize = 100;
-  const LATENT: usize = 24;
-  let mut rng = ChaCha8Rng::seed_from_u64(seed);
-  let centres: Vec<f32> = (0..CLUSTERS * dim).map(|_| rng.gen_range(-1.0..1.0)).collect();
-  let bases: Vec<f32> = (0..CLUSTERS * LATENT * dim)
-    .map(|_| rng.gen_range(-0.25..0.25))
-    .collect();
-  let mut out = Vec::with_capacity(n * dim);
-  for _ in 0..n {
-    let c = rng.gen_range(0..CLUSTERS);
-    let z: Vec<f32> = (0..LATENT).map(|_| rng.gen_range(-1.0..1.0)).collect();
-    for j in 0..dim {
-      let mut x = centres[c * dim + j] + rng.gen_range(-0.05..0.05);
-      for (l, zl) in z.iter().enumerate() {
-        x += zl * bases[(c * LATENT + l) * dim + j];
-      }
-      out.push(x);
-    }
-  }
-  out
-}
 
 fn main() {
   let args: Vec<String> = std::env::args().collect();
   let n: usize = args.get(1).map(|s| s.parse().unwrap()).unwrap_or(100_000);
   let dim: usize = args.get(2).map(|s| s.parse().unwrap()).unwrap_or(64);
   let (k, nq) = (10, 300);
-  let all = clustered(n + nq, dim, 7);
+  let all = clustered(n + nq, dim, ClusterShape::BENCH, 7);
   let (data, queries) = all.split_at(n * dim);
   let truth: Vec<Vec<u32>> = queries
     .chunks_exact(dim)

@@ -14,6 +14,8 @@ mod error;
 mod exact;
 mod index;
 mod quantized;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod topk;
 mod view;
 

@@ -2,37 +2,12 @@
 
 use std::path::Path;
 
+use noderag_hnsw::testing::{clustered, ClusterShape};
 use noderag_hnsw::{exact_search, HnswError, HnswIndex, IndexParams, Space, EXACT_SEARCH_BELOW, MAGIC};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
-
-/// `n` vectors shaped like text embeddings: around `clusters` random centres, each cluster
-/// spread along a few random directions (low intrinsic dimension) plus a little noise.
-fn clustered(n: usize, dim: usize, clusters: usize, seed: u64) -> Vec<f32> {
-  const LATENT: usize = 8;
-  let mut rng = ChaCha8Rng::seed_from_u64(seed);
-  let centres: Vec<f32> = (0..clusters * dim).map(|_| rng.gen_range(-1.0..1.0)).collect();
-  let bases: Vec<f32> = (0..clusters * LATENT * dim)
-    .map(|_| rng.gen_range(-0.3..0.3))
-    .collect();
-  let mut out = Vec::with_capacity(n * dim);
-  for _ in 0..n {
-    let c = rng.gen_range(0..clusters);
-    let z: Vec<f32> = (0..LATENT).map(|_| rng.gen_range(-1.0..1.0)).collect();
-    for j in 0..dim {
-      let mut x = centres[c * dim + j] + rng.gen_range(-0.02..0.02);
-      for (l, zl) in z.iter().enumerate() {
-        x += zl * bases[(c * LATENT + l) * dim + j];
-      }
-      out.push(x);
-    }
-  }
-  out
-}
 
 /// `n` data vectors and `q` queries drawn from the same clusters (queries are not stored).
 fn data_and_queries(n: usize, q: usize, dim: usize, clusters: usize, seed: u64) -> (Vec<f32>, Vec<f32>) {
-  let mut all = clustered(n + q, dim, clusters, seed);
+  let mut all = clustered(n + q, dim, ClusterShape::tight(clusters), seed);
   let queries = all.split_off(n * dim);
   (all, queries)
 }
@@ -110,7 +85,7 @@ fn cosine_space_normalises_and_reaches_recall() {
 #[test]
 fn identical_inputs_build_identical_graphs() {
   let dim = 16;
-  let data = clustered(3_000, dim, 10, 5);
+  let data = clustered(3_000, dim, ClusterShape::tight(10), 5);
   let a = HnswIndex::build(params(Space::L2, dim), &data).unwrap();
   let b = HnswIndex::build(params(Space::L2, dim), &data).unwrap();
   assert_eq!(a.layer0_edges(), b.layer0_edges());
@@ -178,7 +153,7 @@ fn incremental_add_continues_labels_and_keeps_earlier_results() {
 #[test]
 fn retired_labels_are_never_returned() {
   let dim = 16;
-  let data = clustered(5_000, dim, 10, 11);
+  let data = clustered(5_000, dim, ClusterShape::tight(10), 11);
   let mut index = HnswIndex::build(params(Space::L2, dim), &data).unwrap();
   let retired: Vec<u32> = (0..5_000).step_by(3).collect();
   index.retire(&retired).unwrap();
@@ -198,7 +173,7 @@ fn retired_labels_are_never_returned() {
 #[test]
 fn layer0_edges_are_valid_links() {
   let dim = 16;
-  let data = clustered(3_000, dim, 10, 12);
+  let data = clustered(3_000, dim, ClusterShape::tight(10), 12);
   let index = HnswIndex::build(params(Space::L2, dim), &data).unwrap();
   let (src, dst) = index.layer0_edges();
   assert_eq!(src.len(), dst.len());
@@ -291,7 +266,7 @@ fn save_then_load_gives_identical_results_and_accepts_more_vectors() {
   assert_eq!(names, vec![std::ffi::OsString::from("HNSW.bin")]);
 
   let mut loaded = loaded;
-  let more = clustered(500, dim, 10, 15);
+  let more = clustered(500, dim, ClusterShape::tight(10), 15);
   assert_eq!(loaded.add(&more).unwrap(), 5_000);
   let v = &more[..dim];
   assert_eq!(loaded.search(v, 1, 100).unwrap().labels, vec![5_000]);
