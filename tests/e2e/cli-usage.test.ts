@@ -56,7 +56,7 @@ describe('per-command help (citty sub-command usage), without colour escapes off
     ],
     [
       ['search', '--help'],
-      ['--port', '--host', '--workers', '--cache-size'],
+      ['--port', '--host', '--workers', '--cache-size', '--api-key', '--insecure', '--cors'],
     ],
     [['vis', '-h'], ['-n, --nodes']],
     [['ui', '--help'], ['--port']],

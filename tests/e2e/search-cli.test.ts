@@ -375,7 +375,7 @@ describe('failures', () => {
       state: { last_finished_generation: 0, current_state: 'Summary pipeline' },
     });
     await writeSearchProject(root, unfinished);
-    const s = await serve(root, ['--host', '0.0.0.0', '--port', String(port)]);
+    const s = await serve(root, ['--host', '0.0.0.0', '--port', String(port), '--insecure']);
     children.push(s.child);
     expect(s.output().stderr).toContain('not built yet; question routes answer 503');
     expect(s.output().stderr).toContain('0.0.0.0, which is not a loopback address');

@@ -181,3 +181,62 @@ describe('HTTP app (docs/method.md §7.2)', () => {
     });
   });
 });
+
+describe('API key and CORS (issue 16 item 4)', () => {
+  const KEY = 'k3y-0123456789abcdef';
+  const app = createApp({ engine: fakeEngine(), apiKey: KEY, cors: 'https://app.example.com' });
+  const ask = (headers: Record<string, string>, path = '/answer') =>
+    app.request(path, {
+      method: 'POST',
+      body: '{"question":"who?"}',
+      headers: { 'content-type': 'application/json', ...headers },
+    });
+
+  it('every route but /health needs "Authorization: Bearer KEY"; 401 JSON otherwise', async () => {
+    expect((await app.request('/health')).status).toBe(200);
+    const missing = await ask({});
+    expect(missing.headers.get('www-authenticate')).toBe('Bearer');
+    await expectError(missing, 401, 'unauthorized');
+    await expectError(await ask({ authorization: `Bearer ${KEY}x` }), 401, 'unauthorized');
+    await expectError(await ask({ authorization: `Bearer ${KEY.slice(0, -1)}` }), 401, 'unauthorized');
+    await expectError(await ask({ authorization: KEY }), 401, 'unauthorized');
+    await expectError(await ask({ authorization: `Basic ${KEY}` }), 401, 'unauthorized');
+    await expectError(await ask({}, '/retrieval'), 401, 'unauthorized');
+    // Unknown routes do not tell whether they exist.
+    await expectError(await app.request('/nope'), 401, 'unauthorized');
+    const ok = await ask({ authorization: `Bearer ${KEY}` });
+    expect(ok.status).toBe(200);
+    expect(((await ok.json()) as { answer: string }).answer).toBe('ans:who? [2]');
+    expect((await ask({ authorization: `bearer ${KEY}` }, '/retrieval')).status).toBe(200);
+    // The key is never echoed.
+    const wrong = await ask({ authorization: `Bearer ${KEY}x` });
+    expect(await wrong.text()).not.toContain(KEY);
+  });
+
+  it('CORS: only the allowed origin gets headers; its preflight is answered without a key', async () => {
+    const pre = await app.request('/answer', {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'https://app.example.com',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization, content-type',
+      },
+    });
+    expect(pre.status).toBe(204);
+    expect(pre.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
+    expect(pre.headers.get('access-control-allow-headers')).toContain('Authorization');
+    const ok = await ask({ origin: 'https://app.example.com', authorization: `Bearer ${KEY}` });
+    expect(ok.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
+    const denied = await ask({ origin: 'https://app.example.com' });
+    expect(denied.status).toBe(401);
+    expect(denied.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
+    const other = await ask({ origin: 'https://evil.example.com', authorization: `Bearer ${KEY}` });
+    expect(other.status).toBe(200);
+    expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    // Off by default.
+    const plain = createApp({ engine: fakeEngine() });
+    const res = await plain.request('/health', { headers: { origin: 'https://app.example.com' } });
+    expect(res.headers.get('access-control-allow-origin')).toBeNull();
+    expect((await post(plain, '/answer', '{"question":"x"}')).status).toBe(200);
+  });
+});

@@ -77,7 +77,7 @@ describe('the question routes over a real socket (the Node body and disconnect p
     const s = await serveApp(app, { host: '127.0.0.1', port: 0 });
     running.push(s);
     const ok = await rawPost(s.port, ['{"question":', '"Who?"}']);
-    expect(ok).toEqual({ status: 200, body: '{"retrieval":"ctx:Who?"}' });
+    expect(ok).toEqual({ status: 200, body: '{"retrieval":"ctx:Who?","sources":[]}' });
     const big = `{"question":"${'x'.repeat(MAX_BODY_BYTES)}"}`;
     const tooBig = await rawPost(s.port, [big.slice(0, 40_000), big.slice(40_000)]);
     expect(tooBig.status).toBe(413);

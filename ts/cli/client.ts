@@ -14,6 +14,8 @@ export interface ClientRequest {
   timeoutMs: number;
   /** How to tell the user to start the server, e.g. `noderag search -f ./proj`. */
   startHint: string;
+  /** Sent as `Authorization: Bearer <key>` (the CLI reads NODERAG_API_KEY). */
+  apiKey?: string;
 }
 
 export function routeFor(
@@ -37,7 +39,10 @@ export async function askServer(req: ClientRequest): Promise<string> {
   try {
     res = await fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: {
+        'content-type': 'application/json',
+        ...(req.apiKey ? { authorization: `Bearer ${req.apiKey}` } : {}),
+      },
       body: JSON.stringify({ question: req.question }),
       signal: AbortSignal.timeout(req.timeoutMs),
     });
@@ -62,7 +67,11 @@ export async function askServer(req: ClientRequest): Promise<string> {
   const obj = (body ?? {}) as Record<string, unknown>;
   if (!res.ok) {
     const err = (obj.error ?? {}) as { code?: string; message?: string };
-    throw new CliExit(EXIT.FAILURE, `${err.code ?? `http_${res.status}`}: ${err.message ?? 'no message'}`);
+    const hint = res.status === 401 ? " (set NODERAG_API_KEY to the server's key)" : '';
+    throw new CliExit(
+      EXIT.FAILURE,
+      `${err.code ?? `http_${res.status}`}: ${err.message ?? 'no message'}${hint}`,
+    );
   }
   if (route === '/answer_retrieval') {
     return JSON.stringify({ answer: obj.answer, retrieval: obj.retrieval }, null, 2);

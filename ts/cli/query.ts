@@ -3,7 +3,8 @@
  * posts the question to the running search server (docs/method.md §7.3). The server is at
  * config.url:config.port unless `--url` (a host, or `http://host:port`) or `--port` say
  * otherwise, e.g. for a server started with `noderag search --port 5001`. With `--url` or
- * `--port`, `-f` may be left out (the defaults are then 127.0.0.1 and 5000).
+ * `--port`, `-f` may be left out (the defaults are then 127.0.0.1 and 5000). A server started
+ * with an API key is asked with NODERAG_API_KEY as the bearer key.
  */
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
@@ -101,6 +102,7 @@ export async function runQuery(args: QueryArgs): Promise<void> {
     answer: Boolean(args.answer),
     timeoutMs: timeoutS * 1000,
     startHint: `noderag search -f ${folderText ?? '<folder>'}${portHint}`,
+    ...(process.env.NODERAG_API_KEY ? { apiKey: process.env.NODERAG_API_KEY } : {}),
   });
   console.log(out);
 }

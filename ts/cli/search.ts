@@ -1,5 +1,6 @@
 /**
- * `noderag search -f <folder> [--port N] [--host H] [--workers N] [--cache-size N]`: serves
+ * `noderag search -f <folder> [--port N] [--host H] [--workers N] [--cache-size N]
+ * [--api-key KEY] [--insecure] [--cors ORIGIN]`: serves
  * the index over HTTP (docs/method.md §7.2) on config.url:config.port until SIGINT/SIGTERM, then
  * stops accepting and lets in-flight requests finish for up to 10 s (a second signal exits
  * at once). `--workers N` runs N processes on the port (search-cluster.ts); `--cache-size`
@@ -9,6 +10,10 @@
  * when the port is taken; a config problem or a bad flag is a usage error (exit 2). Started
  * while a first build is still running, it answers 503 until that build finishes and then
  * loads the index without a restart.
+ *
+ * `--api-key` (or NODERAG_API_KEY) makes every route but /health require
+ * `Authorization: Bearer KEY` (ts/server/auth.ts). A non-loopback `--host` without a key is
+ * refused unless `--insecure` is given. The key is never printed.
  */
 import { resolve } from 'node:path';
 import { defineCommand } from 'citty';
@@ -19,6 +24,7 @@ import { parseStateText, readStateText } from '../search/index-files.js';
 import { NodeSearch } from '../search/node-search.js';
 import { DEFAULT_RETRIEVAL_CACHE_SIZE } from '../search/retrieval-cache.js';
 import { createApp } from '../server/app.js';
+import { apiKeyProblem, corsOriginProblem } from '../server/auth.js';
 import { searchEngine } from '../server/engine-adapter.js';
 import { isLoopback, type RunningServer, ServerStartError, serveApp } from '../server/serve.js';
 import { folderArg, folderValue, parsePort } from './args.js';
@@ -58,6 +64,41 @@ export function parseWorkers(raw: string | undefined): number {
     throw new CliExit(EXIT.USAGE, `--workers: expected an integer from 1 to 256, got "${raw}"`);
   }
   return n;
+}
+
+/** The variable `noderag search` (and the terminal client) read the API key from. */
+export const API_KEY_ENV = 'NODERAG_API_KEY';
+
+/** `--api-key`, else NODERAG_API_KEY, else none; a bad key is a usage error naming its origin. */
+export function parseApiKey(
+  raw: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
+  const fromFlag = raw !== undefined;
+  const key = fromFlag ? raw : env[API_KEY_ENV];
+  if (key === undefined || (!fromFlag && key === '')) return undefined;
+  const problem = apiKeyProblem(key);
+  if (problem) throw new CliExit(EXIT.USAGE, `${fromFlag ? '--api-key' : API_KEY_ENV}: the key ${problem}`);
+  return key;
+}
+
+export function parseCors(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  const problem = corsOriginProblem(raw.trim());
+  if (problem) throw new CliExit(EXIT.USAGE, `--cors: ${problem}, got "${raw}"`);
+  return raw.trim().replace(/\/$/, '');
+}
+
+/** A non-loopback host needs a key, or --insecure to serve without one. */
+export function checkExposure(host: string, apiKey: string | undefined, insecure: boolean): string | null {
+  if (isLoopback(host) || apiKey !== undefined) return null;
+  if (!insecure) {
+    throw new CliExit(
+      EXIT.USAGE,
+      `Refusing to listen on ${host}, which is not a loopback address, without an API key: set ${API_KEY_ENV} (or --api-key), or pass --insecure to serve without authentication.`,
+    );
+  }
+  return `Warning: listening on ${host}, which is not a loopback address, with --insecure: the server has no authentication, so anyone who can reach this address can query the index.`;
 }
 
 function loadConfig(folder: string): NodeConfig {
@@ -171,6 +212,18 @@ export default defineCommand({
       type: 'string',
       description: `retrievals of recent questions kept in memory, so a repeated question makes no provider call (default ${DEFAULT_RETRIEVAL_CACHE_SIZE}; 0 disables)`,
     },
+    'api-key': {
+      type: 'string',
+      description: `require "Authorization: Bearer KEY" on every route but /health (default: $${API_KEY_ENV}; prefer the variable, a flag shows in the process list)`,
+    },
+    insecure: {
+      type: 'boolean',
+      description: 'allow a non-loopback --host without an API key',
+    },
+    cors: {
+      type: 'string',
+      description: 'allow this one origin (e.g. https://app.example.com) by CORS (default: none)',
+    },
   },
   async run({ args }) {
     const folderText = folderValue(args.folder);
@@ -179,14 +232,13 @@ export default defineCommand({
     const host = parseHost(args.host, config.config.url);
     const cacheSize = parseCacheSize(args['cache-size']);
     const workers = parseWorkers(args.workers);
+    const apiKey = parseApiKey(args['api-key']);
+    const cors = parseCors(args.cors);
+    const exposure = checkExposure(host, apiKey, args.insecure === true);
     const worker = isClusterWorker();
     if (!worker) {
       for (const w of config.warnings) console.error(`Warning: ${w}`);
-      if (!isLoopback(host)) {
-        console.error(
-          `Warning: listening on ${host}, which is not a loopback address; the server has no authentication, so anyone who can reach this address can query the index.`,
-        );
-      }
+      if (exposure) console.error(exposure);
     }
     if (workers > 1 && !worker) {
       await requireBuilt(config, folderText);
@@ -197,7 +249,15 @@ export default defineCommand({
     const signals = stopSignals();
     let opened: OpenServer;
     try {
-      opened = await openServer(config, { host, port, cacheSize, folderArgText: folderText, quiet: worker });
+      opened = await openServer(config, {
+        host,
+        port,
+        cacheSize,
+        folderArgText: folderText,
+        quiet: worker,
+        ...(apiKey ? { apiKey } : {}),
+        ...(cors ? { cors } : {}),
+      });
     } catch (e) {
       signals.dispose();
       if (worker) await reportFailureAndExit(e);
@@ -242,12 +302,25 @@ interface OpenServer {
 /** Loads the engine and listens; every refusal is a CliExit. */
 async function openServer(
   config: NodeConfig,
-  o: { host: string; port: number; cacheSize: number; folderArgText: string; quiet: boolean },
+  o: {
+    host: string;
+    port: number;
+    cacheSize: number;
+    folderArgText: string;
+    quiet: boolean;
+    apiKey?: string;
+    cors?: string;
+  },
 ): Promise<OpenServer> {
   const search = await startEngine(config, o.folderArgText, o.cacheSize, o.quiet);
   let server: RunningServer;
   try {
-    server = await serveApp(createApp({ engine: searchEngine(search) }), { host: o.host, port: o.port });
+    const app = createApp({
+      engine: searchEngine(search),
+      ...(o.apiKey ? { apiKey: o.apiKey } : {}),
+      ...(o.cors ? { cors: o.cors } : {}),
+    });
+    server = await serveApp(app, { host: o.host, port: o.port });
   } catch (e) {
     search.close();
     if (e instanceof ServerStartError)
@@ -255,8 +328,9 @@ async function openServer(
     throw e;
   }
   const s = await search.status();
-  const what = s.ready
-    ? `index generation ${s.generation}: ${s.nodes} nodes, ${s.vectors} vectors`
-    : 'index not built yet';
+  const what =
+    (s.ready
+      ? `index generation ${s.generation}: ${s.nodes} nodes, ${s.vectors} vectors`
+      : 'index not built yet') + (o.apiKey ? '; API key required' : '');
   return { search, server, what };
 }

@@ -8,6 +8,7 @@ import type { Context } from 'hono';
 
 import { Hono } from 'hono';
 import { validateQuestion } from '../search/question.js';
+import { corsFor, requireApiKey } from './auth.js';
 import type { SearchEngine } from './engine.js';
 import { errorHandler, HttpError, readJsonObject, withRequestSignal } from './http.js';
 
@@ -19,6 +20,10 @@ export interface AppDeps {
   requestTimeoutMs?: number;
   /** Where unexpected errors are reported (default console.error). */
   logError?: (e: unknown) => void;
+  /** With a key, every route but /health needs `Authorization: Bearer <key>` (./auth.ts). */
+  apiKey?: string;
+  /** The one origin allowed by CORS (default none: no CORS headers). */
+  cors?: string;
 }
 
 const ROUTES: Record<string, string[]> = {
@@ -35,6 +40,8 @@ export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
 
   app.onError(errorHandler(logError));
+  if (deps.cors) app.use('*', corsFor(deps.cors));
+  if (deps.apiKey) app.use('*', requireApiKey(deps.apiKey));
 
   app.notFound((c) => {
     const allowed = ROUTES[c.req.path];

@@ -1,0 +1,243 @@
+/**
+ * The deployable server (issue 16) against the real `noderag search` process on 127.0.0.1,
+ * on the hand-built Curie index with the local provider: sources and citations in the
+ * replies, the API key (NODERAG_API_KEY and --api-key), the refusal to expose a host without
+ * a key, and the terminal client sending the key. Each server is stopped by its own PID.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { curieSpec, writeSearchProject } from '../helpers/search-index.js';
+
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const CLI = join(REPO, 'ts', 'cli', 'main.ts');
+const KEY = 'test-key-0123456789abcdef';
+const QUESTION = 'Where was Marie Curie born?';
+
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function envWith(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  delete env.NODERAG_API_KEY;
+  for (const [k, v] of Object.entries(extra)) if (v !== undefined) env[k] = v;
+  return env;
+}
+
+function runCli(args: string[], env: NodeJS.ProcessEnv = envWith({})): Promise<Result> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO, env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.on('error', fail);
+    child.on('close', (code) => done({ code, stdout, stderr }));
+  });
+}
+
+interface Served {
+  child: ChildProcess;
+  url: string;
+  output: () => { stdout: string; stderr: string };
+  exited: Promise<number | null>;
+}
+
+const children: ChildProcess[] = [];
+
+/** Spawns `search -f root ...` and waits for its "listening on" line (or its exit). */
+function serve(root: string, args: string[], env: NodeJS.ProcessEnv): Promise<Served> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'search', '-f', root, ...args], {
+      cwd: REPO,
+      env,
+    });
+    children.push(child);
+    let stdout = '';
+    let stderr = '';
+    const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+    const output = () => ({ stdout, stderr });
+    child.stdout.on('data', (d) => {
+      stdout += d;
+      const m = /listening on (http:\/\/\S+) /.exec(stdout);
+      if (m) done({ child, url: m[1]!, output, exited });
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    void exited.then((code) => fail(new Error(`search exited with ${code} before listening:\n${stderr}`)));
+  });
+}
+
+/** SIGTERM to the server's own PID; resolves to its exit code. */
+async function stop(s: Served): Promise<number | null> {
+  process.kill(s.child.pid!, 'SIGTERM');
+  return s.exited;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((done) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => done(port));
+    });
+  });
+}
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+async function project(port: number): Promise<string> {
+  const root = mkdtempSync(join(tmpdir(), 'noderag-deploy-e2e-'));
+  dirs.push(root);
+  await writeSearchProject(root, curieSpec({ config: { port } }));
+  return root;
+}
+
+interface AnswerReply {
+  answer: string;
+  sources: { document: string; chunks: string[]; items: number[]; cited: number[] }[];
+  citations: { n: number; id: string; document: string | null }[];
+}
+
+describe('a server with an API key (NODERAG_API_KEY), sources in every reply', () => {
+  let root: string;
+  let server: Served;
+  const post = (path: string, body: unknown, key?: string) =>
+    fetch(`${server.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+      body: JSON.stringify(body),
+    });
+
+  beforeAll(async () => {
+    const port = await freePort();
+    root = await project(port);
+    server = await serve(root, [], envWith({ NODERAG_API_KEY: KEY }));
+  });
+  afterAll(async () => {
+    if (server) expect(await stop(server)).toBe(0);
+  });
+
+  it('says a key is required, never prints it; /health stays open', async () => {
+    expect(server.output().stdout).toContain('API key required');
+    const health = await fetch(`${server.url}/health`);
+    expect(health.status).toBe(200);
+    expect(((await health.json()) as { index: string }).index).toBe('ready');
+  });
+
+  it('401 JSON without the right key', async () => {
+    for (const key of [undefined, `${KEY}x`, 'wrong-key-0123456789']) {
+      const res = await post('/answer', { question: QUESTION }, key);
+      expect(res.status).toBe(401);
+      const body = (await res.json()) as { error: { code: string; message: string } };
+      expect(body.error.code).toBe('unauthorized');
+    }
+    const out = server.output();
+    expect(out.stdout + out.stderr).not.toContain(KEY);
+  });
+
+  it('/answer: the answer cites [n], the numbers map back to input files and chunks', async () => {
+    const res = await post('/answer', { question: QUESTION }, KEY);
+    expect(res.status).toBe(200);
+    const r = (await res.json()) as AnswerReply;
+    const used = [...r.answer.matchAll(/\[(\d+)\]/g)].map((m) => Number(m[1]));
+    expect(used.length).toBeGreaterThan(0);
+    expect(r.citations.map((c) => c.n)).toEqual([...new Set(used)].sort((a, b) => a - b));
+    // Each citation with a document is listed under that document's source as cited.
+    for (const c of r.citations) {
+      if (c.document === null) continue;
+      const source = r.sources.find((s) => s.document === c.document);
+      expect(source?.cited).toContain(c.n);
+    }
+    // The birth is in a.txt (chunk t-a), and the answer cites it.
+    const a = r.sources.find((s) => s.document === 'a.txt');
+    expect(a?.chunks).toContain('t-a');
+    expect(a?.cited.length).toBeGreaterThan(0);
+    expect(r.sources.every((s) => s.items.length > 0 && s.cited.every((n) => s.items.includes(n)))).toBe(
+      true,
+    );
+  });
+
+  it('/retrieval and /answer_retrieval carry sources too', async () => {
+    const r = (await (await post('/retrieval', { question: QUESTION }, KEY)).json()) as {
+      retrieval: string;
+      sources: AnswerReply['sources'];
+    };
+    expect(r.retrieval).toContain('Marie Curie was born in Warsaw');
+    expect(r.sources.map((s) => s.document)).toContain('a.txt');
+    expect(r.sources.every((s) => s.cited.length === 0)).toBe(true);
+    const both = (await (
+      await post('/answer_retrieval', { question: QUESTION }, KEY)
+    ).json()) as AnswerReply & {
+      retrieval: string;
+    };
+    expect(both.retrieval).toBe(r.retrieval);
+    expect(both.citations.length).toBeGreaterThan(0);
+  });
+
+  it('the terminal client sends NODERAG_API_KEY; without it, a clear 401 message', async () => {
+    const ok = await runCli(['-f', root, '-q', QUESTION], envWith({ NODERAG_API_KEY: KEY }));
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stdout).toMatch(/Marie Curie was born in Warsaw.*\[\d+\]/);
+    const refused = await runCli(['-f', root, '-q', QUESTION]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('unauthorized');
+    expect(refused.stderr).toContain('NODERAG_API_KEY');
+  });
+});
+
+describe('refusals before listening', () => {
+  it('a non-loopback host without a key is refused unless --insecure; bad keys and origins too', async () => {
+    const port = await freePort();
+    const root = await project(port);
+    const exposed = await runCli(['search', '-f', root, '--host', '0.0.0.0']);
+    expect(exposed.code).toBe(2);
+    expect(exposed.stderr).toContain('Refusing to listen on 0.0.0.0');
+    expect(exposed.stderr).toContain('--insecure');
+    expect(exposed.stdout).not.toContain('listening on');
+    const short = await runCli(['search', '-f', root, '--api-key', 'short']);
+    expect(short.code).toBe(2);
+    expect(short.stderr).toContain('--api-key: the key must be at least 16 characters');
+    expect(short.stderr).not.toContain('short"');
+    const envShort = await runCli(['search', '-f', root], envWith({ NODERAG_API_KEY: 'tiny' }));
+    expect(envShort.code).toBe(2);
+    expect(envShort.stderr).toContain('NODERAG_API_KEY: the key must be at least 16 characters');
+    const cors = await runCli(['search', '-f', root, '--cors', 'https://app.example.com/path']);
+    expect(cors.code).toBe(2);
+    expect(cors.stderr).toContain('--cors: expected an origin');
+  });
+
+  it('--host 0.0.0.0 with --api-key listens and asks for the key', async () => {
+    const port = await freePort();
+    const root = await project(port);
+    const s = await serve(root, ['--host', '0.0.0.0', '--api-key', KEY], envWith({}));
+    try {
+      const url = `http://127.0.0.1:${port}`;
+      const res = await fetch(`${url}/retrieval`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ question: QUESTION }),
+      });
+      expect(res.status).toBe(401);
+      expect(s.output().stderr).not.toContain('not a loopback address');
+    } finally {
+      expect(await stop(s)).toBe(0);
+    }
+  });
+});

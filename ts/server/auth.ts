@@ -1,0 +1,88 @@
+/**
+ * API-key authentication and CORS for the search server (issue 16 item 4).
+ *
+ * With a key, every route but `/health` needs `Authorization: Bearer KEY`; anything else is
+ * 401 `{"error": {"code": "unauthorized", …}}` with `WWW-Authenticate: Bearer`. The
+ * comparison is constant-time: both sides are hashed to 32 bytes (so their lengths do not
+ * show) and compared with `timingSafeEqual`. The key is never logged nor echoed.
+ *
+ * CORS is off by default (no CORS headers, so browsers on other origins cannot read
+ * replies); `cors: ORIGIN` allows that one origin, preflights included (answered before the
+ * key check, as browsers send them without credentials).
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { MiddlewareHandler } from 'hono';
+import { HttpError } from './http.js';
+
+/** The shortest key `noderag search` accepts. */
+export const MIN_API_KEY_LENGTH = 16;
+
+/** Why a key cannot be used, or null. */
+export function apiKeyProblem(key: string): string | null {
+  if (key.length < MIN_API_KEY_LENGTH)
+    return `must be at least ${MIN_API_KEY_LENGTH} characters (got ${key.length})`;
+  if (/[^\x21-\x7e]/.test(key)) return 'must be printable ASCII without spaces';
+  return null;
+}
+
+const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
+
+/** Paths open without a key. */
+const OPEN_PATHS = new Set(['/health']);
+
+export function requireApiKey(key: string): MiddlewareHandler {
+  const expected = digest(key);
+  return async (c, next) => {
+    if (OPEN_PATHS.has(c.req.path) || c.req.method === 'OPTIONS') return next();
+    const header = c.req.header('authorization');
+    if (header === undefined) {
+      throw unauthorized('this server needs an API key: send the header "Authorization: Bearer <key>"');
+    }
+    const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
+    if (!m) throw unauthorized('the Authorization header must be "Bearer <key>"');
+    if (!timingSafeEqual(digest(m[1]!), expected)) throw unauthorized('the API key is not valid');
+    return next();
+  };
+}
+
+function unauthorized(message: string): HttpError {
+  return new HttpError(401, 'unauthorized', message, { headers: { 'WWW-Authenticate': 'Bearer' } });
+}
+
+/** Whether `origin` is a plain origin (scheme://host[:port], nothing else). */
+export function corsOriginProblem(origin: string): string | null {
+  let u: URL;
+  try {
+    u = new URL(origin);
+  } catch {
+    return 'expected an origin such as https://app.example.com';
+  }
+  if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.origin !== origin.replace(/\/$/, '')) {
+    return 'expected an origin such as https://app.example.com (scheme, host and port only)';
+  }
+  return null;
+}
+
+/** CORS for one allowed origin; requests from other origins get no CORS headers. */
+export function corsFor(origin: string): MiddlewareHandler {
+  const allowed = origin.replace(/\/$/, '');
+  return async (c, next) => {
+    const from = c.req.header('origin');
+    if (from !== allowed) return next();
+    if (c.req.method === 'OPTIONS' && c.req.header('access-control-request-method')) {
+      return c.body(null, 204, {
+        'Access-Control-Allow-Origin': allowed,
+        'Access-Control-Allow-Methods': 'GET, HEAD, POST, OPTIONS',
+        'Access-Control-Allow-Headers': 'Authorization, Content-Type',
+        'Access-Control-Max-Age': '600',
+        Vary: 'Origin',
+      });
+    }
+    try {
+      await next();
+    } finally {
+      c.res.headers.set('Access-Control-Allow-Origin', allowed);
+      c.res.headers.append('Vary', 'Origin');
+    }
+  };
+}
