@@ -161,7 +161,7 @@ describe('build through an OpenAI-compatible server', () => {
       await buildReference();
       const p = await project();
       server.reset();
-      const killed = await p.build([], { env: { NODERAG_TEST_CRASH: point } });
+      const killed = await p.buildWithHooks({ crashAt: point });
       expect(killed.signal).toBe('SIGKILL');
       const resumed = await p.build();
       expect(resumed.stderr).toBe('');
@@ -281,13 +281,13 @@ describe('build through an OpenAI-compatible server', () => {
     expect(duplicates(server.requests.map(requestKey))).toEqual([]);
   });
 
-  const fastRetry = { env: { NODERAG_TEST_FAST_RETRY: '1' } };
+  const fastRetry = { fastRetry: true };
   it('fails the Text pipeline naming the chunk that failed after six attempts; the re-run asks only for it', async () => {
     await buildReference();
     const p = await project(CORPUS, { rate_limit: 1.99 });
     server.reset();
     server.inject({ route: 'chat', times: 6, fault: { kind: 'status', status: 500 } });
-    const r = await p.build([], fastRetry);
+    const r = await p.buildWithHooks(fastRetry);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/decomposition failed for 1 chunk\(s\) after retries \(text_id 1\)/);
     expect(r.stderr).toContain('State saved; run the build again to resume.');
@@ -299,7 +299,7 @@ describe('build through an OpenAI-compatible server', () => {
 
     await p.writeConfig({ model: {} });
     server.reset();
-    const again = await p.build([], fastRetry);
+    const again = await p.buildWithHooks(fastRetry);
     expect(again.code).toBe(0);
     expect(again.stdout).toContain('[failed]');
     expect(decomposeTexts(server.requests)).toHaveLength(1);
@@ -311,7 +311,7 @@ describe('build through an OpenAI-compatible server', () => {
     const p = await project(CORPUS, { rate_limit: 1.99 });
     server.reset();
     server.inject({ route: 'chat', times: 6, fault: { kind: 'status', status: 500 } });
-    const r = await p.build(['--allow-failures'], fastRetry);
+    const r = await p.buildWithHooks(fastRetry, ['--allow-failures']);
     expect(r.code).toBe(0);
     const log = await p.readText('info/info.log');
     expect(log).toMatch(/WARN --allow-failures: 1 chunk\(s\) failed and contribute nothing \(text_id 1\)/);

@@ -295,9 +295,9 @@ describe('build: Chinese corpus and determinism', () => {
     expect(docs.slice(0, 4).every((d) => d.generation === 1)).toBe(true);
   });
 
-  it('honours NODERAG_TEST_CRASH only for the named stage (sanity of the crash hook)', async () => {
+  it('the crash hook kills the build only after the named stage (sanity of the hook)', async () => {
     const p = await project({ files: { 'a.md': 'Nikola Tesla moved to New York in 1884.' } });
-    const r = await p.build([], { env: { NODERAG_TEST_CRASH: 'Graph pipeline' } });
+    const r = await p.buildWithHooks({ crashAt: 'Graph pipeline' });
     expect(r.signal).toBe('SIGKILL');
     const state = await p.readJson<Record<string, unknown>>('info/state.json');
     expect(state.current_state).toBe('Attribute pipeline');
@@ -333,7 +333,7 @@ describe('build: renames, copies, queued documents, embedding changes', () => {
   it('indexes documents queued while a cycle was unfinished in a follow-up cycle of the same run', async () => {
     const files = exampleFiles('observatory', 2);
     const p = await project({ files });
-    const killed = await p.build([], { env: { NODERAG_TEST_CRASH: 'Document pipeline' } });
+    const killed = await p.buildWithHooks({ crashAt: 'Document pipeline' });
     expect(killed.signal).toBe('SIGKILL');
     await p.writeInput('late.md', "Rosalind Franklin photographed DNA at King's College London in 1952.");
     const r = await p.build();

@@ -17,6 +17,8 @@ import { stringify } from 'yaml';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const CLI = join(REPO_ROOT, 'ts', 'cli', 'main.ts');
+/** `build` with test hooks (tests/helpers/build-entry.ts): the CLI itself reads no test settings. */
+export const BUILD_ENTRY = join(REPO_ROOT, 'tests', 'helpers', 'build-entry.ts');
 
 export type ProviderChoice = 'local' | { openaiBaseUrl: string };
 
@@ -32,6 +34,11 @@ export interface ProjectOptions {
   embedding?: Record<string, unknown>;
   /** Write no Node_config.yaml (first-run tests). */
   noConfig?: boolean;
+}
+
+export interface BuildTestHooks {
+  crashAt?: string;
+  fastRetry?: boolean;
 }
 
 export interface CliResult {
@@ -52,8 +59,13 @@ export interface RunOptions {
 
 /** Spawns the CLI with `args` (cwd = repository root). */
 export function runCli(args: string[], options: RunOptions = {}): Promise<CliResult> {
+  return runTs(CLI, args, options);
+}
+
+/** Spawns a TypeScript entry point with `args` (cwd = repository root). */
+function runTs(entry: string, args: string[], options: RunOptions): Promise<CliResult> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
       cwd: REPO_ROOT,
       env: { ...process.env, NO_COLOR: '1', ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -142,6 +154,18 @@ export class Project {
   /** `build -f <root> --yes` plus `extra` arguments. */
   build(extra: string[] = [], options: RunOptions = {}): Promise<CliResult> {
     return runCli(['build', '-f', this.root, '--yes', ...extra], options);
+  }
+
+  /**
+   * The same build in a process of its own with test hooks: `crashAt` (`<stage>` or
+   * `<stage>:<commit step>`) kills it with SIGKILL there, `fastRetry` makes the retry
+   * delays milliseconds. `extra` may hold `--allow-failures`.
+   */
+  buildWithHooks(hooks: BuildTestHooks, extra: string[] = [], options: RunOptions = {}): Promise<CliResult> {
+    const args = [this.root, ...extra];
+    if (hooks.crashAt !== undefined) args.push('--crash-at', hooks.crashAt);
+    if (hooks.fastRetry) args.push('--fast-retry');
+    return runTs(BUILD_ENTRY, args, options);
   }
 
   async readJson<T = unknown>(relative: string): Promise<T> {

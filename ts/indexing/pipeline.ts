@@ -21,7 +21,7 @@ import { ConfigError, NodeRagError } from '../errors.js';
 import { IndexData } from '../index-io/index-data.js';
 import { parquetFooterOk } from '../index-io/parquet.js';
 import { createProviders, type ModelProviders, o200kTokenCounter } from '../llm/create-providers.js';
-import { BUILD_RETRY_POLICY, type RetryPolicy } from '../llm/retry.js';
+import type { RetryPolicy } from '../llm/retry.js';
 import { INFO_FILES, INPUT_DIR, resolveInProject } from '../project/layout.js';
 import {
   advanceState,
@@ -41,6 +41,7 @@ import { type DocumentHashes, readDocumentHashes, readIndices, serializeIndices 
 import { type FileProbe, runInit } from './init.js';
 import { acquireBuildLock, type BuildLock } from './lock.js';
 import { BuildLog, formatSeconds, secretRedactor } from './log.js';
+import { moveIndexAside, PREVIOUS_INDEX_DIR, recoverRebuild } from './rebuild.js';
 import type { StageContext, StageResult, StageTable } from './stages/context.js';
 import { probeIndexFile } from './stages/core.js';
 import { configuredEmbedding } from './stages/embedding.js';
@@ -48,7 +49,6 @@ import { STAGE_RUNNERS } from './stages/index.js';
 import { InterruptedError, StopSignal } from './stages/interrupt.js';
 import { StageOutputs } from './stages/outputs.js';
 import { Progress, type ProgressOutput, progressStyle } from './stages/progress.js';
-import { moveIndexAside, PREVIOUS_INDEX_DIR, recoverRebuild } from './rebuild.js';
 import {
   BUILD_EXIT,
   changedDeletedWarning,
@@ -76,32 +76,23 @@ export interface BuildOptions {
   handleSignals?: boolean;
   /** Replace stage implementations (tests). */
   stages?: Partial<StageTable>;
+  /** Observation points and settings for tests (nothing of this is read from the environment). */
+  hooks?: BuildHooks;
 }
 
 /**
- * Test-only crash points, from NODERAG_TEST_CRASH: `<stage>` kills the process with SIGKILL
- * right after that stage's commit; `<stage>:<commit step>` at that step of its commit
- * (files-synced, manifest-written, renamed). Lets end-to-end tests simulate kill -9 at exact
- * points without racing the process.
+ * Test hooks of a build. tests/helpers/build-entry.ts uses the first two to kill its own
+ * process (SIGKILL) at an exact point of a commit, and `retry` to exhaust the attempts
+ * against a failing fake server in milliseconds.
  */
-function crashPoint(): { stage: string; step: string | null } | null {
-  const raw = process.env.NODERAG_TEST_CRASH;
-  if (!raw) return null;
-  const i = raw.lastIndexOf(':');
-  return i < 0 ? { stage: raw, step: null } : { stage: raw.slice(0, i), step: raw.slice(i + 1) };
+export interface BuildHooks {
+  /** Called synchronously after each step of a stage's commit (docs/method.md §4.4). */
+  afterCommitStep?: (stage: StageName, step: CommitStep, detail?: string) => void;
+  /** Called after a stage's commit, once the state has advanced. */
+  afterStage?: (stage: StageName) => void;
+  /** The retry policy of the build's model calls (default BUILD_RETRY_POLICY). */
+  retry?: RetryPolicy;
 }
-
-function die(): never {
-  process.kill(process.pid, 'SIGKILL');
-  // SIGKILL is not catchable; this only satisfies the type checker.
-  throw new Error('unreachable');
-}
-
-/**
- * Test-only (NODERAG_TEST_FAST_RETRY=1): the build retry policy with millisecond delays, so
- * end-to-end tests can exhaust six attempts against a failing fake server quickly.
- */
-const FAST_TEST_RETRY: RetryPolicy = { ...BUILD_RETRY_POLICY, baseDelayMs: 5, maxDelayMs: 20 };
 
 /**
  * What to do about an operating-system error (a full disk, a read-only folder), or null for
@@ -246,7 +237,7 @@ export async function runBuild(options: BuildOptions): Promise<number> {
     providers = createProviders(config, {
       mode: 'build',
       tokenCounter: o200kTokenCounter,
-      retry: process.env.NODERAG_TEST_FAST_RETRY === '1' ? FAST_TEST_RETRY : undefined,
+      retry: options.hooks?.retry,
       onRetry: (e) =>
         log.warn(
           `${e.section}: attempt ${e.attempt} failed (${e.error.message}); retrying in ${formatSeconds(e.delayMs)}`,
@@ -288,6 +279,7 @@ export async function runBuild(options: BuildOptions): Promise<number> {
       stderr,
       allowFailures: options.allowFailures === true,
       stages: { ...STAGE_RUNNERS, ...options.stages },
+      hooks: options.hooks ?? {},
     });
     return await run.execute(
       state,
@@ -317,6 +309,7 @@ interface BuildRunOptions {
   stderr: NodeJS.WritableStream;
   allowFailures: boolean;
   stages: StageTable;
+  hooks: BuildHooks;
 }
 
 /** Steps 5–7 for one confirmed run. */
@@ -490,12 +483,9 @@ class BuildRun {
     const { root, log, config } = this.#o;
     this.#stop.check();
     const name = this.#state.current_state as StageName;
-    const crash = crashPoint();
-    const crashHere = crash !== null && crash.stage === name;
+    const { hooks } = this.#o;
     const commit = await StageCommit.begin(root, {
-      afterStep: (step: CommitStep) => {
-        if (crashHere && crash.step === step) die();
-      },
+      afterStep: (step, detail) => hooks.afterCommitStep?.(name, step, detail),
     });
     const progress = this.#progress.stage(name, STAGES.indexOf(name) + 1, STAGES.length);
     const endLog = log.stage(`${name} (generation ${this.#state.generation})`);
@@ -535,7 +525,7 @@ class BuildRun {
     const ms = endLog(result.counts);
     progress.finish(formatSeconds(ms), result.summary);
     for (const s of result.skipped ?? []) log.warn(`skipped ${s.path}: ${s.reason}`);
-    if (crashHere && crash.step === null) die();
+    hooks.afterStage?.(name);
     return { attempted: result.attempted ?? [] };
   }
 }
