@@ -8,8 +8,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { curieSpec, writeSearchProject } from '../helpers/search-index.js';
 
@@ -189,6 +190,34 @@ describe('a server with an API key (NODERAG_API_KEY), sources in every reply', (
     };
     expect(both.retrieval).toBe(r.retrieval);
     expect(both.citations.length).toBeGreaterThan(0);
+  });
+
+  it('the openai SDK: the index as a model, a chat completion with cited sources', async () => {
+    const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: KEY, maxRetries: 0 });
+    const models = await client.models.list();
+    expect(models.data.map((m) => m.id)).toEqual([basename(root)]);
+    const completion = await client.chat.completions.create({
+      model: basename(root),
+      messages: [
+        { role: 'user', content: 'Who is Marie Curie?' },
+        { role: 'assistant', content: 'A physicist.' },
+        { role: 'user', content: QUESTION },
+      ],
+    });
+    const text = completion.choices[0]?.message.content ?? '';
+    expect(text).toMatch(/Marie Curie was born in Warsaw in 1867\. \[\d+\]/);
+    expect(text).toMatch(/\n\nSources:\n(\[\d+\] .+\n?)+$/);
+    const { sources, citations } = completion as unknown as AnswerReply;
+    expect(sources.find((x) => x.document === 'a.txt')?.cited.length).toBeGreaterThan(0);
+    // Every cited number is in the text's source list, named by its file.
+    for (const c of citations) expect(text).toContain(`[${c.n}] ${c.document ?? '('}`);
+    expect(completion.usage?.completion_tokens).toBeGreaterThan(0);
+    const anonymous = new OpenAI({
+      baseURL: `${server.url}/v1`,
+      apiKey: 'not-the-key-0123456789',
+      maxRetries: 0,
+    });
+    await expect(anonymous.models.list()).rejects.toMatchObject({ status: 401 });
   });
 
   it('the terminal client sends NODERAG_API_KEY; without it, a clear 401 message', async () => {

@@ -12,10 +12,11 @@
  * loads the index without a restart.
  *
  * `--api-key` (or NODERAG_API_KEY) makes every route but /health require
- * `Authorization: Bearer KEY` (ts/server/auth.ts). A non-loopback `--host` without a key is
+ * `Authorization: Bearer KEY` (ts/server/auth.ts). The OpenAI-compatible routes under /v1
+ * serve the index as the model named after the project folder. A non-loopback `--host` without a key is
  * refused unless `--insecure` is given. The key is never printed.
  */
-import { resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { defineCommand } from 'citty';
 import { NodeConfig } from '../config/index.js';
 import { ConfigError, IndexNotBuiltError } from '../errors.js';
@@ -197,7 +198,8 @@ function stopSignals(): { received: Promise<NodeJS.Signals>; dispose(): void } {
 export default defineCommand({
   meta: {
     name: 'search',
-    description: 'serve the index over HTTP: POST /answer, /retrieval, /answer_retrieval; GET /health',
+    description:
+      'serve the index over HTTP: POST /answer, /retrieval, /answer_retrieval, /v1/chat/completions; GET /health, /v1/models',
   },
   args: {
     ...folderArg,
@@ -317,6 +319,7 @@ async function openServer(
   try {
     const app = createApp({
       engine: searchEngine(search),
+      modelName: basename(config.mainFolder),
       ...(o.apiKey ? { apiKey: o.apiKey } : {}),
       ...(o.cors ? { cors: o.cors } : {}),
     });

@@ -11,6 +11,7 @@ import { validateQuestion } from '../search/question.js';
 import { corsFor, requireApiKey } from './auth.js';
 import type { SearchEngine } from './engine.js';
 import { errorHandler, HttpError, readJsonObject, withRequestSignal } from './http.js';
+import { openAiRoutes } from './openai-compat.js';
 
 export { MAX_BODY_BYTES, statusFor } from './http.js';
 
@@ -24,6 +25,8 @@ export interface AppDeps {
   apiKey?: string;
   /** The one origin allowed by CORS (default none: no CORS headers). */
   cors?: string;
+  /** The model name of the index on /v1 (./openai-compat.ts; default "noderag"). */
+  modelName?: string;
 }
 
 const ROUTES: Record<string, string[]> = {
@@ -31,6 +34,8 @@ const ROUTES: Record<string, string[]> = {
   '/retrieval': ['POST'],
   '/answer_retrieval': ['POST'],
   '/health': ['GET', 'HEAD'],
+  '/v1/chat/completions': ['POST'],
+  '/v1/models': ['GET', 'HEAD'],
 };
 
 export function createApp(deps: AppDeps): Hono {
@@ -93,6 +98,8 @@ export function createApp(deps: AppDeps): Hono {
       citations: r.citations ?? [],
     });
   });
+
+  app.route('/v1', openAiRoutes({ engine, modelName: deps.modelName ?? 'noderag', timeoutMs }));
 
   return app;
 }

@@ -1,0 +1,151 @@
+/**
+ * The OpenAI-compatible endpoint (issue 16 item 3), so the official `openai` SDK and chat
+ * front-ends can use the index unchanged:
+ *
+ * - `GET /v1/models` lists one model, the index (`modelName`); `GET /v1/models/{id}` shows it.
+ * - `POST /v1/chat/completions` answers the last `user` message with retrieval on the index;
+ *   the `user`/`assistant` turns before it are passed to the model as the conversation
+ *   (client `system`/`developer` messages are not: the answer prompt is ours). The reply is a
+ *   `chat.completion` whose text ends with the numbered source list, with the structured
+ *   `sources` and `citations` (as `/answer` gives them) as extra top-level fields.
+ *
+ * Errors keep the server's `{"error": {"code", "message"}}` shape, which the SDK reads.
+ */
+import { randomUUID } from 'node:crypto';
+import { Hono } from 'hono';
+import { validateQuestion } from '../search/question.js';
+import { sourceList } from '../search/sources.js';
+import type { AnswerOptions, SearchEngine } from './engine.js';
+import { HttpError, readJsonObject, withRequestSignal } from './http.js';
+
+export interface OpenAiDeps {
+  engine: SearchEngine;
+  /** The model name the index is served as. */
+  modelName: string;
+  timeoutMs: number;
+}
+
+/** How many earlier turns are passed on at most (the most recent ones). */
+export const MAX_HISTORY_TURNS = 20;
+const MAX_MESSAGES = 200;
+const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
+
+export interface ChatTurn {
+  role: string;
+  content: string;
+}
+
+function bad(path: string, message: string): HttpError {
+  return new HttpError(400, 'invalid_messages', `${path}: ${message}`);
+}
+
+/** The text of a message's content: a string, or an array of `{type: "text", text}` parts. */
+function textOf(content: unknown, path: string): string {
+  if (typeof content === 'string') return content;
+  if (content === null || content === undefined) return '';
+  if (Array.isArray(content)) {
+    return content
+      .map((part, i) => {
+        const p = part as { type?: unknown; text?: unknown };
+        if (typeof part !== 'object' || part === null || p.type !== 'text' || typeof p.text !== 'string') {
+          throw bad(`${path}[${i}]`, 'only {"type": "text", "text": string} content parts are supported');
+        }
+        return p.text;
+      })
+      .join('\n');
+  }
+  throw bad(path, 'must be a string or an array of text parts');
+}
+
+/** Checks `messages` and splits them into the question and the earlier conversation. */
+export function questionAndHistory(messages: unknown): {
+  question: string;
+  history: NonNullable<AnswerOptions['history']>;
+} {
+  if (!Array.isArray(messages) || messages.length === 0) {
+    throw bad('messages', 'must be a non-empty array of {role, content}');
+  }
+  if (messages.length > MAX_MESSAGES) throw bad('messages', `at most ${MAX_MESSAGES} messages`);
+  const turns = messages.map((m, i): ChatTurn => {
+    if (typeof m !== 'object' || m === null || Array.isArray(m))
+      throw bad(`messages[${i}]`, 'must be an object');
+    const { role, content } = m as { role?: unknown; content?: unknown };
+    if (typeof role !== 'string' || !ROLES.has(role)) {
+      throw bad(`messages[${i}].role`, `must be one of ${[...ROLES].join(', ')}`);
+    }
+    return { role, content: textOf(content, `messages[${i}].content`) };
+  });
+  let last = -1;
+  for (let i = turns.length - 1; i >= 0; i--) {
+    if (turns[i]!.role === 'user') {
+      last = i;
+      break;
+    }
+  }
+  if (last < 0) throw new HttpError(400, 'missing_question', 'messages: no "user" message to answer');
+  const question = validateQuestion(turns[last]!.content);
+  const history = turns
+    .slice(0, last)
+    .flatMap((t) => {
+      if ((t.role !== 'user' && t.role !== 'assistant') || t.content.trim() === '') return [];
+      const role: 'user' | 'assistant' = t.role;
+      return [{ role, content: t.content }];
+    })
+    .slice(-MAX_HISTORY_TURNS);
+  return { question, history };
+}
+
+export function openAiRoutes(deps: OpenAiDeps): Hono {
+  const { engine, modelName, timeoutMs } = deps;
+  const created = Math.floor(Date.now() / 1000);
+  const model = { id: modelName, object: 'model', created, owned_by: 'noderag' };
+  const app = new Hono();
+
+  app.get('/models', (c) => c.json({ object: 'list', data: [model] }));
+  app.get('/models/:id{.+}', (c) => {
+    if (c.req.param('id') !== modelName) throw modelNotFound(c.req.param('id'), modelName);
+    return c.json(model);
+  });
+
+  app.post('/chat/completions', async (c) => {
+    const body = await readJsonObject(c);
+    if (body.model !== undefined && body.model !== modelName) {
+      throw modelNotFound(String(body.model), modelName);
+    }
+    if (body.stream === true) {
+      throw new HttpError(
+        400,
+        'stream_unsupported',
+        '"stream": true is not supported yet; send "stream": false',
+      );
+    }
+    if (body.n !== undefined && body.n !== 1) throw new HttpError(400, 'invalid_n', '"n" must be 1');
+    const { question, history } = questionAndHistory(body.messages);
+    const options: AnswerOptions = history.length > 0 ? { history } : {};
+    const r = await withRequestSignal(c, (signal) => engine.answer(question, signal, options), timeoutMs);
+    const sources = r.sources ?? [];
+    const citations = r.citations ?? [];
+    const list = sourceList(sources, citations);
+    const content = list === '' ? r.response : `${r.response}\n\nSources:\n${list}`;
+    return c.json({
+      id: `chatcmpl-${randomUUID()}`,
+      object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000),
+      model: modelName,
+      choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop', logprobs: null }],
+      usage: {
+        prompt_tokens: r.retrievalTokens,
+        completion_tokens: r.responseTokens,
+        total_tokens: r.retrievalTokens + r.responseTokens,
+      },
+      sources,
+      citations,
+    });
+  });
+
+  return app;
+}
+
+function modelNotFound(asked: string, modelName: string): HttpError {
+  return new HttpError(404, 'model_not_found', `no model "${asked}" here; this server serves "${modelName}"`);
+}
