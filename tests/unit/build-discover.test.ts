@@ -198,7 +198,8 @@ describe('listInputFiles', () => {
     expect(plan.renamed).toEqual([{ path: 'moved/there.txt', from: 'here.txt' }]);
     expect(plan.new).toEqual(['fresh.md']);
     expect(plan.deleted).toEqual(['removed.txt']);
-    expect(plan.cycle).toEqual(['copy.txt', 'fresh.md', 'moved/there.txt']);
+    // A changed file is indexed again (its old version is removed by the Document pipeline).
+    expect(plan.cycle).toEqual(['copy.txt', 'edited.txt', 'fresh.md', 'moved/there.txt']);
     expect(plan.unreadable.map((u) => u.path)).toEqual(['broken.txt']);
     expect(plan.files.map((f) => f.path)).toEqual([
       'copy.txt',
@@ -277,7 +278,7 @@ describe('classifyDocuments', () => {
     const c = classifyDocuments([f('a.txt', 'B'), f('b.txt', 'A')], { 'a.txt': sha('A'), 'b.txt': sha('B') });
     expect(c.changed).toEqual(['a.txt', 'b.txt']);
     expect(c.renamed).toEqual([]);
-    expect(c.cycle).toEqual([]);
+    expect(c.cycle).toEqual(['a.txt', 'b.txt']);
   });
 
   it('ignores inherited object keys in the indexed map', () => {

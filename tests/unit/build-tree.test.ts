@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { DiscoveryPlan } from '../../ts/indexing/discover.js';
 import {
   buildOutlook,
-  changedDeletedWarning,
+  changedDeletedNote,
   confirmBuild,
   count,
   decideConfirmation,
@@ -129,19 +129,35 @@ describe('renderStateTree', () => {
     expect(text).toContain('  [pending]  Graph pipeline   <- resumes here\n');
   });
 
-  it('an up-to-date index marks everything done, with the changed/deleted warning', () => {
+  it('changed and deleted documents start a sync cycle, listed with what happens to them', () => {
     const text = renderStateTree({
       root: '/p',
       state: finished(3),
-      plan: plan({ found: 2, indexed: ['a.txt'], changed: ['b.txt'], deleted: ['c.txt', 'd.txt'] }),
+      plan: plan({
+        found: 2,
+        indexed: ['a.txt'],
+        changed: ['b.txt'],
+        cycle: ['b.txt'],
+        deleted: ['c.txt', 'd.txt'],
+      }),
     });
-    expect(text).toContain('State tree: /p (generation 3, incremental)');
-    expect(text).toContain('  [done]     FINISHED\n');
-    expect(text).not.toContain('<-');
+    expect(text).toContain('State tree: /p (generation 4, incremental)');
+    expect(text).toContain('Document pipeline   <- starts here');
     expect(text).toContain('  changed: b.txt\n  deleted: c.txt, d.txt\n');
     expect(text).toContain(
-      'Warning: 1 indexed document changed and 2 were deleted since they were indexed. This version does not update or remove indexed content; their old content stays searchable. Restore the files, or rebuild from scratch with `noderag build -f <folder> --rebuild` (it keeps the model replies in cache/response_cache/).',
+      'Sync: 1 changed document is indexed again (the old version is removed; unchanged chunks are kept); 2 deleted documents are removed from the index.',
     );
+    expect(text).not.toContain('Warning');
+  });
+
+  it('deleted documents alone are work: a cycle starts', () => {
+    const text = renderStateTree({
+      root: '/p',
+      state: finished(3),
+      plan: plan({ found: 1, indexed: ['a.txt'], deleted: ['c.txt'] }),
+    });
+    expect(text).toContain('Document pipeline   <- starts here');
+    expect(text).toContain('Sync: 1 deleted document is removed from the index.');
   });
 
   it('entries that are not documents are counted and named, with their reason', () => {
@@ -169,15 +185,10 @@ describe('renderStateTree', () => {
     );
   });
 
-  it('says what "nothing new" means after a changed/deleted warning; plurals agree', () => {
-    expect(upToDateMessage({ changed: [], deleted: [] })).toBe('Index is up to date.');
-    expect(upToDateMessage({ changed: ['b.txt'], deleted: [] })).toBe(
-      'No new documents to index; the index was left as it is. The 1 changed document listed above still has its old content in it (see the warning).',
-    );
-    expect(upToDateMessage({ changed: ['b.txt'], deleted: ['c.txt', 'd.txt'] })).toBe(
-      'No new documents to index; the index was left as it is. The 1 changed document and 2 deleted documents listed above still have their old content in it (see the warning).',
-    );
-    expect(changedDeletedWarning(0, 1)).toMatch(/^0 indexed documents changed and 1 was deleted/);
+  it('says "up to date" only when nothing is new, changed or deleted; plurals agree', () => {
+    expect(upToDateMessage()).toBe('Index is up to date.');
+    expect(changedDeletedNote(0, 1)).toBe('1 deleted document is removed from the index.');
+    expect(changedDeletedNote(2, 0)).toMatch(/^2 changed documents are indexed again/);
     expect([count(1, 'batch', 'batches'), count(2, 'batch', 'batches'), count(1200, 'document')]).toEqual([
       '1 batch',
       '2 batches',
@@ -308,7 +319,7 @@ describe('outlook and confirmation', () => {
     expect(await confirmBuild({ hasWork: true, yes: true, input, output })).toEqual({ proceed: true });
   });
 
-  it('warning text is absent without changes', () => {
-    expect(changedDeletedWarning(0, 0)).toBeNull();
+  it('sync note is absent without changes', () => {
+    expect(changedDeletedNote(0, 0)).toBeNull();
   });
 });

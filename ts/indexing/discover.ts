@@ -300,11 +300,11 @@ export interface Classification {
   duplicate: { path: string; of: string }[];
   /** Path unknown, content equal to that of a vanished indexed path (`from`). */
   renamed: { path: string; from: string }[];
-  /** Path known, hash differs: reported; the old content stays indexed. */
+  /** Path known, hash differs: the old version is removed and the new one indexed. */
   changed: string[];
-  /** Path known, file gone and not renamed: reported; the old content stays indexed. */
+  /** Path known, file gone and not renamed: removed from the index. */
   deleted: string[];
-  /** The documents of the next cycle: new, duplicate and renamed paths, sorted. */
+  /** The documents of the next cycle: new, duplicate, renamed and changed paths, sorted. */
   cycle: string[];
 }
 
@@ -351,7 +351,10 @@ export function classifyDocuments(
     const knownHash = Object.hasOwn(indexed, file.path) ? indexed[file.path] : undefined;
     if (knownHash !== undefined) {
       if (knownHash === file.hash) out.indexed.push(file.path);
-      else out.changed.push(file.path);
+      else {
+        out.changed.push(file.path);
+        out.cycle.push(file.path);
+      }
       continue;
     }
     const vanished = vanishedByHash.get(file.hash);

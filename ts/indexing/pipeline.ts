@@ -42,7 +42,7 @@ import { type FileProbe, runInit } from './init.js';
 import { acquireBuildLock, type BuildLock } from './lock.js';
 import { BuildLog, formatSeconds, secretRedactor } from './log.js';
 import { moveIndexAside, PREVIOUS_INDEX_DIR, recoverRebuild } from './rebuild.js';
-import type { StageContext, StageResult, StageTable } from './stages/context.js';
+import type { CycleSync, StageContext, StageResult, StageTable } from './stages/context.js';
 import { probeIndexFile } from './stages/core.js';
 import { configuredEmbedding } from './stages/embedding.js';
 import { STAGE_RUNNERS } from './stages/index.js';
@@ -51,7 +51,7 @@ import { StageOutputs } from './stages/outputs.js';
 import { Progress, type ProgressOutput, progressStyle } from './stages/progress.js';
 import {
   BUILD_EXIT,
-  changedDeletedWarning,
+  changedDeletedNote,
   confirmBuild,
   count,
   REBUILD_HINT,
@@ -78,6 +78,28 @@ export interface BuildOptions {
   stages?: Partial<StageTable>;
   /** Observation points and settings for tests (nothing of this is read from the environment). */
   hooks?: BuildHooks;
+  /**
+   * Receives what the run changed (documents added, changed, deleted and renamed; chunks,
+   * semantic units, entities and relationships removed) once the last cycle has committed.
+   * Not called when the run fails, is interrupted, or had nothing to do.
+   */
+  onReport?: (report: BuildReport) => void;
+}
+
+/** What a build run changed, over all its cycles (`BuildOptions.onReport`). */
+export type BuildReport = CycleSync;
+
+function emptyReport(): BuildReport {
+  return {
+    added: [],
+    changed: [],
+    deleted: [],
+    renamed: [],
+    removedChunks: [],
+    removedUnits: [],
+    removedEntities: [],
+    removedRelationships: [],
+  };
 }
 
 /**
@@ -106,6 +128,18 @@ export function systemErrorHint(error: unknown): string | null {
   if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS')
     return 'The project folder is not writable: fix its permissions, then run the build again.';
   return `A file operation failed (${code}); fix the cause, then run the build again.`;
+}
+
+/** Adds one cycle's changes to the run's report. */
+function addToReport(report: BuildReport, sync: CycleSync): void {
+  report.added.push(...sync.added);
+  report.changed.push(...sync.changed);
+  report.deleted.push(...sync.deleted);
+  report.renamed.push(...sync.renamed);
+  report.removedChunks.push(...sync.removedChunks);
+  report.removedUnits.push(...sync.removedUnits);
+  report.removedEntities.push(...sync.removedEntities);
+  report.removedRelationships.push(...sync.removedRelationships);
 }
 
 /** One-line message of an error for the terminal and info.log. */
@@ -254,8 +288,8 @@ export async function runBuild(options: BuildOptions): Promise<number> {
         `Rebuild from scratch: the previous index waits in ${PREVIOUS_INDEX_DIR} until this build finishes (it comes back if the build fails or stops); cache/response_cache/ is kept.`,
       );
     }
-    const warning = changedDeletedWarning(init.plan.changed.length, init.plan.deleted.length);
-    if (warning) log.warn(warning);
+    const note = changedDeletedNote(init.plan.changed.length, init.plan.deleted.length);
+    if (note) log.info(`sync: ${note}`);
     for (const u of init.plan.unreadable) log.warn(`skipped ${u.path}: ${u.reason}`);
     for (const e of init.plan.skipped) if (e.kind === 'outside') log.warn(`skipped ${e.path}: ${e.reason}`);
     const decision = await confirmBuild({
@@ -265,7 +299,7 @@ export async function runBuild(options: BuildOptions): Promise<number> {
       output: stdout,
     });
     if (!decision.proceed) {
-      if (decision.exitCode === BUILD_EXIT.OK) say(upToDateMessage(init.plan));
+      if (decision.exitCode === BUILD_EXIT.OK) say(upToDateMessage());
       else complain(decision.message);
       return decision.exitCode;
     }
@@ -280,6 +314,7 @@ export async function runBuild(options: BuildOptions): Promise<number> {
       allowFailures: options.allowFailures === true,
       stages: { ...STAGE_RUNNERS, ...options.stages },
       hooks: options.hooks ?? {},
+      onReport: options.onReport,
     });
     return await run.execute(
       state,
@@ -310,6 +345,7 @@ interface BuildRunOptions {
   allowFailures: boolean;
   stages: StageTable;
   hooks: BuildHooks;
+  onReport?: (report: BuildReport) => void;
 }
 
 /** Steps 5–7 for one confirmed run. */
@@ -378,6 +414,7 @@ class BuildRun {
     }
     const started = performance.now();
     const attempted = new Set<string>();
+    const report = emptyReport();
     let plan = initialPlan;
     let hashes = initialHashes;
     try {
@@ -386,6 +423,7 @@ class BuildRun {
         while (this.#state.current_state !== 'FINISHED') {
           const result = await this.#runStage(plan, hashes);
           for (const p of result.attempted) attempted.add(p);
+          if (result.sync) addToReport(report, result.sync);
         }
         // Documents that appeared while the cycle's set was fixed: a follow-up cycle.
         hashes = await readDocumentHashes(root);
@@ -396,16 +434,20 @@ class BuildRun {
           { followSymlinks: this.#o.config.config.follow_symlinks },
         );
         const fresh = plan.cycle.filter((p) => !attempted.has(p));
-        if (fresh.length === 0 || this.#stop.stopping) break;
+        // Files deleted meanwhile are removed by the follow-up cycle too.
+        if ((fresh.length === 0 && plan.deleted.length === 0) || this.#stop.stopping) break;
         this.#say(
-          `Follow-up cycle: ${count(fresh.length, 'queued document')} found since generation ${this.#state.generation} started; indexing them in generation ${this.#state.generation + 1}.`,
+          `Follow-up cycle: ${count(fresh.length, 'queued document')}${plan.deleted.length > 0 ? ` and ${count(plan.deleted.length, 'deleted document')}` : ''} found since generation ${this.#state.generation} started; syncing them in generation ${this.#state.generation + 1}.`,
         );
-        log.info(`follow-up cycle for queued documents: ${fresh.join(', ')}`);
+        log.info(
+          `follow-up cycle for queued documents: ${[...fresh, ...plan.deleted.map((p) => `${p} (deleted)`)].join(', ')}`,
+        );
         await this.#startCycle();
       }
       const seconds = formatSeconds(performance.now() - started);
       log.info(`Build finished in ${seconds} (generation ${this.#state.generation})`);
       this.#say(`Build finished in ${seconds} (generation ${this.#state.generation}).`);
+      this.#o.onReport?.(report);
       return BUILD_EXIT.OK;
     } catch (error) {
       const interrupted = error instanceof InterruptedError || this.#stop.stopping;
@@ -479,7 +521,10 @@ class BuildRun {
   }
 
   /** Runs `current_state` and commits it; returns the paths the Document pipeline attempted. */
-  async #runStage(plan: DiscoveryPlan, hashes: DocumentHashes): Promise<{ attempted: string[] }> {
+  async #runStage(
+    plan: DiscoveryPlan,
+    hashes: DocumentHashes,
+  ): Promise<{ attempted: string[]; sync?: CycleSync }> {
     const { root, log, config } = this.#o;
     this.#stop.check();
     const name = this.#state.current_state as StageName;
@@ -526,6 +571,6 @@ class BuildRun {
     progress.finish(formatSeconds(ms), result.summary);
     for (const s of result.skipped ?? []) log.warn(`skipped ${s.path}: ${s.reason}`);
     hooks.afterStage?.(name);
-    return { attempted: result.attempted ?? [] };
+    return { attempted: result.attempted ?? [], sync: result.sync };
   }
 }

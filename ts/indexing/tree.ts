@@ -42,32 +42,29 @@ export function count(n: number, singular: string, plural = `${singular}s`): str
 export const REBUILD_HINT =
   'rebuild from scratch with `noderag build -f <folder> --rebuild` (it keeps the model replies in cache/response_cache/)';
 
-/** The warning of §3.1 for changed and deleted indexed documents, or null when there are none. */
-export function changedDeletedWarning(changed: number, deleted: number): string | null {
+/**
+ * The note of §3.1 for changed and deleted indexed documents, or null when there are none:
+ * what the sync does with them (docs/method.md §4.5).
+ */
+export function changedDeletedNote(changed: number, deleted: number): string | null {
   if (changed === 0 && deleted === 0) return null;
-  return (
-    `${count(changed, 'indexed document')} changed and ${deleted} ${deleted === 1 ? 'was' : 'were'} deleted since they were indexed. ` +
-    'This version does not update or remove indexed content; their old content stays searchable. ' +
-    `Restore the files, or ${REBUILD_HINT}.`
-  );
+  const parts: string[] = [];
+  if (changed > 0) {
+    parts.push(
+      `${count(changed, 'changed document')} ${changed === 1 ? 'is' : 'are'} indexed again (the old version is removed; unchanged chunks are kept)`,
+    );
+  }
+  if (deleted > 0) {
+    parts.push(
+      `${count(deleted, 'deleted document')} ${deleted === 1 ? 'is' : 'are'} removed from the index`,
+    );
+  }
+  return `${parts.join('; ')}.`;
 }
 
-/**
- * What "nothing to do" means. With changed or deleted documents reported just above, a
- * bare "up to date" would read as if they had been handled, so it says what was kept.
- */
-export function upToDateMessage(plan: Pick<DiscoveryPlan, 'changed' | 'deleted'>): string {
-  const changed = plan.changed.length;
-  const deleted = plan.deleted.length;
-  if (changed === 0 && deleted === 0) return MESSAGES.upToDate;
-  const parts = [
-    changed > 0 ? `${count(changed, 'changed document')}` : '',
-    deleted > 0 ? `${count(deleted, 'deleted document')}` : '',
-  ].filter(Boolean);
-  return (
-    `No new documents to index; the index was left as it is. The ${parts.join(' and ')} listed above ` +
-    `still ${changed + deleted === 1 ? 'has its' : 'have their'} old content in it (see the warning).`
-  );
+/** What "nothing to do" means: nothing new, changed or deleted since the last build. */
+export function upToDateMessage(): string {
+  return MESSAGES.upToDate;
 }
 
 /** "2 hidden, 1 unsupported type", in the order of SKIP_KIND_LABELS. */
@@ -102,12 +99,18 @@ export interface BuildOutlook {
  * Decide the outlook (run algorithm, steps 4–5). A project never built and with nothing to
  * index has no work; the caller turns that into the "no supported documents" error.
  */
-export function buildOutlook(state: BuildState, plan: Pick<DiscoveryPlan, 'cycle'>): BuildOutlook {
+export function buildOutlook(
+  state: BuildState,
+  plan: Pick<DiscoveryPlan, 'cycle' | 'deleted'>,
+): BuildOutlook {
   if (isCycleUnfinished(state)) {
     const queued = isCycleDocumentSetFixed(state) ? [...plan.cycle] : [];
     return { hasWork: true, startsCycle: false, view: state, queued };
   }
-  if (plan.cycle.length === 0) return { hasWork: false, startsCycle: false, view: state, queued: [] };
+  // Deleted documents alone are work too: the cycle removes them.
+  if (plan.cycle.length === 0 && plan.deleted.length === 0) {
+    return { hasWork: false, startsCycle: false, view: state, queued: [] };
+  }
   return { hasWork: true, startsCycle: true, view: startCycle(state), queued: [] };
 }
 
@@ -197,8 +200,8 @@ export function renderStateTree(input: TreeInput): string {
     );
     lines.push(`  ${formatNameList(plan.skipped.map((s) => `${s.path} (${s.reason})`))}`);
   }
-  const warning = changedDeletedWarning(plan.changed.length, plan.deleted.length);
-  if (warning) lines.push(`Warning: ${warning}`);
+  const note = changedDeletedNote(plan.changed.length, plan.deleted.length);
+  if (note) lines.push(outlook.queued.length > 0 ? `Sync (follow-up cycle): ${note}` : `Sync: ${note}`);
   if (input.cache) {
     lines.push(
       `Response cache: ${fmt(input.cache.replies)} replies, ${fmt(input.cache.embeddings)} embeddings`,

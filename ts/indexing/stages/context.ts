@@ -47,6 +47,21 @@ export interface StageResult {
   skipped?: { path: string; reason: string }[];
   /** Input paths this cycle tried to index (Document pipeline); a follow-up cycle skips them. */
   attempted?: string[];
+  /** What the Document pipeline changed in the document set (runBuild's report). */
+  sync?: CycleSync;
+}
+
+/** One cycle's changes to the document set and the chunks and nodes they removed. */
+export interface CycleSync {
+  added: string[];
+  changed: string[];
+  deleted: string[];
+  renamed: { path: string; from: string }[];
+  /** Ids of removed chunks, semantic units, entities and relationships. */
+  removedChunks: string[];
+  removedUnits: string[];
+  removedEntities: string[];
+  removedRelationships: string[];
 }
 
 type StageRunner = (ctx: StageContext) => Promise<StageResult>;

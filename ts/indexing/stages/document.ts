@@ -10,16 +10,19 @@
  * left out of document_hash.json, so the next build retries it.
  */
 import { NodeRagError } from '../../errors.js';
+import { serializeDecompositions } from '../../index-io/decomposition.js';
 import { TABLES } from '../../index-io/tables.js';
+import { type PruneResult, pruneChunks } from '../../model/prune.js';
 import type { DocumentRow, TextRow } from '../../model/types.js';
-import { INFO_FILES } from '../../project/layout.js';
+import { CACHE_FILES, INFO_FILES } from '../../project/layout.js';
 import { textId } from '../../text/index.js';
 import { compareCodePoints } from '../discover.js';
 import { documentFormat, type ExtractedDocument, extractFiles } from '../extract.js';
-import { serializeDocumentHashes, withCycleDocuments } from '../info-files.js';
+import { type DocumentHashes, serializeDocumentHashes, withCycleDocuments } from '../info-files.js';
 import { count } from '../tree.js';
 import type { StageContext, StageResult } from './context.js';
-import { chunkDocument } from './core.js';
+import { chunkDocument, textOps } from './core.js';
+import { stageGraphTables } from './graph.js';
 
 /** Number of Unicode code points (char_count counts characters, not UTF-16 units). */
 function codePoints(s: string): number {
@@ -36,6 +39,14 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
   const chunkSize = ctx.config.config.chunk_size;
   const documents = await ctx.index.documents();
   const texts = await ctx.index.texts();
+  // Rows as committed: a copy of a changed document's old content copies the old row.
+  const previous = [...documents];
+
+  // Deleted and changed paths: their rows go (a changed path is added again below).
+  const removedPaths = new Set([...plan.deleted, ...plan.changed]);
+  for (let i = documents.length - 1; i >= 0; i--) {
+    if (removedPaths.has(documents[i]!.path)) documents.splice(i, 1);
+  }
 
   // Renamed paths: the row moves with its content.
   for (const r of plan.renamed) {
@@ -51,7 +62,7 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
   // Copies of indexed documents reuse their rows' chunks; everything else is extracted.
   const sourceRow = (path: string): DocumentRow | undefined => {
     const of = duplicateOf.get(path);
-    return of === undefined ? undefined : documents.find((d) => d.path === of);
+    return of === undefined ? undefined : previous.find((d) => d.path === of);
   };
   const toExtract = plan.files.filter((f) => adds.includes(f.path) && sourceRow(f.path) === undefined);
   ctx.progress.begin(toExtract.length, 'documents');
@@ -133,16 +144,85 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
     );
   }
 
-  const hashes = withCycleDocuments(ctx.hashes, added, plan.renamed);
+  // Chunks no document lists any more leave the index with what only they support.
+  const pruned = removedPaths.size > 0 ? await pruneUnlisted(ctx, documents) : null;
+
+  const kept: DocumentHashes = Object.assign(Object.create(null), ctx.hashes);
+  for (const path of removedPaths) delete kept[path];
+  const hashes = withCycleDocuments(kept, added, plan.renamed);
   await ctx.out.table(TABLES.documents, documents);
   await ctx.out.table(TABLES.text, texts.values(), ctx.config.config.dim);
   await ctx.out.file(INFO_FILES.documentHash, serializeDocumentHashes(hashes));
 
   for (const s of skipped) ctx.progress.note(`skipped ${s.path}: ${s.reason}`);
+  const changedPaths = new Set(plan.changed);
+  const addedCount = added.filter((a) => !changedPaths.has(a.path)).length;
+  const removedSummary =
+    removedPaths.size > 0 ? `, ${plan.changed.length} changed, ${plan.deleted.length} deleted` : '';
+  const prunedSummary = pruned
+    ? `, ${count(pruned.removed.text.length, 'chunk')} removed (${count(pruned.removed.semantic_unit.length, 'unit')}, ${count(pruned.removed.entity.length, 'entity', 'entities')}, ${count(pruned.removed.relationship.length, 'relationship')})`
+    : '';
   return {
-    counts: { items: added.length + plan.renamed.length, drops: skipped.length },
-    summary: `${count(added.length, 'document')} added, ${plan.renamed.length} renamed, ${skipped.length} skipped; ${count(newChunks, 'new chunk')}, ${sharedChunks} shared`,
+    counts: { items: added.length + plan.renamed.length + plan.deleted.length, drops: skipped.length },
+    summary: `${count(addedCount, 'document')} added, ${plan.renamed.length} renamed${removedSummary}, ${skipped.length} skipped; ${count(newChunks, 'new chunk')}, ${sharedChunks} shared${prunedSummary}`,
     skipped,
     attempted: [...plan.cycle],
+    sync: {
+      added: added.filter((a) => !changedPaths.has(a.path)).map((a) => a.path),
+      changed: [...plan.changed],
+      deleted: [...plan.deleted],
+      renamed: plan.renamed.map((r) => ({ ...r })),
+      removedChunks: pruned?.removed.text ?? [],
+      removedUnits: pruned?.removed.semantic_unit ?? [],
+      removedEntities: pruned?.removed.entity ?? [],
+      removedRelationships: pruned?.removed.relationship ?? [],
+    },
   };
+}
+
+/**
+ * Removes the chunks no document lists (docs/method.md §4.5) and everything only they
+ * support (ts/model/prune.ts), and stages every table that changed. A kept chunk whose
+ * document was removed moves to the first remaining document that lists it.
+ */
+async function pruneUnlisted(ctx: StageContext, documents: readonly DocumentRow[]): Promise<PruneResult> {
+  const texts = await ctx.index.texts();
+  const listedBy = new Map<string, DocumentRow>();
+  for (const d of [...documents].sort((a, b) => a.docId - b.docId)) {
+    for (const id of d.textHashIds) if (!listedBy.has(id)) listedBy.set(id, d);
+  }
+  const docIds = new Set(documents.map((d) => d.docId));
+  const unlisted = new Set<string>();
+  for (const [id, t] of texts) {
+    const owner = listedBy.get(id);
+    if (!owner) unlisted.add(id);
+    else if (!docIds.has(t.docId)) {
+      t.docId = owner.docId;
+      t.docHashId = owner.docHashId;
+      t.chunkIndex = owner.textHashIds.indexOf(id);
+    }
+  }
+  const tables = {
+    texts,
+    units: await ctx.index.units(),
+    entities: await ctx.index.entities(),
+    relationships: await ctx.index.relationships(),
+    attributes: await ctx.index.attributes(),
+    elements: await ctx.index.elements(),
+    titles: await ctx.index.titles(),
+    decompositions: await ctx.index.decompositions(),
+  };
+  const graph = await ctx.index.graph();
+  const result = pruneChunks(unlisted, tables, graph, ctx.g, textOps);
+  if (unlisted.size === 0 && result.changed === 0) return result;
+  const dim = ctx.config.config.dim;
+  await ctx.out.file(CACHE_FILES.textDecomposition, serializeDecompositions(tables.decompositions.values()));
+  await ctx.out.table(TABLES.units, tables.units.values(), dim);
+  await ctx.out.table(TABLES.entities, tables.entities.values());
+  await ctx.out.table(TABLES.relationships, tables.relationships.values());
+  await ctx.out.table(TABLES.attributes, tables.attributes.values(), dim);
+  await ctx.out.table(TABLES.elements, tables.elements.values(), dim);
+  await ctx.out.table(TABLES.titles, tables.titles.values());
+  await stageGraphTables(ctx.index, ctx.out);
+  return result;
 }

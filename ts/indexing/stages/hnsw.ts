@@ -3,7 +3,8 @@
  * high_level_element vectors, and the similarity edges exported from its layer 0.
  *
  * Labels are given in order (type order, then number) to vectors not yet indexed; a
- * regenerated attribute's old label is retired and its new vector gets a new label. The
+ * regenerated attribute's old label is retired and its new vector gets a new label; the label
+ * of a node no longer in the index (a removed chunk and what only it supported) is retired. The
  * index is rebuilt from the stored vectors (labels from 0) when more than 20 % of labels
  * would be retired, when HNSW.bin or id_map is unusable, or when space, m or ef changed.
  *
@@ -232,6 +233,10 @@ export async function hnswStage(ctx: StageContext): Promise<StageResult> {
         fresh.push(n);
       }
     }
+    // Nodes removed from the index (deleted or changed documents, docs/method.md §4.5).
+    const present = new Set(nodes.map((n) => n.id));
+    for (const row of active.values()) if (!present.has(row.node)) toRetire.push(row);
+    toRetire.sort((p, q) => p.label - q.label);
     const retiredTotal = idMap.filter((r) => r.retired).length + toRetire.length;
     if (retiredTotal / (idMap.length + fresh.length) > RETIRED_REBUILD_FRACTION) {
       rebuildReason = `${retiredTotal} of ${idMap.length + fresh.length} labels would be retired (more than 20 %)`;

@@ -1,0 +1,266 @@
+/**
+ * The index follows its input folder (docs/method.md §4.5): after adds, edits, deletes and
+ * renames, the text, semantic-unit, entity and relationship tables and the base-graph edges
+ * equal those of a clean build of the final folder, and nothing of a deleted document or a
+ * removed chunk is left to retrieve. Offline (`local` provider), builds run in process.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterAll, describe, expect, it } from 'vitest';
+import { NodeConfig } from '../../ts/config/node-config.js';
+import { IndexData } from '../../ts/index-io/index-data.js';
+import { type BuildReport, runBuild } from '../../ts/indexing/pipeline.js';
+import { NodeSearch } from '../../ts/search/node-search.js';
+import { createProject, type Project, REPO_ROOT } from '../helpers/project.js';
+
+const DIM = 64;
+const BASE = new Set(['semantic_unit', 'entity', 'relationship']);
+
+function exampleFiles(): Record<string, string> {
+  const dir = join(REPO_ROOT, 'examples', 'observatory', 'input');
+  const files: Record<string, string> = {};
+  for (const f of readdirSync(dir).sort()) files[f] = readFileSync(join(dir, f), 'utf8');
+  return files;
+}
+
+const projects: Project[] = [];
+async function project(files: Record<string, string>, chunkSize = 64): Promise<Project> {
+  const p = await createProject({ files, config: { chunk_size: chunkSize, dim: DIM } });
+  projects.push(p);
+  return p;
+}
+afterAll(async () => {
+  for (const p of projects) await p.remove();
+});
+
+async function build(root: string): Promise<{ code: number; out: string; report: BuildReport | null }> {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  stdout.on('data', (d) => {
+    out += d;
+  });
+  stderr.on('data', (d) => {
+    out += d;
+  });
+  let report: BuildReport | null = null;
+  const code = await runBuild({
+    folder: root,
+    yes: true,
+    handleSignals: false,
+    stdout,
+    stderr,
+    onReport: (r) => {
+      report = r;
+    },
+  });
+  return { code, out, report };
+}
+
+const sorted = <T>(xs: Iterable<T>) => [...xs].sort();
+
+/** The content of the four tables and the base graph, without numbers and generations. */
+async function comparable(root: string) {
+  const index = new IndexData(root, DIM);
+  const texts = await index.texts();
+  const units = await index.units();
+  const entities = await index.entities();
+  const relationships = await index.relationships();
+  const graph = await index.graph();
+  const baseNodes = [...graph.nodes].filter(([, n]) => BASE.has(n.type));
+  return {
+    text: sorted([...texts.values()].map((t) => `${t.hashId} ${t.context}`)),
+    units: sorted(
+      [...units.values()].map((u) => JSON.stringify([u.hashId, u.context, u.weight, sorted(u.textHashIds)])),
+    ),
+    entities: sorted([...entities.values()].map((e) => JSON.stringify([e.hashId, e.context, e.weight]))),
+    relationships: sorted(
+      [...relationships.values()].map((r) =>
+        JSON.stringify([r.hashId, r.uniqueRelationship, r.weight, sorted(r.relations)]),
+      ),
+    ),
+    baseNodes: sorted(baseNodes.map(([id, n]) => `${id} ${n.type} ${n.weight}`)),
+    baseEdges: sorted(
+      [...graph.edges.values()]
+        .filter(
+          (e) =>
+            BASE.has(graph.nodes.get(e.source)?.type ?? '') &&
+            BASE.has(graph.nodes.get(e.target)?.type ?? ''),
+        )
+        .map((e) => `${e.source} ${e.target} ${e.weight}`),
+    ),
+  };
+}
+
+/** Every node id of the committed index (tables and graph) and the active vector labels. */
+async function indexIds(root: string) {
+  const index = new IndexData(root, DIM);
+  const ids = new Set<string>();
+  for (const m of [
+    await index.texts(),
+    await index.units(),
+    await index.entities(),
+    await index.relationships(),
+    await index.attributes(),
+    await index.elements(),
+    await index.titles(),
+  ])
+    for (const id of m.keys()) ids.add(id);
+  const graph = await index.graph();
+  const active = (await index.idMap()).filter((r) => !r.retired).map((r) => r.node);
+  return { ids, graphNodes: new Set(graph.nodes.keys()), graph, active };
+}
+
+/** Edits one sentence of a text: the first sentence that contains `word`. */
+function editSentence(text: string, word: string, replacement: string): string {
+  const i = text.indexOf(word);
+  expect(i).toBeGreaterThan(0);
+  const end = text.indexOf('.', i);
+  return `${text.slice(0, i)}${replacement}${text.slice(end)}`;
+}
+
+describe('build syncs the index to its input folder', () => {
+  it('adds, edits, deletes and renames: tables and base edges equal a clean build; nothing removed is retrievable', async () => {
+    const all = exampleFiles();
+    const names = Object.keys(all);
+    const initial = Object.fromEntries(names.slice(0, 7).map((n) => [n, all[n]!]));
+    const p = await project(initial);
+    const first = await build(p.root);
+    expect(first.code, first.out).toBe(0);
+    const before = new IndexData(p.root, DIM);
+    const textsBefore = new Map([...(await before.texts())].map(([id, t]) => [id, t.context]));
+    const unitsBefore = new Map([...(await before.units())].map(([id, u]) => [id, u.context]));
+
+    // Step 1: edit one sentence, delete one file, rename one, add one.
+    const [a, b, c, d] = [names[1]!, names[2]!, names[3]!, names[7]!];
+    const edited = editSentence(all[a]!, 'Okafor is best known', 'Okafor is remembered for her comet survey');
+    await p.writeInput(a, edited);
+    await p.removeInput(b);
+    await rename(p.path('input', c), p.path('input', `moved-${c}`));
+    await p.writeInput(d, all[d]!);
+    const sync = await build(p.root);
+    expect(sync.code, sync.out).toBe(0);
+    expect(sync.out).toContain(`changed: ${a}`);
+    expect(sync.out).toContain(`deleted: ${b}`);
+    expect(sync.out).toContain(`renamed: ${c} → moved-${c}`);
+    expect(sync.out).toMatch(
+      /Sync: 1 changed document is indexed again .*; 1 deleted document is removed from the index\./,
+    );
+    const report = sync.report!;
+    expect(report.added).toEqual([d]);
+    expect(report.changed).toEqual([a]);
+    expect(report.deleted).toEqual([b]);
+    expect(report.renamed).toEqual([{ path: `moved-${c}`, from: c }]);
+    expect(report.removedChunks.length).toBeGreaterThan(0);
+    expect(report.removedUnits.length).toBeGreaterThan(0);
+    // A changed document keeps its unchanged chunks: only the edited one is new.
+    const after1 = await new IndexData(p.root, DIM).texts();
+    const keptOfA = [...after1.values()].filter((t) => edited.includes(t.context) && t.generation === 1);
+    expect(keptOfA.length).toBeGreaterThan(0);
+
+    // Step 2: edit the edited file again, delete the added one, a copy of a file whose
+    // original is then deleted (a rename), and a new file.
+    await p.writeInput(a, editSentence(edited, 'studied mathematics', 'studied physics in Manchester'));
+    await p.removeInput(d);
+    await p.writeInput('copy.md', all[names[0]!]!);
+    await p.removeInput(names[0]!);
+    await p.writeInput(names[8]!, all[names[8]!]!);
+    const sync2 = await build(p.root);
+    expect(sync2.code, sync2.out).toBe(0);
+    expect(sync2.report!.deleted).toEqual([d]);
+    expect(sync2.report!.renamed).toEqual([{ path: 'copy.md', from: names[0]! }]);
+
+    // Step 3: nothing changed: up to date.
+    const idle = await build(p.root);
+    expect(idle.code).toBe(0);
+    expect(idle.out).toContain('Index is up to date.');
+
+    // A clean build of the final folder.
+    const finalFiles: Record<string, string> = {};
+    for (const f of readdirSync(p.path('input')).sort())
+      finalFiles[f] = readFileSync(p.path('input', f), 'utf8');
+    const q = await project(finalFiles);
+    const clean = await build(q.root);
+    expect(clean.code, clean.out).toBe(0);
+    const mine = await comparable(p.root);
+    const theirs = await comparable(q.root);
+    expect(mine.text).toEqual(theirs.text);
+    expect(mine.units).toEqual(theirs.units);
+    expect(mine.entities).toEqual(theirs.entities);
+    expect(mine.relationships).toEqual(theirs.relationships);
+    expect(mine.baseNodes).toEqual(theirs.baseNodes);
+    expect(mine.baseEdges).toEqual(theirs.baseEdges);
+
+    // Nothing removed is left: no row, no graph node, no edge, no active vector.
+    const finalTexts = new Set(mine.text.map((t) => t.slice(0, t.indexOf(' '))));
+    const removedChunks = [...textsBefore.keys()].filter((id) => !finalTexts.has(id));
+    expect(removedChunks.length).toBeGreaterThan(0);
+    const { ids, graphNodes, graph, active } = await indexIds(p.root);
+    const removed = new Set([
+      ...removedChunks,
+      ...report.removedUnits,
+      ...report.removedEntities,
+      ...report.removedRelationships,
+    ]);
+    for (const id of removed) {
+      if (ids.has(id)) continue; // re-added by step 2 (e.g. the copied file's chunks)
+      expect(graphNodes.has(id), id).toBe(false);
+      expect(active.includes(id), id).toBe(false);
+    }
+    for (const e of graph.edges.values()) {
+      expect(graphNodes.has(e.source) && graphNodes.has(e.target), `${e.source}—${e.target}`).toBe(true);
+    }
+    for (const id of active) expect(ids.has(id), id).toBe(true);
+    for (const id of graphNodes) expect(ids.has(id), id).toBe(true);
+
+    // Retrieval: questions made of the removed chunks' sentences and units never bring
+    // their text back.
+    const removedTexts = removedChunks.filter((id) => !ids.has(id)).map((id) => textsBefore.get(id)!);
+    const removedUnitTexts = [...unitsBefore]
+      .filter(([id]) => !ids.has(id))
+      .map(([, text]) => text)
+      .filter((t) => !removedTexts.some((r) => r.includes(t)) || true);
+    expect(removedTexts.length).toBeGreaterThan(0);
+    const questions = [
+      ...removedTexts.flatMap((t) => t.split(/(?<=\.)\s+/).slice(0, 3)),
+      ...removedUnitTexts.slice(0, 20),
+      'Who was Edith Pryce?',
+      'What is Okafor best known for?',
+      'Where was Margaret Okafor born?',
+    ];
+    const search = new NodeSearch(NodeConfig.fromMainFolder(p.root, { env: {} }));
+    try {
+      for (const question of questions) {
+        const r = await search.search(question);
+        for (const item of r.items) {
+          expect(ids.has(item.id), `${question}: ${item.id}`).toBe(true);
+          expect(removedTexts.includes(item.text), question).toBe(false);
+          expect(removedUnitTexts.includes(item.text), question).toBe(false);
+        }
+        for (const t of removedTexts) expect(r.retrievalInfo.includes(t), question).toBe(false);
+      }
+    } finally {
+      search.close();
+    }
+  }, 120_000);
+
+  it('deleting every document but one leaves an index of that one', async () => {
+    const all = exampleFiles();
+    const names = Object.keys(all).slice(0, 3);
+    const p = await project(Object.fromEntries(names.map((n) => [n, all[n]!])));
+    expect((await build(p.root)).code).toBe(0);
+    await rm(p.path('input', names[0]!));
+    await rm(p.path('input', names[1]!));
+    const sync = await build(p.root);
+    expect(sync.code, sync.out).toBe(0);
+    expect(sync.report!.deleted).toEqual([names[0], names[1]]);
+    const q = await project({ [names[2]!]: all[names[2]!]! });
+    expect((await build(q.root)).code).toBe(0);
+    expect(await comparable(p.root)).toEqual(await comparable(q.root));
+    const docs = await new IndexData(p.root, DIM).documents();
+    expect(docs.map((d) => d.path)).toEqual([names[2]]);
+    expect(await p.readJson('info/document_hash.json')).toEqual(await q.readJson('info/document_hash.json'));
+  }, 60_000);
+});
