@@ -56,8 +56,22 @@ function loadAddon(): NativeAddon {
   return require(file) as NativeAddon;
 }
 
-/** The raw addon. Prefer the wrapper classes (ts/vector/, ts/store/, …) over calling it directly. */
-export const native: NativeAddon = loadAddon();
+let addon: NativeAddon | undefined;
+
+function loaded(): NativeAddon {
+  if (addon === undefined) addon = loadAddon();
+  return addon;
+}
+
+/**
+ * The raw addon. Prefer the wrapper classes (ts/vector/, ts/store/, …) over calling it directly.
+ * Loaded on first use, so that importing a module that can call it (the config, the CLI's
+ * usage, the unit tests) does not need the native build.
+ */
+export const native: NativeAddon = new Proxy({} as NativeAddon, {
+  get: (_target, key) => Reflect.get(loaded(), key),
+  has: (_target, key) => key in loaded(),
+});
 
 /**
  * Stable native error codes (bindings/src/error.rs `codes`). tests/native/error-codes.test.ts

@@ -1,25 +1,21 @@
 /**
  * ts/eval without an index: the questions file, `--set` parsing, supporting-entry
- * resolution, scoring and the naive budget fill.
+ * resolution and scoring (the naive budget fill, which needs the addon, is in
+ * tests/native/eval-naive.test.ts).
  */
 import { describe, expect, it } from 'vitest';
 import {
-  type Chunk,
   containsAnswer,
-  fillBudget,
   isYesNo,
   parseQuestions,
   parseSetting,
   parseSettings,
   QuestionsFileError,
-  rankChunks,
   resolveSupporting,
   SettingError,
   scoreContext,
   summarise,
-  topK,
 } from '../../ts/eval/index.js';
-import { countTokens } from '../../ts/text/index.js';
 
 describe('questions file', () => {
   it('reads one question per line, skipping blank lines, ignoring other keys', () => {
@@ -113,34 +109,5 @@ describe('scoring', () => {
     expect(s).toEqual({ answer: true, yesNo: false, support: 2, supportChunk: 1, gold: 4, tokens: 9 });
     const sum = summarise([s, { ...s, answer: false, support: 0, supportChunk: 0, gold: 0, tokens: 1 }]);
     expect(sum).toMatchObject({ questions: 2, answer: 0.5, support: 0.5, bothSupport: 0, tokens: 5 });
-  });
-});
-
-describe('naive baseline', () => {
-  const chunk = (id: string, text: string, v: number[]): Chunk => ({
-    id,
-    text,
-    document: `${id}.md`,
-    vector: Float32Array.from(v),
-  });
-  const chunks = [
-    chunk('a', 'Alpha paragraph about the observatory founder Margaret Okafor and her catalogue.', [1, 0]),
-    chunk('b', 'Beta paragraph about the railway that reached Eastmere in 1884.', [0, 1]),
-    chunk('c', 'Gamma paragraph, halfway between.', [0.7, 0.7]),
-  ];
-
-  it('ranks by exact distance, fills whole chunks, cuts the last one at the budget', () => {
-    const ranking = rankChunks(chunks, Float32Array.from([1, 0.1]), 'cosine');
-    expect(ranking).toEqual([0, 2, 1]);
-    const two = topK(chunks, ranking, 2);
-    const budget = countTokens(two.context) + 5;
-    const filled = fillBudget(chunks, ranking, budget);
-    expect(countTokens(filled.context)).toBeLessThanOrEqual(budget);
-    expect(filled.items.map((i) => [i.id, i.partial])).toEqual([
-      ['a', false],
-      ['c', false],
-      ['b', true],
-    ]);
-    expect(filled.items[2]!.text.length).toBeLessThan(chunks[1]!.text.length);
   });
 });
