@@ -29,7 +29,7 @@ export {
 } from './config/index.js';
 export * from './errors.js';
 export * as graph from './graph/index.js';
-export { type BuildOptions, runBuild } from './indexing/pipeline.js';
+export { type BuildOptions, type BuildReport, runBuild } from './indexing/pipeline.js';
 export {
   BUILD_RETRY_POLICY,
   type CreateProvidersOptions,

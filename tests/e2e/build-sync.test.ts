@@ -4,14 +4,16 @@
  * equal those of a clean build of the final folder, and nothing of a deleted document or a
  * removed chunk is left to retrieve. Offline (`local` provider), builds run in process.
  */
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
+import { readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { NodeConfig } from '../../ts/config/node-config.js';
 import { IndexData } from '../../ts/index-io/index-data.js';
 import { type BuildReport, runBuild } from '../../ts/indexing/pipeline.js';
+import { STAGES } from '../../ts/project/state.js';
 import { NodeSearch } from '../../ts/search/node-search.js';
 import { createProject, type Project, REPO_ROOT } from '../helpers/project.js';
 
@@ -263,4 +265,89 @@ describe('build syncs the index to its input folder', () => {
     expect(docs.map((d) => d.path)).toEqual([names[2]]);
     expect(await p.readJson('info/document_hash.json')).toEqual(await q.readJson('info/document_hash.json'));
   }, 60_000);
+});
+
+const INDEX_FILES = [
+  'documents.parquet',
+  'text.parquet',
+  'semantic_units.parquet',
+  'entities.parquet',
+  'relationship.parquet',
+  'attributes.parquet',
+  'high_level_elements.parquet',
+  'high_level_elements_titles.parquet',
+  'graph_nodes.parquet',
+  'graph_edges.parquet',
+  'hnsw_graph.parquet',
+  'id_map.parquet',
+  'HNSW.bin',
+  'text_decomposition.jsonl',
+];
+
+/** SHA-256 of every index file. */
+async function fingerprints(p: Project): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const f of INDEX_FILES) {
+    out[f] = createHash('sha256')
+      .update(await readFile(p.path('cache', f)))
+      .digest('hex');
+  }
+  out['document_hash.json'] = createHash('sha256')
+    .update(await readFile(p.path('info', 'document_hash.json')))
+    .digest('hex');
+  return out;
+}
+
+describe('a sync killed with SIGKILL', () => {
+  const all = exampleFiles();
+  const names = Object.keys(all);
+  const initial = Object.fromEntries(names.slice(0, 5).map((n) => [n, all[n]!]));
+
+  /** A built project, then an edit, a deletion, a rename and an addition in input/. */
+  async function prepared(): Promise<{ p: Project; before: Record<string, string> }> {
+    const p = await project(initial);
+    expect((await build(p.root)).code).toBe(0);
+    const before = await fingerprints(p);
+    await p.writeInput(
+      names[1]!,
+      editSentence(all[names[1]!]!, 'Okafor is best known', 'Okafor is remembered for comets'),
+    );
+    await p.removeInput(names[2]!);
+    await rename(p.path('input', names[3]!), p.path('input', 'moved.md'));
+    await p.writeInput(names[6]!, all[names[6]!]!);
+    return { p, before };
+  }
+
+  let reference: Promise<Record<string, string>> | undefined;
+  function uninterrupted(): Promise<Record<string, string>> {
+    reference ??= (async () => {
+      const { p } = await prepared();
+      const r = await build(p.root);
+      expect(r.code, r.out).toBe(0);
+      return fingerprints(p);
+    })();
+    return reference;
+  }
+
+  it('before its first commit point leaves the previous index as it was; the re-run finishes it', async () => {
+    const { p, before } = await prepared();
+    const killed = await p.buildWithHooks({ crashAt: 'Document pipeline:files-synced' });
+    expect(killed.signal).toBe('SIGKILL');
+    expect(await fingerprints(p)).toEqual(before);
+    const resumed = await p.build();
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(await fingerprints(p)).toEqual(await uninterrupted());
+  }, 60_000);
+
+  for (const point of [...STAGES, 'Document pipeline:manifest-written', 'HNSW pipeline:files-synced']) {
+    it(`at ${point}: the re-run ends with the index of an uninterrupted sync`, async () => {
+      const { p } = await prepared();
+      const killed = await p.buildWithHooks({ crashAt: point });
+      expect(killed.signal).toBe('SIGKILL');
+      const resumed = await p.build();
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.stderr).toBe('');
+      expect(await fingerprints(p)).toEqual(await uninterrupted());
+    }, 60_000);
+  }
 });
