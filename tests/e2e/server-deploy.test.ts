@@ -220,6 +220,55 @@ describe('a server with an API key (NODERAG_API_KEY), sources in every reply', (
     await expect(anonymous.models.list()).rejects.toMatchObject({ status: 401 });
   });
 
+  it('the openai SDK streams a reply and reads its sources from the last chunk', async () => {
+    const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: KEY, maxRetries: 0 });
+    const stream = await client.chat.completions.create({
+      model: basename(root),
+      messages: [{ role: 'user', content: QUESTION }],
+      stream: true,
+    });
+    let text = '';
+    let pieces = 0;
+    let sources: AnswerReply['sources'] | undefined;
+    for await (const chunk of stream) {
+      const piece = chunk.choices[0]?.delta.content;
+      if (piece) {
+        text += piece;
+        pieces++;
+      }
+      if (chunk.choices[0]?.finish_reason === 'stop') sources = (chunk as unknown as AnswerReply).sources;
+    }
+    expect(pieces).toBeGreaterThan(5);
+    expect(text).toMatch(/^Based on the retrieved context:\n- .*Warsaw.*\[\d+\]/);
+    expect(text).toContain('\n\nSources:\n');
+    expect(sources?.find((x) => x.document === 'a.txt')?.cited.length).toBeGreaterThan(0);
+    // The same answer as without streaming.
+    const whole = await client.chat.completions.create({
+      model: basename(root),
+      messages: [{ role: 'user', content: QUESTION }],
+    });
+    expect(text).toBe(whole.choices[0]?.message.content);
+  });
+
+  it('/answer with "stream": true: server-sent events, then the done event with sources', async () => {
+    const res = await post('/answer', { question: QUESTION, stream: true }, KEY);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+    const events = (await res.text())
+      .trim()
+      .split('\n\n')
+      .map(
+        (b) => JSON.parse(b.replace(/^data: /, '')) as { type: string; text?: string } & Partial<AnswerReply>,
+      );
+    const done = events.pop()!;
+    expect(done.type).toBe('done');
+    expect(events.every((e) => e.type === 'delta')).toBe(true);
+    expect(events.map((e) => e.text).join('')).toBe(done.answer);
+    const plain = (await (await post('/answer', { question: QUESTION }, KEY)).json()) as AnswerReply;
+    expect(done.answer).toBe(plain.answer);
+    expect(done.sources).toEqual(plain.sources);
+  });
+
   it('the terminal client sends NODERAG_API_KEY; without it, a clear 401 message', async () => {
     const ok = await runCli(['-f', root, '-q', QUESTION], envWith({ NODERAG_API_KEY: KEY }));
     expect(ok.code, ok.stderr).toBe(0);

@@ -182,6 +182,54 @@ describe('HTTP app (docs/method.md §7.2)', () => {
   });
 });
 
+describe('"stream": true on /answer (issue 16 item 2)', () => {
+  it('sends server-sent events: the answer in pieces, then one done event', async () => {
+    const app = createApp({ engine: fakeEngine() });
+    const res = await post(app, '/answer', JSON.stringify({ question: 'who is there?', stream: true }));
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const text = await res.text();
+    expect(text.endsWith('\n\n')).toBe(true);
+    const events = text
+      .trim()
+      .split('\n\n')
+      .map((block) => {
+        expect(block.startsWith('data: ')).toBe(true);
+        return JSON.parse(block.slice(6)) as { type: string; text?: string };
+      });
+    const deltas = events.filter((e) => e.type === 'delta');
+    expect(deltas.length).toBe(4);
+    expect(deltas.map((d) => d.text).join('')).toBe('ans:who is there? [2]');
+    expect(events[events.length - 1]).toEqual({
+      type: 'done',
+      answer: 'ans:who is there? [2]',
+      sources: SOURCES,
+      citations: CITATIONS,
+      responseTokens: 2,
+      retrievalTokens: 2,
+    });
+    // Errors before the answer keep their status and JSON body.
+    await expectError(await post(app, '/answer', '{"question":"x","stream":"yes"}'), 400, 'invalid_stream');
+    await expectError(await post(app, '/answer', '{"question":"","stream":true}'), 400, 'empty_question');
+    const failing = createApp({
+      engine: fakeEngine({
+        answer: async () => {
+          throw new ProviderError('model down', { provider: 'openai', status: 500, retryable: false });
+        },
+      }),
+      logError: () => {},
+    });
+    await expectError(
+      await post(failing, '/answer', '{"question":"x","stream":true}'),
+      502,
+      'upstream_error',
+    );
+    // "stream": false is the plain JSON reply.
+    const plain = await post(app, '/answer', '{"question":"x","stream":false}');
+    expect(((await plain.json()) as { answer: string }).answer).toBe('ans:x [2]');
+  });
+});
+
 describe('API key and CORS (issue 16 item 4)', () => {
   const KEY = 'k3y-0123456789abcdef';
   const app = createApp({ engine: fakeEngine(), apiKey: KEY, cors: 'https://app.example.com' });

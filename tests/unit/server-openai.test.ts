@@ -88,6 +88,34 @@ describe('/v1 through the openai SDK', () => {
     expect(extra.citations).toEqual(CITATIONS);
   });
 
+  it('streams: the answer in pieces, the source list, sources on the last chunk, usage, [DONE]', async () => {
+    calls.length = 0;
+    const stream = await client.chat.completions.create({
+      model: 'observatory',
+      messages: [{ role: 'user', content: 'Is it open?' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let text = '';
+    const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
+    for await (const chunk of stream) {
+      chunks.push(chunk);
+      text += chunk.choices[0]?.delta.content ?? '';
+    }
+    expect(calls.map((c) => c.question)).toEqual(['Is it open?']);
+    expect(text).toBe('About Is it open?: yes [3].\n\nSources:\n[3] a.md');
+    expect(chunks[0]?.choices[0]?.delta.role).toBe('assistant');
+    // More than one content piece: the answer word by word.
+    expect(chunks.filter((c) => c.choices[0]?.delta.content).length).toBeGreaterThan(4);
+    const stop = chunks.find((c) => c.choices[0]?.finish_reason === 'stop');
+    expect((stop as unknown as { sources: unknown }).sources).toEqual(SOURCES);
+    expect((stop as unknown as { citations: unknown }).citations).toEqual(CITATIONS);
+    const last = chunks[chunks.length - 1]!;
+    expect(last.choices).toEqual([]);
+    expect(last.usage).toEqual({ prompt_tokens: 40, completion_tokens: 5, total_tokens: 45 });
+    expect(new Set(chunks.map((c) => c.id)).size).toBe(1);
+  });
+
   it('the SDK surfaces our errors: wrong key, unknown model, bad messages', async () => {
     const wrong = new OpenAI({
       baseURL: `${server.url}/v1`,
@@ -127,6 +155,13 @@ describe('message validation', () => {
       [{ messages: [{ role: 'user', content: '  ' }] }, 400, 'empty_question', 'empty'],
       [{ model: 'x', messages: [{ role: 'user', content: 'q' }] }, 404, 'model_not_found', '"m"'],
       [{ messages: [{ role: 'user', content: 'q' }], n: 2 }, 400, 'invalid_n', '"n"'],
+      [{ messages: [{ role: 'user', content: 'q' }], stream: 'yes' }, 400, 'invalid_stream', '"stream"'],
+      [
+        { messages: [{ role: 'user', content: 'q' }], stream: true, stream_options: 1 },
+        400,
+        'invalid_stream_options',
+        'include_usage',
+      ],
     ];
     for (const [body, status, code, mentions] of cases) {
       const res = await chat(body);

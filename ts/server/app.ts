@@ -12,6 +12,7 @@ import { corsFor, requireApiKey } from './auth.js';
 import type { SearchEngine } from './engine.js';
 import { errorHandler, HttpError, readJsonObject, withRequestSignal } from './http.js';
 import { openAiRoutes } from './openai-compat.js';
+import { pieces, sseResponse, streamFlag } from './stream.js';
 
 export { MAX_BODY_BYTES, statusFor } from './http.js';
 
@@ -77,9 +78,21 @@ export function createApp(deps: AppDeps): Hono {
     withRequestSignal(c, work, timeoutMs);
 
   app.post('/answer', async (c) => {
-    const q = await readQuestion(c);
+    const body = await readJsonObject(c);
+    const q = validateQuestion(body.question);
+    const stream = streamFlag(body.stream);
     const r = await run(c, (signal) => engine.answer(q, signal));
-    return c.json({ answer: r.response, sources: r.sources ?? [], citations: r.citations ?? [] });
+    const reply = { answer: r.response, sources: r.sources ?? [], citations: r.citations ?? [] };
+    if (!stream) return c.json(reply);
+    return sseResponse([
+      ...pieces(r.response).map((text) => ({ type: 'delta', text })),
+      {
+        type: 'done',
+        ...reply,
+        responseTokens: r.responseTokens,
+        retrievalTokens: r.retrievalTokens,
+      },
+    ]);
   });
 
   app.post('/retrieval', async (c) => {

@@ -7,7 +7,10 @@
  *   the `user`/`assistant` turns before it are passed to the model as the conversation
  *   (client `system`/`developer` messages are not: the answer prompt is ours). The reply is a
  *   `chat.completion` whose text ends with the numbered source list, with the structured
- *   `sources` and `citations` (as `/answer` gives them) as extra top-level fields.
+ *   `sources` and `citations` (as `/answer` gives them) as extra top-level fields. With
+ *   `"stream": true` the same as `chat.completion.chunk` events (./stream.ts): the answer in
+ *   pieces, the source list, a last chunk with `finish_reason: "stop"` and the extra fields,
+ *   the usage chunk when `stream_options.include_usage`, then `[DONE]`.
  *
  * Errors keep the server's `{"error": {"code", "message"}}` shape, which the SDK reads.
  */
@@ -17,6 +20,7 @@ import { validateQuestion } from '../search/question.js';
 import { sourceList } from '../search/sources.js';
 import type { AnswerOptions, SearchEngine } from './engine.js';
 import { HttpError, readJsonObject, withRequestSignal } from './http.js';
+import { pieces, sseResponse, streamFlag } from './stream.js';
 
 export interface OpenAiDeps {
   engine: SearchEngine;
@@ -112,13 +116,8 @@ export function openAiRoutes(deps: OpenAiDeps): Hono {
     if (body.model !== undefined && body.model !== modelName) {
       throw modelNotFound(String(body.model), modelName);
     }
-    if (body.stream === true) {
-      throw new HttpError(
-        400,
-        'stream_unsupported',
-        '"stream": true is not supported yet; send "stream": false',
-      );
-    }
+    const stream = streamFlag(body.stream);
+    const includeUsage = stream && usageRequested(body.stream_options);
     if (body.n !== undefined && body.n !== 1) throw new HttpError(400, 'invalid_n', '"n" must be 1');
     const { question, history } = questionAndHistory(body.messages);
     const options: AnswerOptions = history.length > 0 ? { history } : {};
@@ -126,24 +125,64 @@ export function openAiRoutes(deps: OpenAiDeps): Hono {
     const sources = r.sources ?? [];
     const citations = r.citations ?? [];
     const list = sourceList(sources, citations);
-    const content = list === '' ? r.response : `${r.response}\n\nSources:\n${list}`;
+    const tail = list === '' ? '' : `\n\nSources:\n${list}`;
+    const id = `chatcmpl-${randomUUID()}`;
+    const created = Math.floor(Date.now() / 1000);
+    const usage = {
+      prompt_tokens: r.retrievalTokens,
+      completion_tokens: r.responseTokens,
+      total_tokens: r.retrievalTokens + r.responseTokens,
+    };
+    if (stream) {
+      const chunk = (delta: Record<string, string>, finish: string | null, extra: object = {}) => ({
+        id,
+        object: 'chat.completion.chunk',
+        created,
+        model: modelName,
+        choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+        ...extra,
+      });
+      return sseResponse([
+        chunk({ role: 'assistant', content: '' }, null),
+        ...pieces(r.response).map((content) => chunk({ content }, null)),
+        ...(tail === '' ? [] : [chunk({ content: tail }, null)]),
+        chunk({}, 'stop', { sources, citations }),
+        ...(includeUsage
+          ? [{ id, object: 'chat.completion.chunk', created, model: modelName, choices: [], usage }]
+          : []),
+        '[DONE]',
+      ]);
+    }
     return c.json({
-      id: `chatcmpl-${randomUUID()}`,
+      id,
       object: 'chat.completion',
-      created: Math.floor(Date.now() / 1000),
+      created,
       model: modelName,
-      choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop', logprobs: null }],
-      usage: {
-        prompt_tokens: r.retrievalTokens,
-        completion_tokens: r.responseTokens,
-        total_tokens: r.retrievalTokens + r.responseTokens,
-      },
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: r.response + tail },
+          finish_reason: 'stop',
+          logprobs: null,
+        },
+      ],
+      usage,
       sources,
       citations,
     });
   });
 
   return app;
+}
+
+/** `stream_options.include_usage`: a last chunk with the usage and no choices. */
+function usageRequested(options: unknown): boolean {
+  if (options === undefined || options === null) return false;
+  const include = (options as { include_usage?: unknown }).include_usage;
+  if (typeof options !== 'object' || (include !== undefined && typeof include !== 'boolean')) {
+    throw new HttpError(400, 'invalid_stream_options', '"stream_options" must be {"include_usage": boolean}');
+  }
+  return include === true;
 }
 
 function modelNotFound(asked: string, modelName: string): HttpError {
