@@ -236,7 +236,7 @@ const templateRegexOf = (template: string) => templateRegex(template);
  * LightRAG strips its prompts before sending them (utils.sanitize_text_for_encoding), so the
  * templates are trimmed here and the message is trimmed before matching.
  */
-function lightragMatchers(t: LightragTemplates): LightragMatcher[] {
+export function lightragMatchersFor(t: LightragTemplates): LightragMatcher[] {
   const templateRegex = (template: string) => templateRegexOf(template.trim());
   return [
     { task: 'extract', ...templateRegex(t.entity_extraction_user_prompt) },
@@ -390,7 +390,7 @@ export async function startPeerFakeServer(
   lightrag?: LightragTemplates,
 ): Promise<PeerFakeServer> {
   const ms = matchers(templates);
-  const lr = lightrag ? { t: lightrag, ms: lightragMatchers(lightrag) } : undefined;
+  const lr = lightrag ? { t: lightrag, ms: lightragMatchersFor(lightrag) } : undefined;
   let self: PeerFakeServer | undefined;
   const server = new PeerFakeServer(
     [
