@@ -1,0 +1,241 @@
+import { describe, expect, it } from 'vitest';
+import { BaseGraph } from '../../ts/model/graph-store.js';
+import { mergeDecompositions } from '../../ts/model/merge-decompositions.js';
+import { pruneChunks } from '../../ts/model/prune.js';
+import {
+  type AttributeRow,
+  type DecompositionRecord,
+  emptyCounters,
+  type HighLevelElementRow,
+  type TextRow,
+  type TitleRow,
+} from '../../ts/model/types.js';
+import { jsTextOps } from '../helpers/js-text-ops.js';
+
+const ops = jsTextOps;
+
+function record(
+  textId: number,
+  generation: number,
+  units: DecompositionRecord['units'],
+): DecompositionRecord {
+  return {
+    text_hash_id: `chunk${textId}`,
+    text_id: textId,
+    generation,
+    status: 'ok',
+    response: null,
+    units,
+    dropped: [],
+    error: null,
+  };
+}
+
+function text(textId: number): TextRow {
+  return {
+    textId,
+    hashId: `chunk${textId}`,
+    context: `text ${textId}`,
+    docId: 1,
+    docHashId: 'd',
+    chunkIndex: 0,
+    tokenCount: 2,
+    embedding: null,
+    generation: 1,
+  };
+}
+
+const RECORDS = [
+  record(1, 1, [
+    {
+      semantic_unit: 'Marie Curie worked in Paris.',
+      entities: ['MARIE CURIE', 'PARIS'],
+      relationships: [{ source: 'MARIE CURIE', relation: 'worked in', target: 'PARIS' }],
+    },
+    {
+      semantic_unit: 'Pierre Curie met Marie Curie.',
+      entities: ['PIERRE CURIE', 'MARIE CURIE'],
+      relationships: [{ source: 'PIERRE CURIE', relation: 'met', target: 'MARIE CURIE' }],
+    },
+  ]),
+  record(2, 1, [
+    {
+      semantic_unit: 'Marie Curie worked in Paris.',
+      entities: ['MARIE CURIE', 'PARIS'],
+      relationships: [{ source: 'PARIS', relation: 'hosted', target: 'MARIE CURIE' }],
+    },
+  ]),
+  record(3, 2, [
+    {
+      semantic_unit: 'Warsaw is in Poland.',
+      entities: ['WARSAW', 'POLAND'],
+      relationships: [{ source: 'WARSAW', relation: 'is in', target: 'POLAND' }],
+    },
+  ]),
+];
+
+/** The index built from `records` (each generation merged in turn), with text nodes. */
+function built(records: DecompositionRecord[]) {
+  const graph = new BaseGraph();
+  const tables = { units: new Map(), entities: new Map(), relationships: new Map() };
+  const counters = emptyCounters();
+  for (const g of [1, 2]) {
+    mergeDecompositions(
+      records.filter((r) => r.generation === g),
+      g,
+      graph,
+      tables,
+      counters,
+      ops,
+    );
+  }
+  for (const r of records) {
+    graph.bumpNode(r.text_hash_id, 'text', r.generation);
+    for (const u of r.units)
+      graph.ensureEdge(ops.semanticUnitId(u.semantic_unit), r.text_hash_id, r.generation);
+  }
+  return { graph, ...tables };
+}
+
+describe('pruneChunks (docs/method.md §4.5)', () => {
+  it('leaves exactly what the remaining chunks give, keeping numbers and marking changed rows', () => {
+    const full = built(RECORDS);
+    const texts = new Map(RECORDS.map((r) => [r.text_hash_id, text(r.text_id)]));
+    const curie = ops.entityIdOfNormalized('MARIE CURIE');
+    const pierre = ops.entityIdOfNormalized('PIERRE CURIE');
+    const attributes = new Map<string, AttributeRow>();
+    for (const [node, id] of [
+      [curie, 'attr-curie'],
+      [pierre, 'attr-pierre'],
+    ] as const) {
+      attributes.set(id, {
+        hashId: id,
+        humanReadableId: attributes.size + 1,
+        node,
+        context: `about ${node}`,
+        weight: 1,
+        embedding: null,
+        generation: 1,
+        updatedGeneration: 1,
+      });
+      full.graph.bumpNode(id, 'attribute', 1);
+      full.graph.ensureEdge(id, node, 1);
+    }
+    const pierreUnit = ops.semanticUnitId('Pierre Curie met Marie Curie.');
+    const parisUnit = ops.semanticUnitId('Marie Curie worked in Paris.');
+    const element = (id: string, members: string[]): HighLevelElementRow => ({
+      hashId: id,
+      humanReadableId: 1,
+      context: id,
+      titleHashId: `${id}-title`,
+      communityId: 1,
+      relatedNodes: members,
+      weight: 1,
+      embedding: null,
+      generation: 1,
+      updatedGeneration: 1,
+    });
+    const elements = new Map([
+      ['el-gone', element('el-gone', [pierreUnit, 'attr-pierre'])],
+      ['el-kept', element('el-kept', [pierreUnit, parisUnit])],
+    ]);
+    const titles = new Map<string, TitleRow>(
+      ['el-gone', 'el-kept'].map((e) => [
+        `${e}-title`,
+        { hashId: `${e}-title`, humanReadableId: 1, context: e, relatedNode: e, weight: 1, generation: 1 },
+      ]),
+    );
+    for (const e of elements.values()) {
+      full.graph.bumpNode(e.hashId, 'high_level_element', 1);
+      full.graph.bumpNode(e.titleHashId, 'high_level_element_title', 1);
+      full.graph.ensureEdge(e.hashId, e.titleHashId, 1);
+      for (const m of e.relatedNodes) full.graph.ensureEdge(e.hashId, m, 1);
+    }
+    const parisNumber = full.units.get(parisUnit)!.humanReadableId;
+
+    const result = pruneChunks(
+      new Set(['chunk1']),
+      {
+        texts,
+        units: full.units,
+        entities: full.entities,
+        relationships: full.relationships,
+        attributes,
+        elements,
+        titles,
+        decompositions: new Map(RECORDS.map((r) => [r.text_hash_id, r])),
+      },
+      full.graph,
+      3,
+      ops,
+    );
+
+    // What a build of chunks 2 and 3 alone gives.
+    const clean = built(RECORDS.slice(1));
+    const view = (m: Map<string, { weight: number }>) => [...m].map(([id, r]) => `${id} ${r.weight}`).sort();
+    expect(view(full.units)).toEqual(view(clean.units));
+    expect(view(full.entities)).toEqual(view(clean.entities));
+    expect(view(full.relationships)).toEqual(view(clean.relationships));
+    expect([...full.relationships.values()].map((r) => r.relations)).toEqual(
+      [...clean.relationships.values()].map((r) => r.relations),
+    );
+    const base = (g: BaseGraph) =>
+      [...g.edges.values()]
+        .filter(
+          (e) => !e.source.startsWith('el-') && !e.target.startsWith('el-') && !e.source.startsWith('attr'),
+        )
+        .filter((e) => !e.target.startsWith('attr'))
+        .map((e) => `${e.source} ${e.target} ${e.weight}`)
+        .sort();
+    expect(base(full.graph)).toEqual(base(clean.graph));
+
+    const unit = full.units.get(parisUnit)!;
+    expect(unit.humanReadableId).toBe(parisNumber);
+    expect(unit.textHashIds).toEqual(['chunk2']);
+    expect(unit.textHashId).toBe('chunk2');
+    expect(unit.updatedGeneration).toBe(3);
+    expect(full.graph.nodes.get(parisUnit)?.updatedGeneration).toBe(3);
+    // Untouched by the removal: not marked.
+    expect(full.units.get(ops.semanticUnitId('Warsaw is in Poland.'))?.updatedGeneration).toBe(2);
+
+    expect(result.removed.text).toEqual(['chunk1']);
+    expect(result.removed.semantic_unit).toEqual([pierreUnit]);
+    expect(result.removed.entity).toEqual([pierre]);
+    expect(result.removed.attribute).toEqual(['attr-pierre']);
+    expect(result.removed.high_level_element).toEqual(['el-gone']);
+    expect(result.removed.high_level_element_title).toEqual(['el-gone-title']);
+    expect([...attributes.keys()]).toEqual(['attr-curie']);
+    expect(elements.get('el-kept')?.relatedNodes).toEqual([parisUnit]);
+    expect(texts.has('chunk1')).toBe(false);
+
+    const removed = new Set(Object.values(result.removed).flat());
+    for (const id of removed) expect(full.graph.nodes.has(id), id).toBe(false);
+    for (const e of full.graph.edges.values()) {
+      expect(full.graph.nodes.has(e.source) && full.graph.nodes.has(e.target)).toBe(true);
+    }
+  });
+
+  it('removes nothing when every chunk stays', () => {
+    const full = built(RECORDS);
+    const before = JSON.stringify([...full.units.values()]);
+    const result = pruneChunks(
+      new Set(),
+      {
+        texts: new Map(RECORDS.map((r) => [r.text_hash_id, text(r.text_id)])),
+        units: full.units,
+        entities: full.entities,
+        relationships: full.relationships,
+        attributes: new Map(),
+        elements: new Map(),
+        titles: new Map(),
+        decompositions: new Map(RECORDS.map((r) => [r.text_hash_id, r])),
+      },
+      full.graph,
+      3,
+      ops,
+    );
+    expect(result.changed).toBe(0);
+    expect(Object.values(result.removed).flat()).toEqual([]);
+    expect(JSON.stringify([...full.units.values()])).toBe(before);
+  });
+});
