@@ -298,6 +298,29 @@ async function fingerprints(p: Project): Promise<Record<string, string>> {
   return out;
 }
 
+describe('deleting every document', () => {
+  it('is refused before anything changes (an index needs one document); putting one back syncs', async () => {
+    const all = exampleFiles();
+    const names = Object.keys(all).slice(0, 2);
+    const p = await project(Object.fromEntries(names.map((n) => [n, all[n]!])));
+    expect((await build(p.root)).code).toBe(0);
+    const before = await fingerprints(p);
+    const state = await p.readText('info/state.json');
+    for (const n of names) await p.removeInput(n);
+    const r = await build(p.root);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain(
+      `every indexed document was deleted from input/ (${names.join(', ')}); an index needs at least one document`,
+    );
+    expect(await fingerprints(p)).toEqual(before);
+    expect(await p.readText('info/state.json')).toBe(state);
+    await p.writeInput(names[1]!, all[names[1]!]!);
+    const again = await build(p.root);
+    expect(again.code, again.out).toBe(0);
+    expect(again.report!.deleted).toEqual([names[0]]);
+  }, 60_000);
+});
+
 describe('a sync killed with SIGKILL', () => {
   const all = exampleFiles();
   const names = Object.keys(all);

@@ -163,7 +163,8 @@ export interface InitResult {
 }
 
 /**
- * Run INIT. Throws NoDocumentsError on a first build with nothing to index, IndexFileError
+ * Run INIT. Throws NoDocumentsError on a first build with nothing to index and when every
+ * indexed document was deleted and none is left or new, IndexFileError
  * for an unknown format_version or a damaged index.
  */
 export async function runInit(
@@ -194,6 +195,17 @@ export async function runInit(
     }
     throw new NoDocumentsError(
       notes.length === 0 ? MESSAGES.noDocuments : `${MESSAGES.noDocuments} (${notes.join('; ')})`,
+    );
+  }
+  const indexedPaths = Object.keys(hashes).length;
+  if (
+    outlook.startsCycle &&
+    plan.cycle.length === 0 &&
+    indexedPaths > 0 &&
+    plan.deleted.length === indexedPaths
+  ) {
+    throw new NoDocumentsError(
+      `${MESSAGES.allDeleted} (${formatNameList(plan.deleted)}); an index needs at least one document: put documents in input/ and run the build again. The index was left as it is.`,
     );
   }
   return {

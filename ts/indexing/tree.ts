@@ -29,6 +29,7 @@ export const MESSAGES = {
   refuseNoTty: 'Refusing to prompt: not a terminal. Re-run with --yes to build non-interactively.',
   question: 'Start the build? [y/N] ',
   noDocuments: 'no supported documents in input/',
+  allDeleted: 'every indexed document was deleted from input/',
 } as const;
 
 export const NAME_LIST_CAP = 20;

@@ -144,6 +144,14 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
     );
   }
 
+  if (documents.length === 0) {
+    // Safety net for a deletion noticed by a follow-up cycle (INIT refuses it up front).
+    throw new NodeRagError(
+      'no_documents',
+      'every indexed document was deleted from input/ and none could be added; an index needs at least one document: put documents in input/ and run the build again',
+    );
+  }
+
   // Chunks no document lists any more leave the index with what only they support.
   const pruned = removedPaths.size > 0 ? await pruneUnlisted(ctx, documents) : null;
 
