@@ -155,34 +155,25 @@ describe('build: first run, layout, up to date', () => {
     expect(p.exists('info/state.json')).toBe(false);
   });
 
-  it('reports a changed indexed file clearly and leaves the index untouched', async () => {
+  it('indexes a changed file again: the old version leaves the index (docs/method.md §4.5)', async () => {
     const p = await project({ files: exampleFiles('observatory', 3) });
     expect((await p.build()).code).toBe(0);
-    const snapshot = async () =>
-      Promise.all(
-        [
-          'cache/graph_nodes.parquet',
-          'cache/graph_edges.parquet',
-          'info/state.json',
-          'info/document_hash.json',
-        ].map((f) => readFile(p.path(...f.split('/')))),
-      );
-    const before = await snapshot();
     const first = Object.keys(exampleFiles('observatory', 1))[0]!;
+    const oldText = exampleFiles('observatory', 1)[first]!;
     await p.writeInput(first, 'Completely different text about Jupiter and Saturn.');
     const r = await p.build();
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain(
-      '1 indexed document changed and 0 were deleted since they were indexed. This version does not update or remove indexed content',
-    );
     expect(r.stdout).toContain(`changed: ${first}`);
-    // Not a bare "up to date" right after that warning: it says what was kept.
-    expect(r.stdout).not.toContain('Index is up to date.');
     expect(r.stdout).toContain(
-      'No new documents to index; the index was left as it is. The 1 changed document listed above still has its old content in it',
+      'Sync: 1 changed document is indexed again (the old version is removed; unchanged chunks are kept).',
     );
-    expect(await snapshot()).toEqual(before);
-    expect(await p.readText('info/info.log')).toContain('1 indexed document changed and 0 were deleted');
+    expect(r.stdout).toContain('1 changed, 0 deleted');
+    const texts = await duckdbQuery(`SELECT context FROM read_parquet('${p.path('cache', 'text.parquet')}')`);
+    const contexts = texts.map((t) => String(t.context));
+    expect(contexts).toContain('Completely different text about Jupiter and Saturn.');
+    expect(contexts.some((c) => oldText.includes(c))).toBe(false);
+    expect(await p.readJson('info/document_hash.json')).toHaveProperty(first);
+    expect(await p.readText('info/info.log')).toContain('sync: 1 changed document is indexed again');
   });
 });
 
