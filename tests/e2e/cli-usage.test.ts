@@ -56,7 +56,17 @@ describe('per-command help (citty sub-command usage), without colour escapes off
     ],
     [
       ['search', '--help'],
-      ['--port', '--host', '--workers', '--cache-size', '--api-key', '--insecure', '--cors'],
+      [
+        '--port',
+        '--host',
+        '--workers',
+        '--cache-size',
+        '--api-key',
+        '--insecure',
+        '--cors',
+        '--metrics',
+        '--access-log',
+      ],
     ],
     [['vis', '-h'], ['-n, --nodes']],
     [['ui', '--help'], ['--port']],

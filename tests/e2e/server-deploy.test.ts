@@ -319,3 +319,38 @@ describe('refusals before listening', () => {
     }
   });
 });
+
+describe('--metrics and --access-log on the real process', () => {
+  it('logs one JSON line per request on stdout and serves /metrics behind the key', async () => {
+    const port = await freePort();
+    const root = await project(port);
+    const s = await serve(root, ['--metrics', '--access-log'], envWith({ NODERAG_API_KEY: KEY }));
+    try {
+      const auth = { authorization: `Bearer ${KEY}` };
+      const res = await fetch(`${s.url}/retrieval`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-request-id': 'e2e-1', ...auth },
+        body: JSON.stringify({ question: QUESTION }),
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-request-id')).toBe('e2e-1');
+      expect((await fetch(`${s.url}/metrics`)).status).toBe(401);
+      const metrics = await (await fetch(`${s.url}/metrics`, { headers: auth })).text();
+      expect(metrics).toContain(
+        'noderag_http_requests_total{route="/retrieval",method="POST",status="200"} 1',
+      );
+      expect(metrics).toContain('noderag_index_generation 1');
+      const lines = s
+        .output()
+        .stdout.split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      const line = lines.find((l) => l.id === 'e2e-1');
+      expect(line).toMatchObject({ method: 'POST', route: '/retrieval', status: 200 });
+      expect(line?.retrieval_tokens).toBeGreaterThan(10);
+      expect(s.output().stdout + s.output().stderr).not.toContain(KEY);
+    } finally {
+      expect(await stop(s)).toBe(0);
+    }
+  });
+});

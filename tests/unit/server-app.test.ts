@@ -288,3 +288,75 @@ describe('API key and CORS (issue 16 item 4)', () => {
     expect((await post(plain, '/answer', '{"question":"x"}')).status).toBe(200);
   });
 });
+
+describe('observability (issue 16 item 5)', () => {
+  it('X-Request-Id on every reply: the client id when sane, else a new UUID', async () => {
+    const app = createApp({ engine: fakeEngine() });
+    const given = await app.request('/health', { headers: { 'x-request-id': 'req-42.a:b' } });
+    expect(given.headers.get('x-request-id')).toBe('req-42.a:b');
+    const fresh = await app.request('/health', { headers: { 'x-request-id': 'bad id with spaces' } });
+    expect(fresh.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    const error = await post(app, '/answer', '{}');
+    expect(error.status).toBe(400);
+    expect(error.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('one JSON access-log line per request, with route pattern, status, ms and token counts', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const KEY = 'log-key-0123456789abcdef';
+    const app = createApp({
+      engine: fakeEngine(),
+      apiKey: KEY,
+      accessLog: (line) => lines.push({ ...line }),
+    });
+    await app.request('/answer', {
+      method: 'POST',
+      body: '{"question":"who?"}',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}`, 'x-request-id': 'r1' },
+    });
+    await app.request('/answer', {
+      method: 'POST',
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+    });
+    await app.request('/nowhere/123', { headers: { authorization: `Bearer ${KEY}` } });
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatchObject({
+      id: 'r1',
+      method: 'POST',
+      route: '/answer',
+      path: '/answer',
+      status: 200,
+      retrieval_tokens: 2,
+      answer_tokens: 2,
+    });
+    expect(typeof lines[0]!.ms).toBe('number');
+    expect(lines[1]).toMatchObject({ route: '/answer', status: 401 });
+    expect(lines[1]).not.toHaveProperty('answer_tokens');
+    expect(lines[2]).toMatchObject({ route: 'unmatched', path: '/nowhere/123', status: 404 });
+    expect(JSON.stringify(lines)).not.toContain(KEY);
+  });
+
+  it('GET /metrics: request counts and latency by route and status, index generation', async () => {
+    const app = createApp({ engine: fakeEngine(), metrics: true });
+    for (let i = 0; i < 3; i++) await post(app, '/answer', '{"question":"q"}');
+    await post(app, '/answer', '{}');
+    await app.request('/v1/models');
+    const res = await app.request('/metrics');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/plain');
+    const text = await res.text();
+    expect(text).toContain('noderag_http_requests_total{route="/answer",method="POST",status="200"} 3');
+    expect(text).toContain('noderag_http_requests_total{route="/answer",method="POST",status="400"} 1');
+    expect(text).toContain('noderag_http_requests_total{route="/v1/models",method="GET",status="200"} 1');
+    expect(text).toMatch(
+      /noderag_http_request_duration_seconds_count\{route="\/answer",method="POST",status="200"\} 3/,
+    );
+    expect(text).toContain('noderag_index_generation 1');
+    expect(text).toContain('noderag_index_nodes 10');
+    // Off unless asked for; behind the key when one is set.
+    expect((await createApp({ engine: fakeEngine() }).request('/metrics')).status).toBe(404);
+    const keyed = createApp({ engine: fakeEngine(), metrics: true, apiKey: 'metrics-key-0123456789' });
+    expect((await keyed.request('/metrics')).status).toBe(401);
+  });
+});

@@ -222,6 +222,8 @@ export default defineCommand({
       type: 'boolean',
       description: 'allow a non-loopback --host without an API key',
     },
+    metrics: { type: 'boolean', description: 'serve Prometheus metrics on GET /metrics (per process)' },
+    'access-log': { type: 'boolean', description: 'print one JSON access-log line per request on stdout' },
     cors: {
       type: 'string',
       description: 'allow this one origin (e.g. https://app.example.com) by CORS (default: none)',
@@ -259,6 +261,8 @@ export default defineCommand({
         quiet: worker,
         ...(apiKey ? { apiKey } : {}),
         ...(cors ? { cors } : {}),
+        metrics: args.metrics === true,
+        accessLog: args['access-log'] === true,
       });
     } catch (e) {
       signals.dispose();
@@ -312,6 +316,8 @@ async function openServer(
     quiet: boolean;
     apiKey?: string;
     cors?: string;
+    metrics: boolean;
+    accessLog: boolean;
   },
 ): Promise<OpenServer> {
   const search = await startEngine(config, o.folderArgText, o.cacheSize, o.quiet);
@@ -322,6 +328,10 @@ async function openServer(
       modelName: basename(config.mainFolder),
       ...(o.apiKey ? { apiKey: o.apiKey } : {}),
       ...(o.cors ? { cors: o.cors } : {}),
+      metrics: o.metrics,
+      ...(o.accessLog
+        ? { accessLog: (line: object) => process.stdout.write(`${JSON.stringify(line)}\n`) }
+        : {}),
     });
     server = await serveApp(app, { host: o.host, port: o.port });
   } catch (e) {

@@ -11,6 +11,7 @@ import { validateQuestion } from '../search/question.js';
 import { corsFor, requireApiKey } from './auth.js';
 import type { SearchEngine } from './engine.js';
 import { errorHandler, HttpError, readJsonObject, withRequestSignal } from './http.js';
+import { type AccessLogLine, createMetrics, noteFacts, observe } from './observe.js';
 import { openAiRoutes } from './openai-compat.js';
 import { pieces, sseResponse, streamFlag } from './stream.js';
 
@@ -28,6 +29,10 @@ export interface AppDeps {
   cors?: string;
   /** The model name of the index on /v1 (./openai-compat.ts; default "noderag"). */
   modelName?: string;
+  /** Serve Prometheus metrics on GET /metrics (./observe.ts; behind the key when one is set). */
+  metrics?: boolean;
+  /** Receives one line per request (JSON access log); none by default. */
+  accessLog?: (line: AccessLogLine) => void;
 }
 
 const ROUTES: Record<string, string[]> = {
@@ -46,6 +51,11 @@ export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
 
   app.onError(errorHandler(logError));
+  const metrics = deps.metrics ? createMetrics(engine) : undefined;
+  app.use(
+    '*',
+    observe({ ...(metrics ? { metrics } : {}), ...(deps.accessLog ? { accessLog: deps.accessLog } : {}) }),
+  );
   if (deps.cors) app.use('*', corsFor(deps.cors));
   if (deps.apiKey) app.use('*', requireApiKey(deps.apiKey));
 
@@ -77,11 +87,18 @@ export function createApp(deps: AppDeps): Hono {
   const run = <T>(c: Context, work: (signal: AbortSignal) => Promise<T>) =>
     withRequestSignal(c, work, timeoutMs);
 
+  if (metrics) {
+    app.get('/metrics', async (c) =>
+      c.body(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType }),
+    );
+  }
+
   app.post('/answer', async (c) => {
     const body = await readJsonObject(c);
     const q = validateQuestion(body.question);
     const stream = streamFlag(body.stream);
     const r = await run(c, (signal) => engine.answer(q, signal));
+    noteFacts(c, { retrievalTokens: () => r.retrievalTokens, answerTokens: () => r.responseTokens });
     const reply = { answer: r.response, sources: r.sources ?? [], citations: r.citations ?? [] };
     if (!stream) return c.json(reply);
     return sseResponse([
@@ -98,12 +115,14 @@ export function createApp(deps: AppDeps): Hono {
   app.post('/retrieval', async (c) => {
     const q = await readQuestion(c);
     const r = await run(c, (signal) => engine.retrieve(q, signal));
+    noteFacts(c, { retrievalTokens: () => r.retrievalTokens });
     return c.json({ retrieval: r.retrievalInfo, sources: r.sources ?? [] });
   });
 
   app.post('/answer_retrieval', async (c) => {
     const q = await readQuestion(c);
     const r = await run(c, (signal) => engine.answer(q, signal));
+    noteFacts(c, { retrievalTokens: () => r.retrievalTokens, answerTokens: () => r.responseTokens });
     return c.json({
       answer: r.response,
       retrieval: r.retrievalInfo,

@@ -20,6 +20,7 @@ import { validateQuestion } from '../search/question.js';
 import { sourceList } from '../search/sources.js';
 import type { AnswerOptions, SearchEngine } from './engine.js';
 import { HttpError, readJsonObject, withRequestSignal } from './http.js';
+import { noteFacts } from './observe.js';
 import { pieces, sseResponse, streamFlag } from './stream.js';
 
 export interface OpenAiDeps {
@@ -122,6 +123,7 @@ export function openAiRoutes(deps: OpenAiDeps): Hono {
     const { question, history } = questionAndHistory(body.messages);
     const options: AnswerOptions = history.length > 0 ? { history } : {};
     const r = await withRequestSignal(c, (signal) => engine.answer(question, signal, options), timeoutMs);
+    noteFacts(c, { retrievalTokens: () => r.retrievalTokens, answerTokens: () => r.responseTokens });
     const sources = r.sources ?? [];
     const citations = r.citations ?? [];
     const list = sourceList(sources, citations);
