@@ -177,6 +177,13 @@ describe.skipIf(skipBrowserTests)('web UI in headless Chromium', () => {
     expect(await page.locator('#chat-log img').count()).toBe(0);
     // Each item names its source document (the markup file among them, as text).
     expect(await exchange.locator('details.context .source').count()).toBeGreaterThan(0);
+    // The answer cites context items [n]; the sources under it list the input files, the
+    // cited ones first and marked (issue 16 item 1).
+    expect(await exchange.locator('.answer-text').textContent()).toMatch(/\[\d+\]/);
+    const sources = exchange.locator('.answer .sources li');
+    expect(await sources.count()).toBeGreaterThan(0);
+    expect(await sources.first().getAttribute('class')).toBe('cited');
+    expect(await sources.first().textContent()).toMatch(/^(\[\d+\])+ \S+\.\w+ \(cited (\[\d+\])+\)$/);
     await shot(page, '6-chat');
     // The Ask button still asks.
     await page.fill('#question', 'Who built the Velmora lighthouse?');
