@@ -6,7 +6,7 @@
  * Native errors arrive as `Error("<CODE>: <message>")` (see bindings/src/error.rs);
  * `translateNativeError` turns the prefix into `error.code` and picks the class.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,28 +32,50 @@ function platformSuffix(): string {
   return `${platform}-${arch}`;
 }
 
-function findBindingsDir(): string {
-  // Works from ts/ (tsx, vitest) and from dist/ (compiled): walk up to the package root.
+/** The package root (holds package.json): from ts/ (tsx, vitest) and from dist/ (compiled). */
+function findPackageRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 4; i++) {
-    const candidate = join(dir, 'bindings');
-    if (existsSync(join(candidate, 'Cargo.toml')) || existsSync(join(candidate, 'index.d.ts')))
-      return candidate;
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'bindings'))) return dir;
     dir = dirname(dir);
   }
-  throw new Error('noderag: cannot locate the bindings/ folder of the package');
+  throw new Error('noderag: cannot locate the root of the noderag package (package.json beside bindings/)');
 }
 
+/**
+ * Loads, in this order: the prebuilt addon of the installed platform package
+ * (`noderag-linux-x64-gnu` etc., an optional dependency of the published package; see
+ * scripts/pack-prebuilt.mjs), then the addon built from source into bindings/ (the install
+ * script's fallback, and always the case in a clone of the repository).
+ */
 function loadAddon(): NativeAddon {
-  const dir = findBindingsDir();
-  const file = join(dir, `noderag.${platformSuffix()}.node`);
-  if (!existsSync(file)) {
+  const suffix = platformSuffix();
+  const root = findPackageRoot();
+  const require = createRequire(join(root, 'package.json'));
+  const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string })
+    .version;
+  const prebuiltPackage = `noderag-${suffix}`;
+  let skipped = `${prebuiltPackage} is not installed`;
+  let manifest: string | undefined;
+  try {
+    manifest = require.resolve(`${prebuiltPackage}/package.json`);
+  } catch {
+    manifest = undefined;
+  }
+  if (manifest !== undefined) {
+    const found = (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version;
+    const file = join(dirname(manifest), `noderag.${suffix}.node`);
+    if (found !== version) skipped = `${prebuiltPackage} is version ${found}, noderag ${version}`;
+    else if (!existsSync(file)) skipped = `${prebuiltPackage} has no noderag.${suffix}.node`;
+    else return require(file) as NativeAddon;
+  }
+  const local = join(root, 'bindings', `noderag.${suffix}.node`);
+  if (!existsSync(local)) {
     throw new Error(
-      `noderag: native addon not found at ${file}. It is built from source on install; run \`npm run build:native\` (needs Rust's cargo).`,
+      `noderag: no native addon for ${suffix}: ${skipped}, and none was built from source at ${local}. Install ${prebuiltPackage}, or run \`npm run build:native\` in the noderag package (needs Rust's cargo).`,
     );
   }
-  const require = createRequire(import.meta.url);
-  return require(file) as NativeAddon;
+  return require(local) as NativeAddon;
 }
 
 let addon: NativeAddon | undefined;
