@@ -24,6 +24,13 @@ import { createReadStream } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, posix } from 'node:path';
 import { IndexFileError, InternalError } from '../errors.js';
+import {
+  deriveGraphSnapshot,
+  GRAPH_SNAPSHOT_FILE,
+  GRAPH_SNAPSHOT_SOURCES,
+  graphSnapshotCurrent,
+  SnapshotUnavailable,
+} from '../index-io/graph-snapshot.js';
 import { fsyncDir, fsyncFile, writeFileAtomic, writeFileSynced } from '../project/atomic.js';
 import { CACHE_DIR, COMMIT_FILE, INFO_FILES, resolveInProject, STAGING_DIR } from '../project/layout.js';
 
@@ -200,7 +207,8 @@ export class StageCommit {
         throw new InternalError('internal_error', `staged file for ${entry.destination} was never written`);
       }
     }
-    await this.#stageChecksums();
+    const sources = await this.#stageGraphSnapshot();
+    await this.#stageChecksums(sources);
     this.finished = true;
     for (const entry of this.entries) await fsyncFile(`${stagingDir}/${entry.staged}`);
     await fsyncDir(stagingDir);
@@ -217,13 +225,63 @@ export class StageCommit {
     await applyManifest(this.root, manifest, this.hooks);
   }
 
+  /**
+   * Stages cache/search_graph.bin (ts/index-io/graph-snapshot.ts) when this commit changes one
+   * of the graph tables, or finishes a stage (stages info/state.json) while the committed
+   * snapshot is missing or stale: the snapshot is always part of the commit of the tables it
+   * derives from. Returns the checksums of committed source tables that checksums.json did
+   * not record yet (computed here), to be recorded with this commit's.
+   */
+  async #stageGraphSnapshot(): Promise<Map<string, FileChecksum>> {
+    const found = new Map<string, FileChecksum>();
+    if (this.destinations.has(GRAPH_SNAPSHOT_FILE)) return found;
+    const changesGraph = GRAPH_SNAPSHOT_SOURCES.some((f) => this.destinations.has(f));
+    if (!changesGraph && !this.destinations.has(INFO_FILES.state)) return found;
+    const stagingDir = resolveInProject(this.root, STAGING_DIR);
+    const stagedName = new Map(this.entries.map((e) => [e.destination, e.staged]));
+    const pathOf = (relative: string) => {
+      const staged = stagedName.get(relative);
+      return staged === undefined ? resolveInProject(this.root, relative) : `${stagingDir}/${staged}`;
+    };
+    const recorded = await readChecksums(this.root);
+    const sources: Record<string, string> = {};
+    for (const f of GRAPH_SNAPSHOT_SOURCES) {
+      const path = pathOf(f);
+      // No graph yet (an early stage of a first build): nothing to derive.
+      if (!(await exists(path))) return found;
+      let sum = stagedName.has(f) ? undefined : recorded.get(f);
+      if (sum === undefined) {
+        sum = await sha256File(path);
+        if (!stagedName.has(f)) found.set(f, sum);
+      }
+      sources[f] = sum.sha256;
+    }
+    if (
+      !changesGraph &&
+      (await graphSnapshotCurrent(resolveInProject(this.root, GRAPH_SNAPSHOT_FILE), sources))
+    ) {
+      return found;
+    }
+    let bytes: Uint8Array;
+    try {
+      bytes = await deriveGraphSnapshot(pathOf, sources);
+    } catch (e) {
+      // Tables it cannot represent: search reads them directly (and reports their damage).
+      if (e instanceof SnapshotUnavailable || e instanceof IndexFileError) return found;
+      throw e;
+    }
+    await this.put(GRAPH_SNAPSHOT_FILE, bytes);
+    return found;
+  }
+
   /** Adds cache/checksums.json: the recorded checksums with those of this commit's cache/ files. */
-  async #stageChecksums(): Promise<void> {
+  async #stageChecksums(extra: ReadonlyMap<string, FileChecksum> = new Map()): Promise<void> {
     const mine = this.entries.filter(
       (e) => e.destination.startsWith(`${CACHE_DIR}/`) && e.destination !== CHECKSUMS_FILE,
     );
     if (mine.length === 0 || this.destinations.has(CHECKSUMS_FILE)) return;
     const checksums = await readChecksums(this.root);
+    for (const [path, sum] of extra) checksums.set(path, sum);
     const stagingDir = resolveInProject(this.root, STAGING_DIR);
     for (const e of mine) checksums.set(e.destination, await sha256File(`${stagingDir}/${e.staged}`));
     await this.put(CHECKSUMS_FILE, serializeChecksums(checksums));

@@ -32,6 +32,8 @@ export const CACHE_FILES = {
   graphEdges: 'cache/graph_edges.parquet',
   hnswGraph: 'cache/hnsw_graph.parquet',
   hnswBin: 'cache/HNSW.bin',
+  /** The search graph as typed arrays, derived from the three graph tables (ts/index-io/graph-snapshot.ts). */
+  searchGraph: 'cache/search_graph.bin',
   idMap: 'cache/id_map.parquet',
   textDecomposition: 'cache/text_decomposition.jsonl',
   llmCache: 'cache/response_cache/llm.jsonl',

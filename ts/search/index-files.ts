@@ -13,9 +13,22 @@
 import { readFile, stat } from 'node:fs/promises';
 import { IndexFileError, IndexNotBuiltError } from '../errors.js';
 import { type ColumnRequest, TableReader } from '../index-io/columns.js';
+import {
+  GRAPH_SNAPSHOT_FILE,
+  GRAPH_SNAPSHOT_SOURCES,
+  type GraphSnapshot,
+  readGraphSnapshot,
+} from '../index-io/graph-snapshot.js';
 import { readTableFile } from '../index-io/parquet.js';
 import { TABLES, type TableName } from '../index-io/tables.js';
-import { CACHE_FILES, COMMIT_FILE, INFO_FILES, resolveInProject, STAGING_DIR } from '../project/layout.js';
+import {
+  CACHE_DIR,
+  CACHE_FILES,
+  COMMIT_FILE,
+  INFO_FILES,
+  resolveInProject,
+  STAGING_DIR,
+} from '../project/layout.js';
 import { type BuildState, isSearchable, parseState } from '../project/state.js';
 
 /**
@@ -45,9 +58,15 @@ const SEARCH_FILES = [...NAMES.map((name) => TABLES[name].file), CACHE_FILES.hns
 
 type IndexTables = Record<TableName, TableReader>;
 
+/** The tables cache/search_graph.bin replaces when it is current. */
+const GRAPH_TABLES: readonly TableName[] = ['graphNodes', 'graphEdges', 'hnswGraph'];
+
 export interface IndexSnapshot {
   state: BuildState;
+  /** Without graphNodes, graphEdges and hnswGraph when `graph` is set. */
   tables: IndexTables;
+  /** The search graph from cache/search_graph.bin, or null when it is missing or stale (read the tables). */
+  graph: GraphSnapshot | null;
   /** Absolute path of HNSW.bin (in cache/.staging/ while a commit that replaces it is pending). */
   hnswPath: string;
 }
@@ -177,7 +196,32 @@ async function committedFiles(root: string): Promise<CommittedFiles> {
   return { key: `${manifestText ?? ''}\n${stateText ?? ''}`, stateText, pathOf };
 }
 
-async function readOnce(root: string, files: CommittedFiles): Promise<IndexTables> {
+/**
+ * The graph snapshot, when it was derived from the committed graph tables (their SHA-256 as
+ * recorded in cache/checksums.json by the commit that wrote them); else null.
+ */
+async function readGraph(files: CommittedFiles): Promise<GraphSnapshot | null> {
+  const text = await readTextOrNull(files.pathOf(`${CACHE_DIR}/checksums.json`));
+  if (text === null) return null;
+  let recorded: Record<string, { sha256?: unknown }>;
+  try {
+    recorded = (JSON.parse(text) as { files?: Record<string, { sha256?: unknown }> }).files ?? {};
+  } catch {
+    return null;
+  }
+  const expected: Record<string, string> = {};
+  for (const f of GRAPH_SNAPSHOT_SOURCES) {
+    const sum = recorded[f]?.sha256;
+    if (typeof sum !== 'string') return null;
+    expected[f] = sum;
+  }
+  return readGraphSnapshot(files.pathOf(GRAPH_SNAPSHOT_FILE), expected);
+}
+
+async function readOnce(
+  root: string,
+  files: CommittedFiles,
+): Promise<{ tables: IndexTables; graph: GraphSnapshot | null }> {
   for (const relative of SEARCH_FILES) {
     if (!(await isFile(files.pathOf(relative)))) {
       throw new IndexNotBuiltError(
@@ -185,13 +229,17 @@ async function readOnce(root: string, files: CommittedFiles): Promise<IndexTable
       );
     }
   }
-  const read = await Promise.all(
-    NAMES.map(async (name) => {
-      const { file } = TABLES[name];
-      return [name, new TableReader(file, await readTableFile(files.pathOf(file), COLUMNS[name]))] as const;
-    }),
-  );
-  return Object.fromEntries(read) as IndexTables;
+  const readTable = async (name: TableName) => {
+    const { file } = TABLES[name];
+    return [name, new TableReader(file, await readTableFile(files.pathOf(file), COLUMNS[name]))] as const;
+  };
+  // The snapshot is read while the other tables are; the graph tables only when it is not usable.
+  const [graph, others] = await Promise.all([
+    readGraph(files),
+    Promise.all(NAMES.filter((name) => !GRAPH_TABLES.includes(name)).map(readTable)),
+  ]);
+  const graphTables = graph ? [] : await Promise.all(GRAPH_TABLES.map(readTable));
+  return { tables: Object.fromEntries([...others, ...graphTables]) as IndexTables, graph };
 }
 
 const SNAPSHOT_ATTEMPTS = 5;
@@ -206,9 +254,9 @@ export async function readSnapshot(root: string): Promise<IndexSnapshot> {
   for (let attempt = 1; ; attempt++) {
     const files = await committedFiles(root);
     const state = requireSearchable(root, files.stateText);
-    let tables: IndexTables;
+    let read: { tables: IndexTables; graph: GraphSnapshot | null };
     try {
-      tables = await readOnce(root, files);
+      read = await readOnce(root, files);
     } catch (e) {
       // A file moved or replaced by a commit that ran meanwhile: read again.
       if (attempt < SNAPSHOT_ATTEMPTS && (await committedFiles(root)).key !== files.key) continue;
@@ -219,7 +267,7 @@ export async function readSnapshot(root: string): Promise<IndexSnapshot> {
     }
     const after = await committedFiles(root);
     if (after.key === files.key || attempt >= SNAPSHOT_ATTEMPTS) {
-      return { state, tables, hnswPath: files.pathOf(CACHE_FILES.hnswBin) };
+      return { state, ...read, hnswPath: files.pathOf(CACHE_FILES.hnswBin) };
     }
   }
 }

@@ -11,6 +11,7 @@ import { stat } from 'node:fs/promises';
 import { IndexFileError, IndexNotBuiltError } from '../errors.js';
 import { PhraseMatcher, SearchGraph } from '../graph/index.js';
 import type { TableReader } from '../index-io/columns.js';
+import { adjacencyOf } from '../index-io/graph-snapshot.js';
 import { NODE_TYPES, type NodeType } from '../model/types.js';
 import { CACHE_FILES, resolveInProject } from '../project/layout.js';
 import { VectorIndex } from '../vector/index.js';
@@ -54,6 +55,8 @@ interface IndexArrays {
   retiredLabels: number[];
   edges: { src: Uint32Array; dst: Uint32Array; weight: Float64Array };
   similarity: { src: Uint32Array; dst: Uint32Array };
+  /** The base graph's adjacency when the snapshot carries it; else built from `edges`. */
+  adjacency: { offsets: Uint32Array; targets: Uint32Array } | null;
   names: [number, string][];
 }
 
@@ -114,7 +117,7 @@ export class LoadedIndex {
     this.activeVectors = a.labelNode.length - a.retiredLabels.length;
     this.#indexOf = a.indexOf;
     this.graph = native.graph;
-    this.adjacency = adjacencyOf(a.ids.length, a.edges);
+    this.adjacency = a.adjacency ?? adjacencyOf(a.ids.length, a.edges);
     this.vectors = native.vectors;
     this.matcher = native.matcher;
     this.timings = timings;
@@ -183,9 +186,8 @@ export class LoadedIndex {
   }
 }
 
-/** Assigns dense indexes and resolves every reference between the tables. */
-function buildArrays(snapshot: IndexSnapshot): IndexArrays {
-  const t = snapshot.tables;
+/** Node ids in ascending order and their type codes, from graph_nodes.parquet. */
+function nodesFromTables(t: IndexSnapshot['tables']): { ids: string[]; types: Uint8Array } {
   const nodeIds = t.graphNodes.utf8('id');
   // Seven distinct type names over all rows: resolve each once, then index by key.
   const nodeTypes = t.graphNodes.utf8Dictionary('type');
@@ -208,11 +210,20 @@ function buildArrays(snapshot: IndexSnapshot): IndexArrays {
   }
   const ids = order ? order.map((k) => nodeIds[k]!) : nodeIds;
   const types = new Uint8Array(n);
+  for (let i = 0; i < n; i++) types[i] = codeOfKey[nodeTypes.keys[order ? order[i]! : i]!]!;
+  return { ids, types };
+}
+
+/** Assigns dense indexes and resolves every reference between the tables. */
+function buildArrays(snapshot: IndexSnapshot): IndexArrays {
+  const t = snapshot.tables;
+  const { ids, types } = snapshot.graph ?? nodesFromTables(t);
+  const n = ids.length;
   const indexOf = new Map<string, number>();
-  for (let i = 0; i < n; i++) {
-    types[i] = codeOfKey[nodeTypes.keys[order ? order[i]! : i]!]!;
-    if (indexOf.has(ids[i]!)) throw damaged(`graph_nodes.parquet: node ${ids[i]} appears twice`);
-    indexOf.set(ids[i]!, i);
+  for (let i = 0; i < n; i++) indexOf.set(ids[i]!, i);
+  if (indexOf.size !== n) {
+    const dup = ids.find((id, i) => indexOf.get(id) !== i);
+    throw damaged(`graph_nodes.parquet: node ${dup} appears twice`);
   }
 
   // Documents: text rows point at documents; other rows at their first chunk.
@@ -294,8 +305,9 @@ function buildArrays(snapshot: IndexSnapshot): IndexArrays {
     }
   }
 
-  const edges = edgeArrays(t.graphEdges, indexOf, true);
-  const sim = edgeArrays(t.hnswGraph, indexOf, false);
+  const g = snapshot.graph;
+  const edges = g ? g.edges : edgeArrays(t.graphEdges, indexOf, true);
+  const sim = g ? g.similarity : edgeArrays(t.hnswGraph, indexOf, false);
 
   // id_map: label i on row i (checked), retired labels excluded from search.
   const labels = t.idMap.int('id');
@@ -337,6 +349,7 @@ function buildArrays(snapshot: IndexSnapshot): IndexArrays {
     retiredLabels,
     edges: { src: edges.src, dst: edges.dst, weight: edges.weight ?? new Float64Array(0) },
     similarity: { src: sim.src, dst: sim.dst },
+    adjacency: g ? g.adjacency : null,
     names,
   };
 }
@@ -477,24 +490,4 @@ async function buildNative(
     vectors: index,
     matcher: (matcher as PromiseFulfilledResult<PhraseMatcher<number>>).value,
   };
-}
-
-/** Undirected edge list → adjacency lists (counting sort: two passes, no per-node arrays). */
-function adjacencyOf(n: number, edges: { src: Uint32Array; dst: Uint32Array }): LoadedIndex['adjacency'] {
-  const offsets = new Uint32Array(n + 1);
-  const m = edges.src.length;
-  for (let i = 0; i < m; i++) {
-    offsets[edges.src[i]! + 1]!++;
-    offsets[edges.dst[i]! + 1]!++;
-  }
-  for (let i = 0; i < n; i++) offsets[i + 1]! += offsets[i]!;
-  const fill = offsets.slice(0, n);
-  const targets = new Uint32Array(2 * m);
-  for (let i = 0; i < m; i++) {
-    const u = edges.src[i]!;
-    const v = edges.dst[i]!;
-    targets[fill[u]!++] = v;
-    targets[fill[v]!++] = u;
-  }
-  return { offsets, targets };
 }
