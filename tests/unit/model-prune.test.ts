@@ -103,10 +103,12 @@ describe('pruneChunks (docs/method.md §4.5)', () => {
     const texts = new Map(RECORDS.map((r) => [r.text_hash_id, text(r.text_id)]));
     const curie = ops.entityIdOfNormalized('MARIE CURIE');
     const pierre = ops.entityIdOfNormalized('PIERRE CURIE');
+    const warsaw = ops.entityIdOfNormalized('WARSAW');
     const attributes = new Map<string, AttributeRow>();
     for (const [node, id] of [
       [curie, 'attr-curie'],
       [pierre, 'attr-pierre'],
+      [warsaw, 'attr-warsaw'],
     ] as const) {
       attributes.set(id, {
         hashId: id,
@@ -123,24 +125,35 @@ describe('pruneChunks (docs/method.md §4.5)', () => {
     }
     const pierreUnit = ops.semanticUnitId('Pierre Curie met Marie Curie.');
     const parisUnit = ops.semanticUnitId('Marie Curie worked in Paris.');
-    const element = (id: string, members: string[]): HighLevelElementRow => ({
+    const warsawUnit = ops.semanticUnitId('Warsaw is in Poland.');
+    const element = (id: string, members: string[], communityId = 1): HighLevelElementRow => ({
       hashId: id,
       humanReadableId: 1,
       context: id,
       titleHashId: `${id}-title`,
-      communityId: 1,
+      communityId,
       relatedNodes: members,
       weight: 1,
       embedding: null,
       generation: 1,
       updatedGeneration: 1,
     });
+    // el-gone lost members; el-sibling shares its community (and so its material); el-kept
+    // has a community of its own whose members did not change.
     const elements = new Map([
       ['el-gone', element('el-gone', [pierreUnit, 'attr-pierre'])],
-      ['el-kept', element('el-kept', [pierreUnit, parisUnit])],
+      ['el-sibling', element('el-sibling', [parisUnit])],
+      ['el-kept', element('el-kept', [warsawUnit, 'attr-warsaw'], 2)],
+      // Linked to an unchanged member only, but written from a community that held a removed
+      // unit (element_members.json knows it).
+      ['el-hidden', element('el-hidden', [warsawUnit], 3)],
+    ]);
+    const elementMembers = new Map([
+      ['el-kept', [warsawUnit, 'attr-warsaw']],
+      ['el-hidden', [pierreUnit, warsawUnit]],
     ]);
     const titles = new Map<string, TitleRow>(
-      ['el-gone', 'el-kept'].map((e) => [
+      ['el-gone', 'el-sibling', 'el-kept', 'el-hidden'].map((e) => [
         `${e}-title`,
         { hashId: `${e}-title`, humanReadableId: 1, context: e, relatedNode: e, weight: 1, generation: 1 },
       ]),
@@ -164,6 +177,7 @@ describe('pruneChunks (docs/method.md §4.5)', () => {
         elements,
         titles,
         decompositions: new Map(RECORDS.map((r) => [r.text_hash_id, r])),
+        elementMembers,
       },
       full.graph,
       3,
@@ -201,11 +215,21 @@ describe('pruneChunks (docs/method.md §4.5)', () => {
     expect(result.removed.text).toEqual(['chunk1']);
     expect(result.removed.semantic_unit).toEqual([pierreUnit]);
     expect(result.removed.entity).toEqual([pierre]);
-    expect(result.removed.attribute).toEqual(['attr-pierre']);
-    expect(result.removed.high_level_element).toEqual(['el-gone']);
-    expect(result.removed.high_level_element_title).toEqual(['el-gone-title']);
-    expect([...attributes.keys()]).toEqual(['attr-curie']);
-    expect(elements.get('el-kept')?.relatedNodes).toEqual([parisUnit]);
+    // Curie's support changed: its attribute goes (the Attribute stage writes it again).
+    expect(result.removed.attribute).toEqual(['attr-curie', 'attr-pierre']);
+    expect(result.removed.high_level_element).toEqual(['el-gone', 'el-hidden', 'el-sibling']);
+    expect(result.removed.high_level_element_title).toEqual([
+      'el-gone-title',
+      'el-hidden-title',
+      'el-sibling-title',
+    ]);
+    expect([...elementMembers.keys()]).toEqual(['el-kept']);
+    expect([...attributes.keys()]).toEqual(['attr-warsaw']);
+    expect([...elements.keys()]).toEqual(['el-kept']);
+    expect(elements.get('el-kept')?.relatedNodes).toEqual([warsawUnit, 'attr-warsaw']);
+    // A member left by a dropped element is clustered again by the Summary stage.
+    expect(full.graph.nodes.get(warsawUnit)?.updatedGeneration).toBe(3);
+    expect(full.graph.nodes.get('attr-warsaw')?.updatedGeneration).toBe(1);
     expect(texts.has('chunk1')).toBe(false);
 
     const removed = new Set(Object.values(result.removed).flat());
@@ -229,6 +253,7 @@ describe('pruneChunks (docs/method.md §4.5)', () => {
         elements: new Map(),
         titles: new Map(),
         decompositions: new Map(RECORDS.map((r) => [r.text_hash_id, r])),
+        elementMembers: new Map(),
       },
       full.graph,
       3,

@@ -19,6 +19,7 @@ import type {
 } from '../model/types.js';
 import { CACHE_FILES, resolveInProject } from '../project/layout.js';
 import { readDecompositions } from './decomposition.js';
+import { ELEMENT_MEMBERS_FILE, readElementMembers } from './element-members.js';
 import type { IndexTable } from './table-spec.js';
 import { type IdMapRow, TABLES } from './tables.js';
 
@@ -101,6 +102,13 @@ export class IndexData {
 
   titles(): Promise<Map<string, TitleRow>> {
     return this.#once('titles', async () => byId(await this.#rows(TABLES.titles)));
+  }
+
+  /** cache/element_members.json: element id → the members of the communities that produced it. */
+  elementMembers(): Promise<Map<string, string[]>> {
+    return this.#once('elementMembers', () =>
+      readElementMembers(resolveInProject(this.root, ELEMENT_MEMBERS_FILE), ELEMENT_MEMBERS_FILE),
+    );
   }
 
   /** The base graph from graph_nodes.parquet and graph_edges.parquet. */

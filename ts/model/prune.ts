@@ -6,9 +6,10 @@
  * rows no remaining chunk supports go, the others get the replayed weights, chunk lists,
  * first chunks and relation phrases. Their numbers, generations and vectors are kept; a row
  * whose support changed is marked `updated_generation = g`, so the Attribute and Summary
- * stages of the cycle revisit it. Nodes derived from removed nodes go with them: text nodes
- * of removed chunks, attributes of removed entities, high-level elements left without a
- * member (and their titles), and every graph edge touching a removed node.
+ * stages of the cycle revisit it. Nodes derived from removed or changed nodes go with them:
+ * text nodes of removed chunks, attributes of removed or changed entities, every high-level
+ * element of a community that lost or changed a member (and their titles), and every graph
+ * edge touching a removed node.
  */
 import { BaseGraph } from './graph-store.js';
 import { mergeDecompositions } from './merge-decompositions.js';
@@ -36,6 +37,12 @@ export interface PruneTables {
   titles: Map<string, TitleRow>;
   /** text_decomposition.jsonl records by chunk id; records of removed chunks are deleted. */
   decompositions: Map<string, DecompositionRecord>;
+  /**
+   * element_members.json: element id → members of the communities that produced it (entries
+   * of removed elements are deleted). Elements without an entry (older indexes) are judged
+   * by their `related_nodes`.
+   */
+  elementMembers: Map<string, string[]>;
 }
 
 /** Ids removed, per node type, and how many kept rows changed support. */
@@ -136,31 +143,50 @@ export function pruneChunks(
     }
   }
 
-  // Derived nodes: attributes of removed entities; elements left without a member.
+  // Derived nodes. An attribute was written from its entity's neighbourhood: it goes when the
+  // entity goes or its support changed (the Attribute stage writes it again if the entity is
+  // still important). A high-level element was written from the members of its communities
+  // (element_members.json; `related_nodes` for elements written before that file existed):
+  // it goes, with its title, when one of them went or changed, and so do the other elements
+  // of its community (`community_id`); the members left are marked touched, so the Summary
+  // stage clusters them again.
   const gone = new Set<string>([
     ...removed.text,
     ...removed.semantic_unit,
     ...removed.entity,
     ...removed.relationship,
   ]);
+  const changedIds = new Set<string>();
+  for (const rows of [tables.units, tables.entities, tables.relationships] as const) {
+    for (const [id, row] of rows) if (row.updatedGeneration === g) changedIds.add(id);
+  }
   for (const [id, row] of tables.attributes) {
-    if (gone.has(row.node)) {
+    if (gone.has(row.node) || changedIds.has(row.node)) {
       tables.attributes.delete(id);
       removed.attribute.push(id);
       gone.add(id);
     }
   }
+  const materialOf = (id: string, row: { relatedNodes: string[] }) => [
+    ...(tables.elementMembers.get(id) ?? []),
+    ...row.relatedNodes,
+  ];
+  const staleCommunities = new Set<number>();
   for (const [id, row] of tables.elements) {
-    const members = row.relatedNodes.filter((m) => !gone.has(m));
-    if (members.length === row.relatedNodes.length) continue;
-    if (members.length === 0) {
-      tables.elements.delete(id);
-      removed.high_level_element.push(id);
-      gone.add(id);
-    } else {
-      row.relatedNodes = members;
-    }
+    if (materialOf(id, row).some((m) => gone.has(m) || changedIds.has(m)))
+      staleCommunities.add(row.communityId);
   }
+  const orphans = new Set<string>();
+  for (const [id, row] of tables.elements) {
+    if (!staleCommunities.has(row.communityId)) continue;
+    for (const m of materialOf(id, row)) orphans.add(m);
+    tables.elements.delete(id);
+    tables.elementMembers.delete(id);
+    removed.high_level_element.push(id);
+    gone.add(id);
+  }
+  for (const id of [...tables.elementMembers.keys()])
+    if (!tables.elements.has(id)) tables.elementMembers.delete(id);
   for (const [id, row] of tables.titles) {
     if (gone.has(row.relatedNode)) {
       tables.titles.delete(id);
@@ -199,10 +225,10 @@ export function pruneChunks(
     if (!f) graph.edges.delete(key);
     else edge.weight = f.weight;
   }
-  // Nodes whose support changed are revisited by the Attribute and Summary stages.
-  for (const rows of [tables.units, tables.entities, tables.relationships] as const) {
-    for (const [id, row] of rows) if (row.updatedGeneration === g) graph.touch(id, g);
-  }
+  // Nodes whose support changed, and members of dropped elements, are revisited by the
+  // Attribute and Summary stages.
+  for (const id of changedIds) graph.touch(id, g);
+  for (const id of orphans) if (!gone.has(id)) graph.touch(id, g);
   for (const list of Object.values(removed)) list.sort();
   return { removed, changed };
 }

@@ -11,6 +11,7 @@
  */
 import { NodeRagError } from '../../errors.js';
 import { serializeDecompositions } from '../../index-io/decomposition.js';
+import { ELEMENT_MEMBERS_FILE, serializeElementMembers } from '../../index-io/element-members.js';
 import { TABLES } from '../../index-io/tables.js';
 import { type PruneResult, pruneChunks } from '../../model/prune.js';
 import type { DocumentRow, TextRow } from '../../model/types.js';
@@ -219,6 +220,7 @@ async function pruneUnlisted(ctx: StageContext, documents: readonly DocumentRow[
     elements: await ctx.index.elements(),
     titles: await ctx.index.titles(),
     decompositions: await ctx.index.decompositions(),
+    elementMembers: await ctx.index.elementMembers(),
   };
   const graph = await ctx.index.graph();
   const result = pruneChunks(unlisted, tables, graph, ctx.g, textOps);
@@ -231,6 +233,7 @@ async function pruneUnlisted(ctx: StageContext, documents: readonly DocumentRow[
   await ctx.out.table(TABLES.attributes, tables.attributes.values(), dim);
   await ctx.out.table(TABLES.elements, tables.elements.values(), dim);
   await ctx.out.table(TABLES.titles, tables.titles.values());
+  await ctx.out.file(ELEMENT_MEMBERS_FILE, serializeElementMembers(tables.elementMembers));
   await stageGraphTables(ctx.index, ctx.out);
   return result;
 }

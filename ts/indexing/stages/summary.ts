@@ -7,6 +7,7 @@
 
 import { InternalError } from '../../errors.js';
 import { kmeans, leiden } from '../../graph/index.js';
+import { ELEMENT_MEMBERS_FILE, serializeElementMembers } from '../../index-io/element-members.js';
 import { TABLES } from '../../index-io/tables.js';
 import type { BaseGraph } from '../../model/graph-store.js';
 import { type MaterialItem, rankMaterial, trimToBudget } from '../../model/material.js';
@@ -74,6 +75,7 @@ export async function summaryStage(ctx: StageContext): Promise<StageResult> {
   const units = await ctx.index.units();
   const attributes = await ctx.index.attributes();
   const tables = { elements: await ctx.index.elements(), titles: await ctx.index.titles() };
+  const elementMembers = await ctx.index.elementMembers();
   const dim = ctx.config.config.dim;
   const space = ctx.config.config.space;
 
@@ -139,6 +141,12 @@ export async function summaryStage(ctx: StageContext): Promise<StageResult> {
       );
       return { community, elements };
     });
+    // Which members each element was written from (a sync drops it when one goes or changes).
+    for (const { community, elements } of inputs) {
+      for (const e of elements) {
+        elementMembers.set(e, [...new Set([...(elementMembers.get(e) ?? []), ...community.members])].sort());
+      }
+    }
 
     // Step 6: embed the descriptions of new elements.
     const pending = [...tables.elements.values()]
@@ -215,6 +223,7 @@ export async function summaryStage(ctx: StageContext): Promise<StageResult> {
 
   await ctx.out.table(TABLES.elements, tables.elements.values(), dim);
   await ctx.out.table(TABLES.titles, tables.titles.values());
+  await ctx.out.file(ELEMENT_MEMBERS_FILE, serializeElementMembers(elementMembers));
   await stageGraphTables(ctx.index, ctx.out);
   const s = ctx.providers.chat.stats();
   const e = ctx.providers.embedding.stats();

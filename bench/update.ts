@@ -1,0 +1,210 @@
+/**
+ * `npm run bench -- update`: the index follows its input folder (docs/method.md §4.5) on
+ * HotpotQA-100 with the offline `local` provider.
+ *
+ *  1. full build of the 994 paragraphs;
+ *  2. edit 10 % of the files (one sentence changed each), delete 5 %, rename 5 %; sync;
+ *  3. clean build of the final folder.
+ *
+ * C = model calls of the sync / of the clean build (info.log `calls=`), S = sync wall time /
+ * clean build wall time (builds in process), E = 1 when the text, semantic-unit, entity and
+ * relationship tables and the base-graph nodes and edges equal the clean build's (ids,
+ * contexts, weights, chunk lists and relation phrases as sets), D = retrieval contexts, over
+ * the 100 questions plus one question per deleted file (its first sentence), that hold the
+ * text of a removed chunk or of a removed semantic unit that no remaining chunk holds. Servers do not follow new
+ * generations yet, so R (failed requests of a server during the sync) is not measured: `na`.
+ *
+ * Last line: RESULT update calls_ratio=C seconds_ratio=S tables_equal=E deleted_text_hits=D reload_errors=na
+ */
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { NodeConfig } from '../ts/config/node-config.js';
+import { IndexData } from '../ts/index-io/index-data.js';
+import { runBuild } from '../ts/indexing/pipeline.js';
+import { NodeSearch } from '../ts/search/node-search.js';
+import { loadCorpus, loadQuestions, localConfigYaml, paragraphFileName } from './lib/hotpot.js';
+
+const DIM = 256;
+const BASE = new Set(['semantic_unit', 'entity', 'relationship']);
+
+function writeProject(root: string, files: [string, string][]): void {
+  mkdirSync(join(root, 'input'), { recursive: true });
+  for (const [name, text] of files) writeFileSync(join(root, 'input', name), text);
+  writeFileSync(join(root, 'Node_config.yaml'), localConfigYaml(root));
+}
+
+/** Builds in process; wall seconds and the model calls of the generations it ran. */
+async function build(root: string): Promise<{ seconds: number; calls: number }> {
+  const logFile = join(root, 'info', 'info.log');
+  const logBefore = (() => {
+    try {
+      return readFileSync(logFile, 'utf8').length;
+    } catch {
+      return 0;
+    }
+  })();
+  const sink = { write: () => true, isTTY: false } as unknown as NodeJS.WritableStream & { isTTY: false };
+  const started = performance.now();
+  const code = await runBuild({
+    folder: root,
+    yes: true,
+    stdout: sink,
+    stderr: process.stderr,
+    handleSignals: false,
+  });
+  const seconds = (performance.now() - started) / 1000;
+  if (code !== 0) throw new Error(`build of ${root} failed (exit ${code})`);
+  const log = readFileSync(logFile, 'utf8').slice(logBefore);
+  let calls = 0;
+  for (const m of log.matchAll(/ pipeline \(generation \d+\) finished in .*\bcalls=(\d+)/g))
+    calls += Number(m[1]);
+  return { seconds, calls };
+}
+
+const sortedList = <T>(xs: Iterable<T>) => [...xs].sort();
+
+async function comparable(root: string): Promise<Record<string, string[]>> {
+  const index = new IndexData(root, DIM);
+  const graph = await index.graph();
+  const isBase = (id: string) => BASE.has(graph.nodes.get(id)?.type ?? '');
+  return {
+    text: sortedList([...(await index.texts()).values()].map((t) => `${t.hashId} ${t.context}`)),
+    units: sortedList(
+      [...(await index.units()).values()].map((u) =>
+        JSON.stringify([u.hashId, u.context, u.weight, sortedList(u.textHashIds)]),
+      ),
+    ),
+    entities: sortedList(
+      [...(await index.entities()).values()].map((e) => JSON.stringify([e.hashId, e.context, e.weight])),
+    ),
+    relationships: sortedList(
+      [...(await index.relationships()).values()].map((r) =>
+        JSON.stringify([r.hashId, r.uniqueRelationship, r.weight, sortedList(r.relations)]),
+      ),
+    ),
+    baseNodes: sortedList(
+      [...graph.nodes].filter(([id]) => isBase(id)).map(([id, n]) => `${id} ${n.weight}`),
+    ),
+    baseEdges: sortedList(
+      [...graph.edges.values()]
+        .filter((e) => isBase(e.source) && isBase(e.target))
+        .map((e) => `${e.source} ${e.target} ${e.weight}`),
+    ),
+  };
+}
+
+const corpus = loadCorpus();
+const paragraphs = Object.entries(corpus).map(([title, sentences], i) => ({
+  name: paragraphFileName(i, title),
+  title,
+  sentences,
+}));
+const render = (title: string, sentences: string[]) => `${title}\n\n${sentences.join('')}\n`;
+
+const work = mkdtempSync(join(tmpdir(), 'noderag-bench-update-'));
+try {
+  const root = join(work, 'sync');
+  writeProject(
+    root,
+    paragraphs.map((p) => [p.name, render(p.title, p.sentences)]),
+  );
+  const full = await build(root);
+  const before = new IndexData(root, DIM);
+  const textsBefore = new Map([...(await before.texts())].map(([id, t]) => [id, t.context]));
+  const unitsBefore = new Map([...(await before.units())].map(([id, u]) => [id, u.context]));
+
+  // Edit 10 %, delete 5 %, rename 5 % (disjoint, spread over the corpus).
+  let edited = 0;
+  const deleted: { name: string; question: string }[] = [];
+  let renamed = 0;
+  paragraphs.forEach((p, i) => {
+    const file = join(root, 'input', p.name);
+    if (i % 10 === 0) {
+      const sentences = [...p.sentences];
+      const k = sentences.length - 1;
+      sentences[k] = sentences[k]!.replace(/^(\s*)/, '$1Notably, ');
+      writeFileSync(file, render(p.title, sentences));
+      edited++;
+    } else if (i % 20 === 5) {
+      rmSync(file);
+      deleted.push({ name: p.name, question: (p.sentences[0] ?? p.title).trim() });
+    } else if (i % 20 === 15) {
+      renameSync(file, join(root, 'input', `renamed-${p.name}`));
+      renamed++;
+    }
+  });
+  const sync = await build(root);
+
+  // A clean build of the final folder.
+  const clean = join(work, 'clean');
+  const finalFiles = readdirSync(join(root, 'input'))
+    .sort()
+    .map((f): [string, string] => [f, readFileSync(join(root, 'input', f), 'utf8')]);
+  writeProject(clean, finalFiles);
+  const cleanRun = await build(clean);
+
+  const mine = await comparable(root);
+  const theirs = await comparable(clean);
+  const differing = Object.keys(mine).filter((k) => JSON.stringify(mine[k]) !== JSON.stringify(theirs[k]));
+  const tablesEqual = differing.length === 0 ? 1 : 0;
+
+  // Retrieval: nothing removed comes back.
+  const after = new IndexData(root, DIM);
+  const textsAfter = await after.texts();
+  const unitsAfter = await after.units();
+  const removedTexts = [...textsBefore].filter(([id]) => !textsAfter.has(id)).map(([, t]) => t);
+  // A removed unit's sentence can still be part of a kept chunk (the edited files keep every
+  // sentence but one, prefixed): only text that no remaining chunk holds counts.
+  const remaining = [...textsAfter.values()].map((t) => t.context);
+  const removedUnits = [...unitsBefore]
+    .filter(([id]) => !unitsAfter.has(id))
+    .map(([, t]) => t)
+    .filter((t) => !remaining.some((c) => c.includes(t)));
+  const questions = [...loadQuestions().map((q) => q.question), ...deleted.map((d) => d.question)];
+  const search = new NodeSearch(NodeConfig.fromMainFolder(root, { env: {} }));
+  let hits = 0;
+  try {
+    for (const q of questions) {
+      const r = await search.search(q);
+      const context = r.retrievalInfo;
+      const t = removedTexts.find((x) => context.includes(x));
+      const u = removedUnits.find((x) => context.includes(x));
+      if (t !== undefined || u !== undefined) {
+        hits++;
+        console.log(
+          `removed text in the context of ${JSON.stringify(q)}: ${JSON.stringify((t ?? u)!.slice(0, 80))}`,
+        );
+      }
+    }
+  } finally {
+    search.close();
+  }
+
+  console.log(
+    `HotpotQA-100: ${paragraphs.length} files; local provider, dim ${DIM}; edited ${edited}, deleted ${deleted.length}, renamed ${renamed}`,
+  );
+  console.log('\n| run | wall s | model calls |');
+  console.log('|---|---:|---:|');
+  console.log(`| full build | ${full.seconds.toFixed(2)} | ${full.calls} |`);
+  console.log(`| sync (edit 10 %, delete 5 %, rename 5 %) | ${sync.seconds.toFixed(2)} | ${sync.calls} |`);
+  console.log(`| clean build of the final folder | ${cleanRun.seconds.toFixed(2)} | ${cleanRun.calls} |`);
+  console.log(
+    `\nremoved by the sync: ${removedTexts.length} chunks, ${removedUnits.length} semantic units; tables equal to the clean build: ${tablesEqual ? 'yes' : `no (${differing.join(', ')})`}`,
+  );
+  console.log(`retrieval contexts checked: ${questions.length}; holding removed text: ${hits}`);
+  const callsRatio = cleanRun.calls === 0 ? 0 : sync.calls / cleanRun.calls;
+  console.log(
+    `RESULT update calls_ratio=${callsRatio.toFixed(3)} seconds_ratio=${(sync.seconds / cleanRun.seconds).toFixed(3)} tables_equal=${tablesEqual} deleted_text_hits=${hits} reload_errors=na`,
+  );
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
