@@ -178,14 +178,18 @@ export class TableReader {
     return out;
   }
 
-  /** One vector per row (copies, so rows do not pin the table's buffer), null when not computed. */
+  /**
+   * One vector per row, null when not computed: views into the column's one buffer, not
+   * copies (consecutive rows are adjacent, so a run of rows can be passed on as one block;
+   * see ts/indexing/stages/hnsw.ts). Rows never write into their vector.
+   */
   embedding(name: string): (Float32Array | null)[] {
     const c = this.#column(name, ['embedding']);
     const dim = c.dim ?? 0;
     const values = c.float32 ?? new Float32Array(0);
     const out: (Float32Array | null)[] = [];
     for (let i = 0; i < this.rows; i++) {
-      out.push(c.validity && c.validity[i] === 0 ? null : values.slice(i * dim, (i + 1) * dim));
+      out.push(c.validity && c.validity[i] === 0 ? null : values.subarray(i * dim, (i + 1) * dim));
     }
     return out;
   }

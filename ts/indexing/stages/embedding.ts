@@ -55,7 +55,7 @@ export async function embedTargets(
   batches.forEach((batch, b) => {
     const { vectors, dim } = results[b]!;
     batch.forEach((t, i) => {
-      t.set(vectors.slice(i * dim, (i + 1) * dim));
+      t.set(vectors.subarray(i * dim, (i + 1) * dim));
     });
   });
   return batches.length;

@@ -70,11 +70,31 @@ function sameParams(a: VectorIndexParams, b: VectorIndexParams): boolean {
   return a.space === b.space && a.dim === b.dim && a.m === b.m && a.efConstruction === b.efConstruction;
 }
 
-function flatten(nodes: readonly VectorNode[], dim: number): Float32Array {
-  const flat = new Float32Array(nodes.length * dim);
-  nodes.forEach((n, i) => {
-    flat.set(n.vector, i * dim);
-  });
+/**
+ * How many vectors from `from` (at most `max`) lie back to back in one buffer: rows read from
+ * a table are views into its embedding column (ts/index-io/columns.ts), so such a run goes to
+ * the index as one view, without a copy.
+ */
+function contiguousRun(nodes: readonly VectorNode[], from: number, max: number, dim: number): number {
+  const first = nodes[from]!.vector;
+  const step = dim * Float32Array.BYTES_PER_ELEMENT;
+  let n = 1;
+  while (n < max) {
+    const v = nodes[from + n]!.vector;
+    if (v.buffer !== first.buffer || v.byteOffset !== first.byteOffset + n * step || v.length !== dim) break;
+    n++;
+  }
+  return n;
+}
+
+/** The vectors `from .. from + n` as one flat array: a view when they are contiguous, else one copy. */
+function block(nodes: readonly VectorNode[], from: number, n: number, dim: number): Float32Array {
+  const first = nodes[from]!.vector;
+  if (first.length === dim && contiguousRun(nodes, from, n, dim) === n) {
+    return new Float32Array(first.buffer, first.byteOffset, n * dim);
+  }
+  const flat = new Float32Array(n * dim);
+  for (let i = 0; i < n; i++) flat.set(nodes[from + i]!.vector, i * dim);
   return flat;
 }
 
@@ -291,9 +311,13 @@ export async function hnswStage(ctx: StageContext): Promise<StageResult> {
     while (done < fresh.length) {
       // A stop request ends the stage here; the last checkpoint keeps what was done.
       ctx.stop.check();
-      const n = Math.min(batch, fresh.length - done, checkpointAt - done);
+      const most = Math.min(batch, fresh.length - done, checkpointAt - done);
+      // A batch ends where the vectors stop being contiguous (a table's end), so each batch
+      // is a view; batch bounds do not change the index (insertion is sequential).
+      const run = contiguousRun(fresh, done, most, c.dim);
+      const n = run >= Math.min(most, FIRST_BATCH) ? run : most;
       const started = performance.now();
-      const first = await index.addBatch(flatten(fresh.slice(done, done + n), c.dim), { deferView: true });
+      const first = await index.addBatch(block(fresh, done, n, c.dim), { deferView: true });
       if (first !== baseCount + done) {
         throw new InternalError(
           'internal_error',
