@@ -11,7 +11,19 @@ import { fileURLToPath } from 'node:url';
 import { measuredLine } from './lib/results-md.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const ALL = ['hnsw', 'graph', 'store', 'providers', 'build', 'query', 'vis', 'quality', 'peer', 'server', 'crash'];
+const ALL = [
+  'hnsw',
+  'graph',
+  'store',
+  'providers',
+  'build',
+  'query',
+  'vis',
+  'quality',
+  'peer',
+  'server',
+  'crash',
+];
 
 const [name, ...rest] = process.argv.slice(2);
 const names = name ? [name] : ALL.filter((n) => existsSync(join(here, `${n}.ts`)));
