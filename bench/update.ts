@@ -43,7 +43,9 @@ function writeProject(root: string, files: [string, string][]): void {
 }
 
 /** Builds in process; wall seconds and the model calls of the generations it ran. */
-async function build(root: string): Promise<{ seconds: number; calls: number }> {
+async function build(
+  root: string,
+): Promise<{ seconds: number; calls: number; byStage: Map<string, number> }> {
   const logFile = join(root, 'info', 'info.log');
   const logBefore = (() => {
     try {
@@ -65,9 +67,12 @@ async function build(root: string): Promise<{ seconds: number; calls: number }> 
   if (code !== 0) throw new Error(`build of ${root} failed (exit ${code})`);
   const log = readFileSync(logFile, 'utf8').slice(logBefore);
   let calls = 0;
-  for (const m of log.matchAll(/ pipeline \(generation \d+\) finished in .*\bcalls=(\d+)/g))
-    calls += Number(m[1]);
-  return { seconds, calls };
+  const byStage = new Map<string, number>();
+  for (const m of log.matchAll(/INFO (\S+) pipeline \(generation \d+\) finished in .*\bcalls=(\d+)/g)) {
+    calls += Number(m[2]);
+    byStage.set(m[1]!, (byStage.get(m[1]!) ?? 0) + Number(m[2]));
+  }
+  return { seconds, calls, byStage };
 }
 
 const sortedList = <T>(xs: Iterable<T>) => [...xs].sort();
@@ -197,6 +202,10 @@ try {
   console.log(`| full build | ${full.seconds.toFixed(2)} | ${full.calls} |`);
   console.log(`| sync (edit 10 %, delete 5 %, rename 5 %) | ${sync.seconds.toFixed(2)} | ${sync.calls} |`);
   console.log(`| clean build of the final folder | ${cleanRun.seconds.toFixed(2)} | ${cleanRun.calls} |`);
+  console.log('\n| stage | model calls of the sync | of the clean build |');
+  console.log('|---|---:|---:|');
+  for (const [stage, n] of cleanRun.byStage)
+    console.log(`| ${stage} | ${sync.byStage.get(stage) ?? 0} | ${n} |`);
   console.log(
     `\nremoved by the sync: ${removedTexts.length} chunks, ${removedUnits.length} semantic units; tables equal to the clean build: ${tablesEqual ? 'yes' : `no (${differing.join(', ')})`}`,
   );
