@@ -170,8 +170,14 @@ interface BuildRun {
   out: string;
 }
 
-/** `noderag build -f TRIAL_DIR --yes` in its own process group; killed with SIGKILL at `killAtMs`. */
-function build(killAtMs: number | null = null): Promise<BuildRun> {
+/** When to kill a build: `ms` after its spawn, or after its first stage line (startup time varies most). */
+interface KillPlan {
+  from: 'spawn' | 'first stage';
+  ms: number;
+}
+
+/** `noderag build -f TRIAL_DIR --yes` in its own process group; killed with SIGKILL as `kill` says. */
+function build(kill: KillPlan | null = null): Promise<BuildRun & { killSentMs: number | null }> {
   const t0 = performance.now();
   const child: ChildProcess = spawn(
     process.execPath,
@@ -182,10 +188,27 @@ function build(killAtMs: number | null = null): Promise<BuildRun> {
   let firstStageMs: number | null = null;
   let finishedMs: number | null = null;
   let stage = 'startup';
+  let timer: NodeJS.Timeout | undefined;
+  let killSentMs: number | null = null;
+  const arm = (ms: number) => {
+    timer = setTimeout(() => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      killSentMs = performance.now() - t0;
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }, ms);
+  };
+  if (kill?.from === 'spawn') arm(kill.ms);
   const onData = (d: Buffer) => {
     out += d.toString();
     for (const m of out.matchAll(/^\[(\d+)\/(\d+)\] (.+)$/gm)) stage = `${m[1]}/${m[2]} ${m[3]!.trim()}`;
-    if (firstStageMs === null && stage !== 'startup') firstStageMs = performance.now() - t0;
+    if (firstStageMs === null && stage !== 'startup') {
+      firstStageMs = performance.now() - t0;
+      if (kill?.from === 'first stage') arm(kill.ms);
+    }
     if (finishedMs === null && /^Build finished/m.test(out)) {
       stage = 'finished';
       finishedMs = performance.now() - t0;
@@ -195,20 +218,10 @@ function build(killAtMs: number | null = null): Promise<BuildRun> {
   child.stderr!.on('data', (d: Buffer) => {
     out += d.toString();
   });
-  let timer: NodeJS.Timeout | undefined;
-  if (killAtMs !== null) {
-    timer = setTimeout(() => {
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }, killAtMs);
-  }
   return new Promise((resolve) => {
     child.once('close', (code, signal) => {
       clearTimeout(timer);
-      resolve({ code, signal, ms: performance.now() - t0, firstStageMs, finishedMs, stage, out });
+      resolve({ code, signal, ms: performance.now() - t0, firstStageMs, finishedMs, stage, out, killSentMs });
     });
   });
 }
@@ -287,7 +300,10 @@ function inputLeftovers(folder: string, expected: number): string[] {
 interface Trial {
   i: number;
   mode: 'full' | 'incremental';
-  killAtMs: number;
+  /** The seeded plan: `ms after spawn` or `ms after the first stage line`. */
+  plan: string;
+  /** When the kill was sent, ms after spawn (null: the build had ended). */
+  killAtMs: number | null;
   killed: boolean;
   stage: string;
   rerunMs: number;
@@ -337,9 +353,12 @@ async function soak(): Promise<{ trials: Trial[]; refFullMs: number; refIncMs: n
   const refs = `full: ${refFull.cache.size} cache files, generation ${refFull.generation}, ${fullRun.ms.toFixed(0)} ms; incremental: ${refInc.cache.size} cache files, generation ${refInc.generation}, ${incRun.ms.toFixed(0)} ms`;
   console.log(`references: ${refs}`);
 
+  // Startup (tsx, INIT) takes most of the variance under load, so most kills are timed from
+  // the build's own first stage line, within 90% of the reference's pipeline time; 15% fall in
+  // the startup (INIT's repair and recovery run there).
   const windowOf = (r: BuildRun) => ({
-    from: Math.max(0, (r.firstStageMs ?? 0) - 300),
-    to: r.finishedMs ?? r.ms,
+    startup: r.firstStageMs ?? 1000,
+    pipeline: (r.finishedMs ?? r.ms) - (r.firstStageMs ?? 0),
   });
   const windows = { full: windowOf(fullRun), incremental: windowOf(incRun) };
   const random = rng(SEED);
@@ -347,10 +366,16 @@ async function soak(): Promise<{ trials: Trial[]; refFullMs: number; refIncMs: n
   for (let i = 0; i < TRIALS; i++) {
     const mode = i % 2 === 0 ? 'full' : 'incremental';
     const w = windows[mode];
-    const killAtMs = Math.round(w.from + random() * (w.to - w.from));
+    const r1 = random();
+    const r2 = random();
+    const plan: KillPlan =
+      r1 < 0.15
+        ? { from: 'spawn', ms: Math.round(r2 * w.startup) }
+        : { from: 'first stage', ms: Math.round(r2 * w.pipeline * 0.9) };
     if (mode === 'full') freshProject(PARAGRAPHS);
     else incrementalProject();
-    const killed = await build(killAtMs);
+    const killed = await build(plan);
+    const killAtMs = killed.killSentMs === null ? null : Math.round(killed.killSentMs);
     const rerun = await build();
     const ref = mode === 'full' ? refFull : refInc;
     const got = fingerprint(TRIAL_DIR);
@@ -364,6 +389,7 @@ async function soak(): Promise<{ trials: Trial[]; refFullMs: number; refIncMs: n
     const t: Trial = {
       i,
       mode,
+      plan: `${plan.ms} ms after ${plan.from === 'spawn' ? 'spawn' : 'the first stage'}`,
       killAtMs,
       killed: killed.signal === 'SIGKILL',
       stage: killed.signal === 'SIGKILL' ? killed.stage : `exited ${killed.code} (${killed.stage})`,
@@ -379,7 +405,7 @@ async function soak(): Promise<{ trials: Trial[]; refFullMs: number; refIncMs: n
         ? `FAIL ${[...mismatched, ...leaked.map((l) => `leaked ${l}`), note].filter(Boolean).join(', ')}`
         : 'identical, served';
     console.log(
-      `  trial ${String(i).padStart(2)} ${mode.padEnd(11)} kill at ${String(killAtMs).padStart(5)} ms  ${t.stage.padEnd(26)} ${outcome}`,
+      `  trial ${String(i).padStart(2)} ${mode.padEnd(11)} kill ${t.plan.padEnd(30)} (at ${String(killAtMs ?? '-').padStart(5)} ms)  ${t.stage.padEnd(26)} ${outcome}`,
     );
   }
   return { trials, refFullMs: fullRun.ms, refIncMs: incRun.ms, refs };
@@ -1138,26 +1164,34 @@ const stageRows = [...groups.entries()]
   .sort(([x], [y]) => x.localeCompare(y))
   .map(([key, ts]) => {
     const [mode, stage] = key.split('|');
-    const kills = ts.map((t) => t.killAtMs).sort((x, y) => x - y);
+    const kills = ts
+      .map((t) => t.killAtMs)
+      .filter((k): k is number => k !== null)
+      .sort((x, y) => x - y);
     const bad = ts.filter((t) => t.mismatched.length || t.leaked.length || !t.servable);
     return [
       mode!,
       stage!,
       String(ts.length),
-      kills.length > 1 ? `${kills[0]}–${kills[kills.length - 1]}` : String(kills[0]),
+      kills.length === 0
+        ? '– (ended first)'
+        : kills.length > 1
+          ? `${kills[0]}–${kills[kills.length - 1]}`
+          : String(kills[0]),
       bad.length ? `${bad.length} failed` : 'all identical, served',
     ];
   });
 const stageTable = markdownTable(
-  ['build', 'stage reached at the kill', 'trials', 'kill time (ms)', 'outcome'],
+  ['build', 'stage reached at the kill', 'trials', 'kill sent (ms after spawn)', 'outcome'],
   stageRows,
 );
 const trialTable = markdownTable(
-  ['#', 'build', 'kill at (ms)', 'stage reached', 're-run (ms)', 'outcome'],
+  ['#', 'build', 'seeded kill time', 'kill sent (ms after spawn)', 'stage reached', 're-run (ms)', 'outcome'],
   trials.map((t) => [
     String(t.i),
     t.mode,
-    String(t.killAtMs),
+    t.plan,
+    t.killAtMs === null ? '– (ended first)' : String(t.killAtMs),
     t.stage,
     t.rerunMs.toFixed(0),
     t.mismatched.length || t.leaked.length || !t.servable
@@ -1205,7 +1239,7 @@ if (!opts['no-write']) {
       '',
       `**Crash-consistency soak.** The first ${PARAGRAPHS} HotpotQA paragraphs (bench/data/hotpotqa), local provider, offline. References built uninterrupted: ${soakResult.refs}. ` +
         `${trials.length} trials (${trials.length - incremental} full builds, ${incremental} incremental: ${BASE_PARAGRAPHS} paragraphs built, then ${PARAGRAPHS - BASE_PARAGRAPHS} added): each runs \`noderag build -f DIR --yes\` (tsx CLI entry) in its own process group, ` +
-        'kills the group with SIGKILL at a seeded random time between 0.3 s before the first stage line of the reference run and its `Build finished` line, runs the build again to completion, and compares every cache/ file (response_cache aside) and the generation in info/state.json byte for byte with the reference of its kind; ' +
+        'kills the group with SIGKILL at a seeded random time (15% of trials: within the startup of the reference run, timed from the spawn; the others: within 90% of the pipeline time of the reference run, timed from the first stage line of the build itself, since the length of the startup varies most with load), runs the build again to completion, and compares every cache/ file (response_cache aside) and the generation in info/state.json byte for byte with the reference of its kind; ' +
         'then NodeSearch loads the index and answers one question. A leaked file is any path of the project (input/ aside) the reference does not have, after the re-run or after loading for search. ' +
         `${trials.filter((t) => t.killed).length} of the ${trials.length} builds were killed; 'exited 0 (finished)' means the build ended before its kill time (the machine's load moves build times), 'startup' that no stage line had been printed yet (INIT runs there).`,
       '',
