@@ -382,6 +382,23 @@ describe('a sync killed with SIGKILL', () => {
       const { p } = await prepared();
       const killed = await p.buildWithHooks({ crashAt: point });
       expect(killed.signal).toBe('SIGKILL');
+      // Search loads the committed index meanwhile (the vector-index files may still name
+      // removed nodes) and, once the Document pipeline has committed, holds nothing that
+      // only the deleted file had.
+      const loaded = await LoadedIndex.load(p.root, { dim: DIM, unbalanceAdjust: true });
+      try {
+        const deletedText = all[names[2]!]!;
+        const kept = [...readdirSync(p.path('input'))].map((f) => readFileSync(p.path('input', f), 'utf8'));
+        for (const t of loaded.texts) {
+          if (t.length < 40 || !deletedText.includes(t)) continue;
+          expect(
+            kept.some((k) => k.includes(t)),
+            t,
+          ).toBe(true);
+        }
+      } finally {
+        loaded.close();
+      }
       const resumed = await p.build();
       expect(resumed.code, resumed.stderr).toBe(0);
       expect(resumed.stderr).toBe('');

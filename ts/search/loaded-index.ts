@@ -305,9 +305,18 @@ function buildArrays(snapshot: IndexSnapshot): IndexArrays {
     }
   }
 
+  // During a build cycle the vector-index files (id_map, hnsw_graph) are those of the last
+  // HNSW commit: a sync (docs/method.md §4.5) may have removed nodes they still name. Those
+  // labels count as retired and those similarity edges are left out until the cycle's HNSW
+  // commit; in a finished index they are damage.
+  const syncing = snapshot.state.current_state !== 'FINISHED';
   const g = snapshot.graph;
   const edges = g ? g.edges : edgeArrays(t.graphEdges, indexOf, true);
-  const sim = g ? g.similarity : edgeArrays(t.hnswGraph, indexOf, false);
+  const sim = g
+    ? g.similarity
+    : syncing
+      ? knownEdges(t.hnswGraph, indexOf)
+      : edgeArrays(t.hnswGraph, indexOf, false);
 
   // id_map: label i on row i (checked), retired labels excluded from search.
   const labels = t.idMap.int('id');
@@ -323,6 +332,10 @@ function buildArrays(snapshot: IndexSnapshot): IndexArrays {
       return;
     }
     const node = indexOf.get(labelNodes[row]!);
+    if (node === undefined && syncing) {
+      retiredLabels.push(label);
+      return;
+    }
     if (node === undefined)
       throw damaged(`${t.idMap.label}: label ${label} names ${labelNodes[row]}, which is not in the graph`);
     labelNode[label] = node;
@@ -389,6 +402,29 @@ function edgeArrays(
   if (bad >= 0)
     throw damaged(`${table.label}: row ${bad} has weight ${weight[bad]}; weights must be positive`);
   return { src, dst, weight };
+}
+
+/** The edges of an unweighted edge table whose both ends are in the graph. */
+function knownEdges(
+  table: TableReader,
+  indexOf: ReadonlyMap<string, number>,
+): { src: Uint32Array; dst: Uint32Array } {
+  const ends = (name: string) => {
+    const { keys, values } = table.utf8Dictionary(name);
+    const nodeOf = Int32Array.from(values, (id) => indexOf.get(id) ?? -1);
+    return Int32Array.from(keys, (k) => nodeOf[k]!);
+  };
+  const a = ends('source');
+  const b = ends('target');
+  const src: number[] = [];
+  const dst: number[] = [];
+  for (let i = 0; i < a.length; i++) {
+    if (a[i]! >= 0 && b[i]! >= 0) {
+      src.push(a[i]!);
+      dst.push(b[i]!);
+    }
+  }
+  return { src: Uint32Array.from(src), dst: Uint32Array.from(dst) };
 }
 
 /** HNSW.bin loading started before the tables are read. */
