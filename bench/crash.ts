@@ -727,7 +727,8 @@ async function abuse(): Promise<AbuseResult> {
         request(
           S,
           'POST',
-          ['/answer', '/retrieval', '/answer_retrieval'][n % 3]!,
+          // "stream" is read by /answer only (the others never stream and ignore it).
+          n % 7 === 6 ? '/answer' : ['/answer', '/retrieval', '/answer_retrieval'][n % 3]!,
           json,
           [
             '{"question": 42}',
@@ -1252,7 +1253,7 @@ if (!opts['no-write']) {
         `${a.requests} requests in ${(a.ms / 1000).toFixed(1)} s; 5xx replies seen by clients: ${a.fiveXX}; 5xx in the search access log (which also records requests whose client left): ${a.accessLog5xx}; ` +
         `health checks answered during the run: ${a.healthyDuring}/${a.healthChecks}; stack-trace lines in the servers' output: ${a.stackLines}; uploads accepted (allowed names, and overwrites of a link name, which replace the link itself): ${a.uploadsAccepted}. ` +
         `Writes outside input/ (every path under the work folder but input/, compared before and after, plus entries named after the marker beside the repository, the work folder and the temp folder): ${a.outsideWrites.length}; names in input/ the guards should have refused: ${a.unsafeInputNames.length}. ` +
-        "Replies: a status, or 'disconnected' (the client left mid-body, by design), 'timeout' (a slow client gave up), 'reset' (the server closed without a reply).",
+        "Replies: a status, or 'disconnected' (the client left mid-body, by design), 'timeout' (a slow client gave up), 'reset' (the connection was reset before the client read a reply: seen only on bodies over the limit, which the server answers with 413 and closes with the rest of the body unread, while this client is still sending).",
       '',
       abuseTable,
       '',
