@@ -406,3 +406,53 @@ describe('a sync killed with SIGKILL', () => {
     }, 60_000);
   }
 });
+
+describe('NodeSearch with watch follows new generations', () => {
+  it('keeps the loaded generation during a sync, swaps in the new one when it finishes, drops the old cache', async () => {
+    const all = exampleFiles();
+    const names = Object.keys(all).slice(0, 4);
+    const p = await project(Object.fromEntries(names.map((n) => [n, all[n]!])));
+    expect((await build(p.root)).code).toBe(0);
+    const reloads: { generation: number; previous: number }[] = [];
+    const search = new NodeSearch(NodeConfig.fromMainFolder(p.root, { env: {} }), {
+      watch: true,
+      watchIntervalMs: 0,
+      onReload: (r) => reloads.push(r),
+    });
+    const fixed = new NodeSearch(NodeConfig.fromMainFolder(p.root, { env: {} }));
+    try {
+      const deleted = all[names[1]!]!;
+      const question = deleted
+        .split('\n')
+        .find((l) => l.length > 60)!
+        .trim();
+      const holdsDeleted = (items: { text: string }[]) =>
+        items.some((i) => i.text.length >= 40 && deleted.includes(i.text));
+      expect(holdsDeleted((await search.search(question)).items)).toBe(true);
+      expect((await search.status()).generation).toBe(1);
+
+      // A sync killed after its Graph pipeline: the running engine keeps generation 1 whole.
+      await p.removeInput(names[1]!);
+      const killed = await p.buildWithHooks({ crashAt: 'Graph pipeline' });
+      expect(killed.signal).toBe('SIGKILL');
+      await search.status();
+      await search.reloaded();
+      expect(reloads).toEqual([]);
+      expect(holdsDeleted((await search.search(question)).items)).toBe(true);
+
+      // The re-run finishes the cycle: the next request swaps in generation 2.
+      expect((await build(p.root)).code).toBe(0);
+      await search.status();
+      await search.reloaded();
+      expect(reloads.map((r) => [r.previous, r.generation])).toEqual([[1, 2]]);
+      expect((await search.status()).generation).toBe(2);
+      // The cached retrieval of generation 1 is gone with it.
+      expect(holdsDeleted((await search.search(question)).items)).toBe(false);
+      // Without watch an engine keeps what it loaded (today's behaviour).
+      expect((await fixed.status()).generation).toBe(1);
+    } finally {
+      search.close();
+      fixed.close();
+    }
+  }, 60_000);
+});

@@ -22,7 +22,7 @@ import { createProviders, type ModelProviders, o200kTokenCounter } from '../llm/
 import type { TokenCounter } from '../llm/token-cap.js';
 import type { CallOptions } from '../llm/types.js';
 import type { AnswerOptions, EngineStatus } from './engine-types.js';
-import { indexFingerprint } from './index-files.js';
+import { indexFingerprint, parseStateText, readStateText } from './index-files.js';
 import { LoadedIndex } from './loaded-index.js';
 import { validateQuestion } from './question.js';
 import { answerResult, retrievalResult, type SearchAnswer, type SearchRetrieval } from './results.js';
@@ -50,6 +50,17 @@ export interface NodeSearchOptions {
    * question is then answered without provider calls; `answer` still makes its chat call.
    */
   retrievalCacheSize?: number;
+  /**
+   * Follow new generations: when a build has finished a cycle since the index was loaded
+   * (checked at most once per `watchIntervalMs` when a question or `status()` comes in), the
+   * new index is loaded in the background and swapped in; questions in flight finish on the
+   * old one, and the retrieval cache of the old one is dropped. Default false.
+   */
+  watch?: boolean;
+  /** Milliseconds between two checks of state.json with `watch` (default 1000). */
+  watchIntervalMs?: number;
+  /** Called after each swap with `watch` (the server logs one line). */
+  onReload?: (info: { generation: number; previous: number; nodes: number; vectors: number }) => void;
 }
 
 export interface QuestionOptions {
@@ -77,12 +88,23 @@ export class NodeSearch {
   #loading: Promise<LoadedIndex> | null = null;
   #failure: LoadFailure | null = null;
   #closed = false;
+  readonly #watch: { intervalMs: number; onReload?: NodeSearchOptions['onReload'] } | null;
+  /** state.json and the index files when the current index was loaded (`watch`). */
+  #loadedFingerprint: string | null = null;
+  #lastCheck = 0;
+  #reloading: Promise<void> | null = null;
+  /** Questions using each index; a swapped-out index is closed when its count drops to 0. */
+  readonly #users = new Map<LoadedIndex, number>();
+  readonly #retired = new Set<LoadedIndex>();
 
   constructor(config: NodeConfig, options: NodeSearchOptions = {}) {
     this.config = config;
     this.#params = searchParamsFrom(config.config);
     this.#tokens = options.tokenCounter ?? o200kTokenCounter;
     this.#cache = new RetrievalCache(options.retrievalCacheSize);
+    this.#watch = options.watch
+      ? { intervalMs: options.watchIntervalMs ?? 1000, onReload: options.onReload }
+      : null;
     if (options.providers) {
       this.#providers = options.providers;
     } else {
@@ -152,6 +174,8 @@ export class NodeSearch {
     this.#closed = true;
     this.#index?.close();
     this.#index = null;
+    for (const old of this.#retired) old.close();
+    this.#retired.clear();
     this.#cache.clear();
     this.#ownProviders?.close();
   }
@@ -171,6 +195,24 @@ export class NodeSearch {
   ): Promise<{ retrieval: Retrieval; chunkOf: ChunkOf }> {
     const q = validateQuestion(question);
     const index = await this.#current();
+    this.#users.set(index, (this.#users.get(index) ?? 0) + 1);
+    try {
+      return await this.#retrieveOn(index, q, options);
+    } finally {
+      const left = (this.#users.get(index) ?? 1) - 1;
+      if (left > 0) this.#users.set(index, left);
+      else {
+        this.#users.delete(index);
+        if (this.#retired.delete(index)) index.close();
+      }
+    }
+  }
+
+  async #retrieveOn(
+    index: LoadedIndex,
+    q: string,
+    options: QuestionOptions,
+  ): Promise<{ retrieval: Retrieval; chunkOf: ChunkOf }> {
     const chunkOf = (item: RetrievedItem): string | null => {
       const node = index.indexOf(item.id);
       const chunk = node === undefined ? -1 : index.chunkOf[node]!;
@@ -200,13 +242,70 @@ export class NodeSearch {
   /** The loaded index; while none is, re-checks state.json and loads when a build has finished. */
   async #current(): Promise<LoadedIndex> {
     if (this.#closed) throw closedError();
-    if (this.#index) return this.#index;
+    if (this.#index) {
+      if (this.#watch) this.#maybeReload();
+      return this.#index;
+    }
     if (this.#loading) return this.#loading;
     const fingerprint = await indexFingerprint(this.config.mainFolder);
     if (this.#index) return this.#index;
     if (this.#loading) return this.#loading;
     if (this.#failure && this.#failure.fingerprint === fingerprint) throw this.#failure.error;
     return this.#startLoad();
+  }
+
+  /** With `watch`: resolves when a reload in progress has ended (at once when none is). */
+  async reloaded(): Promise<void> {
+    await this.#reloading;
+  }
+
+  /**
+   * With `watch`, at most once per interval: when a build has finished a cycle since the
+   * index was loaded (state FINISHED, files changed), load the new one in the background and
+   * swap it in. A cycle still running is not loaded: the loaded generation stays whole.
+   */
+  #maybeReload(): void {
+    const now = performance.now();
+    if (this.#reloading || now - this.#lastCheck < this.#watch!.intervalMs) return;
+    this.#lastCheck = now;
+    const root = this.config.mainFolder;
+    const reload = (async () => {
+      const fingerprint = await indexFingerprint(root);
+      if (fingerprint === this.#loadedFingerprint || this.#closed) return;
+      const stateText = await readStateText(root);
+      if (stateText === null) return;
+      const state = parseStateText(stateText);
+      if (state.current_state !== 'FINISHED') return;
+      const next = await LoadedIndex.load(root, {
+        dim: this.config.config.dim,
+        unbalanceAdjust: this.config.config.unbalance_adjust,
+      });
+      if (this.#closed) {
+        next.close();
+        return;
+      }
+      const old = this.#index;
+      this.#index = next;
+      this.#loadedFingerprint = fingerprint;
+      this.#cache.clear();
+      if (old) {
+        if (this.#users.has(old)) this.#retired.add(old);
+        else old.close();
+      }
+      this.#watch!.onReload?.({
+        generation: next.generation,
+        previous: old?.generation ?? 0,
+        nodes: next.nodeCount,
+        vectors: next.activeVectors,
+      });
+    })()
+      .catch(() => {
+        // The old index keeps serving; the next check tries again.
+      })
+      .finally(() => {
+        this.#reloading = null;
+      });
+    this.#reloading = reload;
   }
 
   #startLoad(): Promise<LoadedIndex> {
@@ -233,6 +332,7 @@ export class NodeSearch {
       }
       this.#failure = null;
       this.#index = index;
+      this.#loadedFingerprint = fingerprint;
       return index;
     })();
     // Nobody may be waiting yet (the constructor starts the load): keep a failure from
