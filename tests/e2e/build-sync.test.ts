@@ -4,9 +4,11 @@
  * equal those of a clean build of the final folder, and nothing of a deleted document or a
  * removed chunk is left to retrieve. Offline (`local` provider), builds run in process.
  */
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { readFile, rename, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -16,7 +18,7 @@ import { type BuildReport, runBuild } from '../../ts/indexing/pipeline.js';
 import { STAGES } from '../../ts/project/state.js';
 import { LoadedIndex } from '../../ts/search/loaded-index.js';
 import { NodeSearch } from '../../ts/search/node-search.js';
-import { createProject, type Project, REPO_ROOT } from '../helpers/project.js';
+import { CLI, createProject, type Project, REPO_ROOT } from '../helpers/project.js';
 
 const DIM = 64;
 const BASE = new Set(['semantic_unit', 'entity', 'relationship']);
@@ -454,5 +456,86 @@ describe('NodeSearch with watch follows new generations', () => {
       search.close();
       fixed.close();
     }
+  }, 60_000);
+});
+
+interface Served {
+  child: ChildProcess;
+  url: string;
+  stdout: () => string;
+}
+
+const servers: ChildProcess[] = [];
+afterAll(() => {
+  for (const c of servers) c.kill('SIGKILL');
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((done) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => done(port));
+    });
+  });
+}
+
+/** Spawns `search -f root --port P ...args` and waits for its "listening on" line. */
+async function serve(root: string, args: string[] = []): Promise<Served> {
+  const port = await freePort();
+  return new Promise((done, fail) => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', CLI, 'search', '-f', root, '--host', '127.0.0.1', '--port', String(port), ...args],
+      { cwd: REPO_ROOT, env: { ...process.env, NO_COLOR: '1' } },
+    );
+    servers.push(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+      const m = /listening on (http:\/\/\S+) /.exec(stdout);
+      if (m) done({ child, url: m[1]!, stdout: () => stdout });
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.on('close', (code) => fail(new Error(`search exited with ${code} before listening:\n${stderr}`)));
+  });
+}
+
+async function generationOf(url: string): Promise<number> {
+  const health = (await (await fetch(`${url}/health`)).json()) as { generation: number };
+  return health.generation;
+}
+
+describe('noderag search follows new generations', () => {
+  it('reloads when a build finishes (one line, /health shows it); --no-reload keeps the first', async () => {
+    const all = exampleFiles();
+    const names = Object.keys(all).slice(0, 3);
+    const p = await project(Object.fromEntries(names.map((n) => [n, all[n]!])));
+    expect((await build(p.root)).code).toBe(0);
+    const following = await serve(p.root);
+    const fixed = await serve(p.root, ['--no-reload']);
+    expect(await generationOf(following.url)).toBe(1);
+    await p.removeInput(names[0]!);
+    expect((await build(p.root)).code).toBe(0);
+    let generation = 1;
+    for (let i = 0; i < 100 && generation !== 2; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      generation = await generationOf(following.url);
+    }
+    expect(generation).toBe(2);
+    const lines = following
+      .stdout()
+      .split('\n')
+      .filter((l) => l.startsWith('Index generation'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      /^Index generation 2 loaded \(\d+ nodes, \d+ vectors\), replacing generation 1\.$/,
+    );
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(await generationOf(fixed.url)).toBe(1);
+    expect(fixed.stdout()).not.toContain('Index generation');
   }, 60_000);
 });

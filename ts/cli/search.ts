@@ -4,7 +4,10 @@
  * the index over HTTP (docs/method.md §7.2) on config.url:config.port until SIGINT/SIGTERM, then
  * stops accepting and lets in-flight requests finish for up to 10 s (a second signal exits
  * at once). `--workers N` runs N processes on the port (search-cluster.ts); `--cache-size`
- * bounds the retrieval cache of repeated questions (0 disables it).
+ * bounds the retrieval cache of repeated questions (0 disables it). Each process loads a new
+ * index generation when a build finishes one (checked on requests and /health at most once a
+ * second; the swap is atomic, the old retrieval cache dropped, one line printed);
+ * `--no-reload` keeps the generation loaded at start.
  *
  * Refuses to start (exit 1) when the project was never built or its index is damaged, and
  * when the port is taken; a config problem or a bad flag is a usage error (exit 2). Started
@@ -16,6 +19,7 @@
  * serve the index as the model named after the project folder. A non-loopback `--host` without a key is
  * refused unless `--insecure` is given. The key is never printed.
  */
+import cluster from 'node:cluster';
 import { basename, resolve } from 'node:path';
 import { defineCommand } from 'citty';
 import { NodeConfig } from '../config/index.js';
@@ -133,10 +137,23 @@ async function startEngine(
   folderArgText: string,
   retrievalCacheSize: number,
   quiet: boolean,
+  reload: boolean,
 ): Promise<NodeSearch> {
   const root = config.mainFolder;
   const stateText = await requireBuilt(config, folderArgText);
-  const search = new NodeSearch(config, { retrievalCacheSize });
+  // Every worker follows new generations; the first one (or the only process) says so.
+  const logs = !cluster.isWorker || cluster.worker?.id === 1;
+  const search = new NodeSearch(config, {
+    retrievalCacheSize,
+    watch: reload,
+    onReload: (r) => {
+      if (logs) {
+        console.log(
+          `Index generation ${r.generation} loaded (${r.nodes} nodes, ${r.vectors} vectors), replacing generation ${r.previous}.`,
+        );
+      }
+    },
+  });
   try {
     await search.ready();
   } catch (e) {
@@ -228,6 +245,12 @@ export default defineCommand({
       type: 'string',
       description: 'allow this one origin (e.g. https://app.example.com) by CORS (default: none)',
     },
+    reload: {
+      type: 'boolean',
+      default: true,
+      description:
+        'load each new index generation when a build finishes it (--no-reload: keep serving the one loaded at start)',
+    },
   },
   async run({ args }) {
     const folderText = folderValue(args.folder);
@@ -259,6 +282,7 @@ export default defineCommand({
         cacheSize,
         folderArgText: folderText,
         quiet: worker,
+        reload: args.reload !== false,
         ...(apiKey ? { apiKey } : {}),
         ...(cors ? { cors } : {}),
         metrics: args.metrics === true,
@@ -314,13 +338,14 @@ async function openServer(
     cacheSize: number;
     folderArgText: string;
     quiet: boolean;
+    reload: boolean;
     apiKey?: string;
     cors?: string;
     metrics: boolean;
     accessLog: boolean;
   },
 ): Promise<OpenServer> {
-  const search = await startEngine(config, o.folderArgText, o.cacheSize, o.quiet);
+  const search = await startEngine(config, o.folderArgText, o.cacheSize, o.quiet, o.reload);
   let server: RunningServer;
   try {
     const app = createApp({
