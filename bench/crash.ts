@@ -165,7 +165,7 @@ interface BuildRun {
   firstStageMs: number | null;
   /** ms from spawn to the `Build finished` line. */
   finishedMs: number | null;
-  /** The last stage line seen (`[k/8] Name`), 'finished', or 'startup' before any. */
+  /** The last stage line seen (`[k/8] Name`), 'Build finished, exiting', or 'startup' before any. */
   stage: string;
   out: string;
 }
@@ -210,7 +210,7 @@ function build(kill: KillPlan | null = null): Promise<BuildRun & { killSentMs: n
       if (kill?.from === 'first stage') arm(kill.ms);
     }
     if (finishedMs === null && /^Build finished/m.test(out)) {
-      stage = 'finished';
+      stage = 'Build finished, exiting';
       finishedMs = performance.now() - t0;
     }
   };
@@ -1242,7 +1242,7 @@ if (!opts['no-write']) {
         `${trials.length} trials (${trials.length - incremental} full builds, ${incremental} incremental: ${BASE_PARAGRAPHS} paragraphs built, then ${PARAGRAPHS - BASE_PARAGRAPHS} added): each runs \`noderag build -f DIR --yes\` (tsx CLI entry) in its own process group, ` +
         'kills the group with SIGKILL at a seeded random time (15% of trials: within the startup of the reference run, timed from the spawn; the others: within 90% of the pipeline time of the reference run, timed from the first stage line of the build itself, since the length of the startup varies most with load), runs the build again to completion, and compares every cache/ file (response_cache aside) and the generation in info/state.json byte for byte with the reference of its kind; ' +
         'then NodeSearch loads the index and answers one question. A leaked file is any path of the project (input/ aside) the reference does not have, after the re-run or after loading for search. ' +
-        `${trials.filter((t) => t.killed).length} of the ${trials.length} builds were killed; 'exited 0 (finished)' means the build ended before its kill time (the machine's load moves build times), 'startup' that no stage line had been printed yet (INIT runs there).`,
+        `${trials.filter((t) => t.killed).length} of the ${trials.length} builds were killed; 'exited 0 (finished)' means the build ended before its kill time (the machine's load moves build times), 'startup' that no stage line had been printed yet (INIT runs there), 'Build finished, exiting' that the kill came after the last line, before the process ended.`,
       '',
       stageTable,
       '',
