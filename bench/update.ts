@@ -11,12 +11,15 @@
  * relationship tables and the base-graph nodes and edges equal the clean build's (ids,
  * contexts, weights, chunk lists and relation phrases as sets), D = retrieval contexts, over
  * the 100 questions plus one question per deleted file (its first sentence), that hold the
- * text of a removed chunk or of a removed semantic unit that no remaining chunk holds. Servers do not follow new
- * generations yet, so R (failed requests of a server during the sync) is not measured: `na`.
+ * text of a removed chunk or of a removed semantic unit that no remaining chunk holds, R =
+ * requests that did not get a 200 from a `noderag search` server (by default it follows new
+ * generations) questioned 4 at a time during the sync and until it serves the new one.
  *
- * Last line: RESULT update calls_ratio=C seconds_ratio=S tables_equal=E deleted_text_hits=D reload_errors=na
+ * Last line: RESULT update calls_ratio=C seconds_ratio=S tables_equal=E deleted_text_hits=D reload_errors=R
  */
+import { type ChildProcess, spawn } from 'node:child_process';
 import {
+  cpSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -25,13 +28,44 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NodeConfig } from '../ts/config/node-config.js';
 import { IndexData } from '../ts/index-io/index-data.js';
 import { runBuild } from '../ts/indexing/pipeline.js';
 import { NodeSearch } from '../ts/search/node-search.js';
-import { loadCorpus, loadQuestions, localConfigYaml, paragraphFileName } from './lib/hotpot.js';
+import { loadCorpus, loadQuestions, localConfigYaml, paragraphFileName, REPO_ROOT } from './lib/hotpot.js';
+
+async function freePort(): Promise<number> {
+  return new Promise((done) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => done(port));
+    });
+  });
+}
+
+/** `noderag search` on `root` (reloading, the default); resolves with its URL once listening. */
+async function serve(root: string): Promise<{ child: ChildProcess; url: string; stdout: () => string }> {
+  const port = await freePort();
+  const cli = join(REPO_ROOT, 'ts', 'cli', 'main.ts');
+  return new Promise((done, fail) => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', cli, 'search', '-f', root, '--host', '127.0.0.1', '--port', String(port)],
+      { cwd: REPO_ROOT, env: { ...process.env, NO_COLOR: '1' } },
+    );
+    let stdout = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+      const m = /listening on (http:\/\/\S+) /.exec(stdout);
+      if (m) done({ child, url: m[1]!, stdout: () => stdout });
+    });
+    child.on('close', (code) => fail(new Error(`search exited with ${code} before listening`)));
+  });
+}
 
 const DIM = 256;
 const BASE = new Set(['semantic_unit', 'entity', 'relationship']);
@@ -126,28 +160,70 @@ try {
   const before = new IndexData(root, DIM);
   const textsBefore = new Map([...(await before.texts())].map(([id, t]) => [id, t.context]));
   const unitsBefore = new Map([...(await before.units())].map(([id, u]) => [id, u.context]));
+  // A copy of the built project gets the same changes and is synced under load (R), so the
+  // timed sync of `root` runs alone.
+  const loaded = join(work, 'loaded');
+  cpSync(root, loaded, { recursive: true });
+  writeFileSync(join(loaded, 'Node_config.yaml'), localConfigYaml(loaded));
 
   // Edit 10 %, delete 5 %, rename 5 % (disjoint, spread over the corpus).
   let edited = 0;
   const deleted: { name: string; question: string }[] = [];
   let renamed = 0;
   paragraphs.forEach((p, i) => {
-    const file = join(root, 'input', p.name);
-    if (i % 10 === 0) {
-      const sentences = [...p.sentences];
-      const k = sentences.length - 1;
-      sentences[k] = sentences[k]!.replace(/^(\s*)/, '$1Notably, ');
-      writeFileSync(file, render(p.title, sentences));
-      edited++;
-    } else if (i % 20 === 5) {
-      rmSync(file);
-      deleted.push({ name: p.name, question: (p.sentences[0] ?? p.title).trim() });
-    } else if (i % 20 === 15) {
-      renameSync(file, join(root, 'input', `renamed-${p.name}`));
-      renamed++;
+    for (const dir of [root, loaded]) {
+      const file = join(dir, 'input', p.name);
+      if (i % 10 === 0) {
+        const sentences = [...p.sentences];
+        const k = sentences.length - 1;
+        sentences[k] = sentences[k]!.replace(/^(\s*)/, '$1Notably, ');
+        writeFileSync(file, render(p.title, sentences));
+      } else if (i % 20 === 5) rmSync(file);
+      else if (i % 20 === 15) renameSync(file, join(dir, 'input', `renamed-${p.name}`));
     }
+    if (i % 10 === 0) edited++;
+    else if (i % 20 === 5) deleted.push({ name: p.name, question: (p.sentences[0] ?? p.title).trim() });
+    else if (i % 20 === 15) renamed++;
   });
   const sync = await build(root);
+
+  // A server on the index answers questions during the whole sync (4 at a time) and until
+  // it has loaded the new generation; R counts the requests that did not get a 200.
+  const server = await serve(loaded);
+  const questionPool = loadQuestions().map((q) => q.question);
+  let requests = 0;
+  let failures = 0;
+  let syncing = true;
+  let served = 1;
+  const client = async (k: number) => {
+    for (let i = k; syncing || served < 2; i += 4) {
+      requests++;
+      try {
+        const r = await fetch(`${server.url}/retrieval`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ question: questionPool[i % questionPool.length] }),
+        });
+        await r.arrayBuffer();
+        if (r.status !== 200) failures++;
+        if (!syncing) {
+          const h = (await (await fetch(`${server.url}/health`)).json()) as { generation: number };
+          served = h.generation;
+        }
+      } catch {
+        failures++;
+      }
+    }
+  };
+  const clients = [0, 1, 2, 3].map(client);
+  await build(loaded);
+  syncing = false;
+  await Promise.all(clients);
+  server.child.kill('SIGTERM');
+  const reloadLines = server
+    .stdout()
+    .split('\n')
+    .filter((l) => l.startsWith('Index generation'));
 
   // A clean build of the final folder.
   const clean = join(work, 'clean');
@@ -210,9 +286,12 @@ try {
     `\nremoved by the sync: ${removedTexts.length} chunks, ${removedUnits.length} semantic units; tables equal to the clean build: ${tablesEqual ? 'yes' : `no (${differing.join(', ')})`}`,
   );
   console.log(`retrieval contexts checked: ${questions.length}; holding removed text: ${hits}`);
+  console.log(
+    `server during the sync: ${requests} POST /retrieval, ${failures} failed; reload line: ${reloadLines.join(' / ') || 'none'}`,
+  );
   const callsRatio = cleanRun.calls === 0 ? 0 : sync.calls / cleanRun.calls;
   console.log(
-    `RESULT update calls_ratio=${callsRatio.toFixed(3)} seconds_ratio=${(sync.seconds / cleanRun.seconds).toFixed(3)} tables_equal=${tablesEqual} deleted_text_hits=${hits} reload_errors=na`,
+    `RESULT update calls_ratio=${callsRatio.toFixed(3)} seconds_ratio=${(sync.seconds / cleanRun.seconds).toFixed(3)} tables_equal=${tablesEqual} deleted_text_hits=${hits} reload_errors=${failures}`,
   );
 } finally {
   rmSync(work, { recursive: true, force: true });
