@@ -180,7 +180,10 @@ beforeAll(() => {
     if (content === null || !existsSync(content))
       skipReason = `the npm cache ${cache} does not hold ${key}@${entry.version} (${entry.integrity ?? 'no sha512 integrity'}), which the repository's \`npm ci\` normally puts there; this test installs offline only`;
   }
-  if (skipReason !== null) return;
+  if (skipReason !== null) {
+    console.warn(`tests/e2e/install-prebuilt.test.ts skipped: ${skipReason}`);
+    return;
+  }
 
   // The compiled TypeScript, into a folder of this test (`npm run build:ts` without touching
   // dist/, which other tests compile too), then both packages.
@@ -274,7 +277,7 @@ describe('installing the packed packages without Rust', () => {
     expect(answer.retrieval).toContain('Pryce Reflector');
     expect(answer.response).toContain('Comet Pryce');
     expect(answer.responseTokens).toBeGreaterThan(0);
-  });
+  }, 600_000);
 
   it('with no matching prebuilt addon and no cargo, the install fails naming both', (ctx) => {
     if (skipReason !== null) ctx.skip(skipReason);
@@ -289,5 +292,5 @@ describe('installing the packed packages without Rust', () => {
       `noderag: no prebuilt native addon matches this platform (${platformSuffix}: the optional package ${platformName} is not installed), and building one from source needs Rust's cargo on PATH, which was not found.`,
     );
     expect(existsSync(join(project, 'node_modules', platformName))).toBe(false);
-  });
+  }, 300_000);
 });
