@@ -8,7 +8,6 @@
  *   again (the response cache serves it);
  * - a file added later sends only its own chunks for decomposition.
  */
-import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -21,7 +20,14 @@ import {
   recognizePrompt,
   startFakeOpenAI,
 } from '../helpers/fake-providers/index.js';
-import { createProject, duckdbQuery, LAYOUT_FILES, type Project, REPO_ROOT } from '../helpers/project.js';
+import {
+  createProject,
+  duckdbQuery,
+  indexFingerprints,
+  LAYOUT_FILES,
+  type Project,
+  REPO_ROOT,
+} from '../helpers/project.js';
 
 const EXAMPLE = join(REPO_ROOT, 'examples', 'observatory', 'input');
 const NAMES = readdirSync(EXAMPLE).sort();
@@ -62,32 +68,7 @@ async function graphOf(p: Project): Promise<{ nodes: string[]; edges: string[] }
   return { nodes: nodes.map((r) => r.k as string), edges: edges.map((r) => r.k as string) };
 }
 
-const TABLES = [
-  'documents.parquet',
-  'text.parquet',
-  'semantic_units.parquet',
-  'entities.parquet',
-  'relationship.parquet',
-  'attributes.parquet',
-  'high_level_elements.parquet',
-  'high_level_elements_titles.parquet',
-  'graph_nodes.parquet',
-  'graph_edges.parquet',
-  'hnsw_graph.parquet',
-  'id_map.parquet',
-  'HNSW.bin',
-  'text_decomposition.jsonl',
-];
-
-/** SHA-256 of every index file: a resumed build must give the same bytes. */
-async function fingerprints(p: Project): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const f of TABLES)
-    out[f] = createHash('sha256')
-      .update(await readFile(p.path('cache', f)))
-      .digest('hex');
-  return out;
-}
+const fingerprints = indexFingerprints;
 
 /** A request's identity: its route and body (what a provider would bill twice). */
 function requestKey(r: LoggedRequest): string {

@@ -18,7 +18,7 @@ import { type BuildReport, runBuild } from '../../ts/indexing/pipeline.js';
 import { STAGES } from '../../ts/project/state.js';
 import { LoadedIndex } from '../../ts/search/loaded-index.js';
 import { NodeSearch } from '../../ts/search/node-search.js';
-import { CLI, createProject, type Project, REPO_ROOT } from '../helpers/project.js';
+import { CLI, createProject, indexFingerprints, type Project, REPO_ROOT } from '../helpers/project.js';
 
 const DIM = 64;
 const BASE = new Set(['semantic_unit', 'entity', 'relationship']);
@@ -284,31 +284,9 @@ describe('build syncs the index to its input folder', () => {
   }, 60_000);
 });
 
-const INDEX_FILES = [
-  'documents.parquet',
-  'text.parquet',
-  'semantic_units.parquet',
-  'entities.parquet',
-  'relationship.parquet',
-  'attributes.parquet',
-  'high_level_elements.parquet',
-  'high_level_elements_titles.parquet',
-  'graph_nodes.parquet',
-  'graph_edges.parquet',
-  'hnsw_graph.parquet',
-  'id_map.parquet',
-  'HNSW.bin',
-  'text_decomposition.jsonl',
-];
-
-/** SHA-256 of every index file. */
+/** SHA-256 of every index file and of info/document_hash.json. */
 async function fingerprints(p: Project): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const f of INDEX_FILES) {
-    out[f] = createHash('sha256')
-      .update(await readFile(p.path('cache', f)))
-      .digest('hex');
-  }
+  const out = await indexFingerprints(p);
   out['document_hash.json'] = createHash('sha256')
     .update(await readFile(p.path('info', 'document_hash.json')))
     .digest('hex');

@@ -12,6 +12,7 @@ import type { Counters } from '../../ts/model/types.js';
 import {
   createProject,
   duckdbQuery,
+  INDEX_FILES,
   LAYOUT_FILES,
   type Project,
   REPO_ROOT,
@@ -241,23 +242,7 @@ describe('build: Chinese corpus and determinism', () => {
     const b = await project({ files });
     expect((await a.build()).code).toBe(0);
     expect((await b.build()).code).toBe(0);
-    const compared = [
-      'documents.parquet',
-      'text.parquet',
-      'semantic_units.parquet',
-      'entities.parquet',
-      'relationship.parquet',
-      'attributes.parquet',
-      'high_level_elements.parquet',
-      'high_level_elements_titles.parquet',
-      'graph_nodes.parquet',
-      'graph_edges.parquet',
-      'hnsw_graph.parquet',
-      'id_map.parquet',
-      'HNSW.bin',
-      'text_decomposition.jsonl',
-    ];
-    for (const f of compared) {
+    for (const f of INDEX_FILES) {
       const x = await readFile(a.path('cache', f));
       const y = await readFile(b.path('cache', f));
       expect(x.equals(y), f).toBe(true);

@@ -8,6 +8,7 @@
  *   expect(r.code).toBe(0);
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -215,6 +216,34 @@ export const LAYOUT_FILES = [
   'info/document_hash.json',
   'info/info.log',
 ] as const;
+
+/** The index files under cache/ that a build must write the same bytes of for the same input. */
+export const INDEX_FILES = [
+  'documents.parquet',
+  'text.parquet',
+  'semantic_units.parquet',
+  'entities.parquet',
+  'relationship.parquet',
+  'attributes.parquet',
+  'high_level_elements.parquet',
+  'high_level_elements_titles.parquet',
+  'graph_nodes.parquet',
+  'graph_edges.parquet',
+  'hnsw_graph.parquet',
+  'id_map.parquet',
+  'HNSW.bin',
+  'text_decomposition.jsonl',
+];
+
+/** SHA-256 of every index file (INDEX_FILES): a resumed or repeated build must give the same bytes. */
+export async function indexFingerprints(p: Project): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const f of INDEX_FILES)
+    out[f] = createHash('sha256')
+      .update(await readFile(p.path('cache', f)))
+      .digest('hex');
+  return out;
+}
 
 /** Runs `sql` in an in-memory DuckDB and returns the rows as JSON-friendly objects. */
 export async function duckdbQuery(sql: string): Promise<Record<string, unknown>[]> {
