@@ -38,6 +38,12 @@ function vectors(n: number, dim: number, seed: number): Float32Array[] {
 }
 
 const DATA = vectors(COUNT, DIM, 7);
+/**
+ * Batches of at most 256 vectors: the stage sizes batches by time, and on a fast machine one
+ * batch would otherwise run from the first checkpoint to the next, leaving nothing for the
+ * progress and stop checks below to see. Bounding the batch keeps them machine-independent.
+ */
+const STAGE_OPTIONS = { maxBatch: 256 };
 const TEXTS = new Map(
   DATA.map((v, i) => {
     const hashId = `text-${String(i).padStart(6, '0')}`;
@@ -110,7 +116,7 @@ describe('HNSW pipeline', () => {
     const root = await mkdtemp(join(tmpdir(), 'noderag-hnsw-stage-'));
     dirs.push(root);
     const r = await run(root);
-    await hnswStage(r.ctx);
+    await hnswStage(r.ctx, STAGE_OPTIONS);
     await r.commit.commit();
     reference = await fingerprint(root);
     // Many distinct counts between 0 and the total: the line moved during the insertion.
@@ -131,7 +137,7 @@ describe('HNSW pipeline', () => {
         stop.stop('interrupted by SIGINT');
       }
     });
-    const error = await hnswStage(first.ctx).catch((e: unknown) => e);
+    const error = await hnswStage(first.ctx, STAGE_OPTIONS).catch((e: unknown) => e);
     const waited = performance.now() - stoppedAt;
     expect(error).toBeInstanceOf(InterruptedError);
     expect(stoppedAt).toBeGreaterThan(0);
@@ -142,7 +148,7 @@ describe('HNSW pipeline', () => {
 
     // The next run starts after the checkpoint: nothing before it is inserted again.
     const second = await run(root);
-    await hnswStage(second.ctx);
+    await hnswStage(second.ctx, STAGE_OPTIONS);
     await second.commit.commit();
     expect(second.notes.join('\n')).toContain(`resuming: ${CHECKPOINT_MIN} of ${COUNT} new vectors`);
     expect(Math.min(...second.shown)).toBe(CHECKPOINT_MIN);
@@ -156,14 +162,14 @@ describe('HNSW pipeline', () => {
     const first = await run(root, (done, stop) => {
       if (done > CHECKPOINT_MIN) stop.stop('interrupted by SIGINT');
     });
-    await expect(hnswStage(first.ctx)).rejects.toBeInstanceOf(InterruptedError);
+    await expect(hnswStage(first.ctx, STAGE_OPTIONS)).rejects.toBeInstanceOf(InterruptedError);
     await first.commit.discard();
     // Same files, other vectors: the checkpoint's key no longer matches.
     const saved = [...TEXTS.values()].map((t) => t.embedding);
     for (const t of TEXTS.values()) t.embedding = Float32Array.from(t.embedding, (x) => -x);
     try {
       const second = await run(root);
-      await hnswStage(second.ctx);
+      await hnswStage(second.ctx, STAGE_OPTIONS);
       expect(second.notes.join('\n')).not.toContain('resuming');
       expect(Math.min(...second.shown)).toBe(0);
       await second.commit.discard();

@@ -202,7 +202,13 @@ async function saveCheckpoint(
   await writeFileAtomic(resolveInProject(ctx.root, RESUME_META), `${JSON.stringify(meta)}\n`);
 }
 
-export async function hnswStage(ctx: StageContext): Promise<StageResult> {
+/** Tuning of the insertion loop; tests bound the batch so their timing does not depend on the machine. */
+export interface HnswStageOptions {
+  /** Most vectors per batch (default 8192); batches are otherwise sized to take ~250 ms. */
+  maxBatch?: number;
+}
+
+export async function hnswStage(ctx: StageContext, options: HnswStageOptions = {}): Promise<StageResult> {
   const c = ctx.config.config;
   const params: VectorIndexParams = { space: c.space, dim: c.dim, m: c.m, efConstruction: c.ef };
   const binPath = resolveInProject(ctx.root, CACHE_FILES.hnswBin);
@@ -305,7 +311,8 @@ export async function hnswStage(ctx: StageContext): Promise<StageResult> {
   const before = nodes.length - fresh.length;
   let checkpointAt = CHECKPOINT_MIN;
   while (checkpointAt <= done) checkpointAt = nextCheckpoint(baseCount, checkpointAt);
-  let batch = FIRST_BATCH;
+  const maxBatch = Math.max(1, options.maxBatch ?? MAX_BATCH);
+  let batch = Math.min(FIRST_BATCH, maxBatch);
   try {
     ctx.progress.update(before + done);
     while (done < fresh.length) {
@@ -326,7 +333,7 @@ export async function hnswStage(ctx: StageContext): Promise<StageResult> {
       }
       done += n;
       const ms = Math.max(1, performance.now() - started);
-      batch = Math.max(1, Math.min(MAX_BATCH, Math.round((n * BATCH_TARGET_MS) / ms)));
+      batch = Math.max(1, Math.min(maxBatch, Math.round((n * BATCH_TARGET_MS) / ms)));
       ctx.progress.update(before + done);
       if (done === checkpointAt && done < fresh.length) {
         await saveCheckpoint(ctx, index, key, done);
