@@ -54,6 +54,7 @@ import {
   paragraphFileName,
   REPO_ROOT,
 } from './lib/hotpot.js';
+import { mulberry32 as rng } from './lib/random.js';
 import { writeResultsSection } from './lib/results-md.js';
 import { freePort } from './lib/spawned-server.js';
 import { markdownTable } from './lib/stats.js';
@@ -117,18 +118,6 @@ const CLI = join(CODE, 'ts', 'cli', 'main.ts');
 const { NodeConfig, NodeSearch } = (await import(
   join(CODE, 'ts', 'index.ts')
 )) as typeof import('../ts/index.js');
-
-/** mulberry32: a small seeded generator, so kill times and request mixes repeat. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // ---------------------------------------------------------------------------------------------
 // Projects and builds

@@ -16,6 +16,7 @@ import { createRequire } from 'node:module';
 import type { AbstractGraph } from 'graphology-types';
 import { leiden, pagerank, SearchGraph } from '../ts/graph/index.js';
 import { NODE_TYPES, type NodeType, nodeTypeCode } from '../ts/model/types.js';
+import { mulberry32 } from './lib/random.js';
 
 // graphology ships CommonJS whose typings do not resolve under NodeNext: load it with require.
 const require = createRequire(import.meta.url);
@@ -44,17 +45,6 @@ const T = (t: NodeType) => nodeTypeCode(t);
 // ---------------------------------------------------------------------------------------
 // Seeded synthetic NodeRAG-shaped graph
 // ---------------------------------------------------------------------------------------
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Synthetic {
   types: Uint8Array;

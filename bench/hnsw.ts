@@ -17,6 +17,7 @@ import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import { native } from '../ts/native.js';
 import { exactSearch, VectorIndex } from '../ts/vector/index.js';
+import { mulberry32 as rng } from './lib/random.js';
 
 interface HnswlibIndex {
   initIndex(maxElements: number, m?: number, efConstruction?: number, randomSeed?: number): void;
@@ -42,18 +43,6 @@ const EFC = arg('efc', 200);
 const K = 10;
 const TARGET = 0.95;
 const EFS = [10, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024];
-
-/** mulberry32: small, seeded, identical on every machine. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * Embedding-like data: 100 clusters, each a random centre plus a random 24-dimensional

@@ -21,6 +21,7 @@ import { SEARCH_TIME_KEYS, type SearchTimeKey } from '../../ts/eval/settings.js'
 import type { LoadedIndex } from '../../ts/search/loaded-index.js';
 import { type QueryInputs, retrieve, searchParamsFrom } from '../../ts/search/retrieve.js';
 import { countTokens } from '../../ts/text/index.js';
+import { mulberry32 as random } from './random.js';
 import { mean } from './stats.js';
 
 /**
@@ -134,18 +135,6 @@ export function evaluate(x: SweepInputs, s: SearchSettings, which: readonly numb
 export function compareEvaluations(a: Evaluation, b: Evaluation): number {
   if (Math.abs(a.margin - b.margin) > 1e-9) return b.margin - a.margin;
   return a.tokens - b.tokens;
-}
-
-/** A small seeded generator (mulberry32), so the sample is the same on every run. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 export interface SweepOptions {
