@@ -23,6 +23,7 @@ const ALL = [
   'peer',
   'server',
   'crash',
+  'update',
 ];
 
 const [name, ...rest] = process.argv.slice(2);
