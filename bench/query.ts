@@ -52,22 +52,12 @@ import {
 } from '../ts/search/retrieve.js';
 import { VectorIndex } from '../ts/vector/index.js';
 import { BENCH_DATA, ensureHotpotIndex, loadQuestions } from './lib/hotpot.js';
+import { mulberry32 } from './lib/random.js';
 
 const REPEATS = 5;
 const LARGE_QUERIES = 300;
 
 // ----------------------------------------------------------------------------- helpers
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function percentile(xs: readonly number[], q: number): number {
   const s = [...xs].sort((a, b) => a - b);
