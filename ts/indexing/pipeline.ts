@@ -79,6 +79,13 @@ export interface BuildOptions {
   /** Observation points and settings for tests (nothing of this is read from the environment). */
   hooks?: BuildHooks;
   /**
+   * info/build.lock already taken by the caller (the search server takes it before it answers
+   * POST /build, so a build running elsewhere is its 409). The run releases it at its end;
+   * a run that stops before its lock step (a config problem) does not, so the caller also
+   * releases it (release is idempotent).
+   */
+  lock?: BuildLock;
+  /**
    * Receives what the run changed (documents added, changed, deleted and renamed; chunks,
    * semantic units, entities and relationships removed) once the last cycle has committed.
    * Not called when the run fails, is interrupted, or had nothing to do.
@@ -207,7 +214,7 @@ export async function runBuild(options: BuildOptions): Promise<number> {
 
   let lock: BuildLock;
   try {
-    lock = await acquireBuildLock(root);
+    lock = options.lock ?? (await acquireBuildLock(root));
   } catch (error) {
     if (error instanceof BuildLockedError) {
       complain(error.message);
