@@ -2,7 +2,8 @@
  * The JSON the web UI's API sends, one interface per reply. The routes (./routes/) declare
  * their replies with these types and the page's script (./public/app.js) reads them through
  * JSDoc imports, so `tsc` checks both sides against one declaration. This file imports
- * nothing: the browser check (tsconfig.ui.json) sees it without the Node types.
+ * only type files that import nothing (ts/server/build-event.ts, shared with the search
+ * server): the browser check (tsconfig.ui.json) sees it without the Node types.
  */
 
 /** Every error reply. `problems` names the fields of a refused config save. */
@@ -66,9 +67,7 @@ export interface UploadReply {
 }
 
 /** One event of GET /api/build/events (`event:` is its kind, `data:` the JSON). */
-export type BuildEvent =
-  | { kind: 'line'; stream: 'out' | 'err'; text: string }
-  | { kind: 'done'; exitCode: number; message: string };
+export type { BuildEvent } from '../server/build-event.js';
 
 /** GET /api/indices */
 export interface IndicesReply {

@@ -8,8 +8,8 @@ import { ensureConfig, NodeConfig } from '../config/index.js';
 import { INPUT_DIR } from '../project/layout.js';
 import type { AnswerResult } from '../search/engine-types.js';
 import type { RetrievedItem } from '../search/retrieve.js';
-import { BuildJob, type BuildRunner } from './build-job.js';
-import { removeStaleUploads } from './upload.js';
+import { BuildJob, type BuildRunner } from '../server/build-job.js';
+import { removeStaleUploads } from '../server/upload.js';
 
 export const DEFAULT_MAX_UPLOAD_BYTES = 20 * 1024 * 1024;
 

@@ -1,10 +1,10 @@
 /**
  * One in-process build at a time, with its output kept as lines and pushed to listeners
- * (the server-sent event streams of the open pages). A second start while one runs is
- * refused by `start` returning false.
+ * (the server-sent event streams of GET /build/events and the web UI's open pages). A second
+ * start while one runs is refused by `start` returning false.
  */
 import { Writable } from 'node:stream';
-import type { BuildEvent } from './api-types.js';
+import type { BuildEvent } from './build-event.js';
 
 export type { BuildEvent };
 
@@ -21,11 +21,11 @@ export function describeExit(code: number): string {
     case 0:
       return 'Build finished.';
     case 1:
-      return 'The build failed; see the log lines above. Its state is saved: press Build again to resume.';
+      return 'The build failed; see the log lines above. Its state is saved: start the build again to resume.';
     case 2:
       return 'The build could not start: the configuration is invalid or another build is running.';
     case 3:
-      return 'The configuration file was just created; review it and press Build again.';
+      return 'The configuration file was just created; review it and start the build again.';
     case 130:
       return 'The build was interrupted.';
     default:
@@ -53,12 +53,13 @@ function lineWriter(onLine: (line: string) => void): Writable {
 }
 
 export class BuildJob {
-  readonly #run: BuildRunner;
+  readonly #run: BuildRunner | undefined;
   readonly #listeners = new Set<(e: BuildEvent) => void>();
   #events: BuildEvent[] = [];
   #running = false;
 
-  constructor(run: BuildRunner) {
+  /** `run` is the build `start` runs unless it is given another. */
+  constructor(run?: BuildRunner) {
     this.#run = run;
   }
 
@@ -76,8 +77,12 @@ export class BuildJob {
     return () => this.#listeners.delete(listener);
   }
 
-  /** Starts a build; false when one is already running. `onEnd` runs before `done` is sent. */
-  start(onEnd?: (exitCode: number) => Promise<void> | void): boolean {
+  /**
+   * Starts a build (`run`, else the constructor's); false when one is already running.
+   * `onEnd` runs before `done` is sent.
+   */
+  start(onEnd?: (exitCode: number) => Promise<void> | void, run = this.#run): boolean {
+    if (!run) throw new TypeError('BuildJob.start: no build to run');
     if (this.#running) return false;
     this.#running = true;
     this.#events = [];
@@ -87,7 +92,7 @@ export class BuildJob {
       let exitCode: number;
       let message: string;
       try {
-        exitCode = await this.#run({ stdout, stderr });
+        exitCode = await run({ stdout, stderr });
         message = describeExit(exitCode);
       } catch (e) {
         exitCode = 1;

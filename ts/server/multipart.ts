@@ -3,7 +3,7 @@
  * parsed, then its bytes are handed to a sink as they arrive, so an upload is never held in
  * memory whole. At most one delimiter's length of a part is buffered between chunks.
  */
-import { HttpError } from '../server/http.js';
+import { HttpError } from './http.js';
 
 /** The headers of one part, as far as a form upload needs them. */
 export interface PartInfo {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { HttpError } from '../../ts/server/http.js';
-import { dispositionParams, multipartBoundary, readMultipart } from '../../ts/ui/multipart.js';
+import { dispositionParams, multipartBoundary, readMultipart } from '../../ts/server/multipart.js';
 
 interface Got {
   name: string | undefined;

@@ -12,8 +12,8 @@ import { type FileHandle, link, lstat, open, rename, rm, unlink } from 'node:fs/
 import { join } from 'node:path';
 import type { Context } from 'hono';
 import { fsyncDir } from '../project/atomic.js';
-import { bodyChunks, HttpError } from '../server/http.js';
-import { fileNameProblem } from './guards.js';
+import { fileNameProblem } from './file-names.js';
+import { bodyChunks, HttpError } from './http.js';
 import { multipartBoundary, readMultipart } from './multipart.js';
 
 /** Multipart framing (boundaries, part headers) allowed on top of the file bytes. */

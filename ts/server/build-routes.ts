@@ -1,0 +1,94 @@
+/**
+ * Builds over HTTP on the search server (issue 16 item 6):
+ * POST /build starts an incremental build of the served project in this process (202), or
+ * 409 while one runs, here or in any other process (another worker, a `noderag build`):
+ * info/build.lock is taken before the reply, and a held lock is the 409. The server loads
+ * the new generation when the build finishes it, as after any build (NodeSearch watch).
+ * GET /build/events streams the build's output lines and its end as server-sent events
+ * (`buildEventStream`, shared with the web UI); a client that connects late gets the
+ * current build's events so far first.
+ */
+import type { Context } from 'hono';
+import { Hono } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import { BuildLockedError } from '../indexing/errors.js';
+import { acquireBuildLock, type BuildLock } from '../indexing/lock.js';
+import type { BuildEvent } from './build-event.js';
+import type { BuildJob, BuildSinks } from './build-job.js';
+import { HttpError } from './http.js';
+
+/** A comment this often keeps proxies and browsers from timing the stream out. */
+const KEEP_ALIVE_MS = 15_000;
+
+/** The job's events as server-sent events (`event:` the kind, `data:` the JSON), live. */
+export function buildEventStream(c: Context, job: BuildJob): Response {
+  return streamSSE(c, async (stream) => {
+    const queue: BuildEvent[] = [...job.history];
+    let wake: (() => void) | null = null;
+    const unsubscribe = job.subscribe((e) => {
+      queue.push(e);
+      wake?.();
+    });
+    stream.onAbort(() => {
+      unsubscribe();
+      wake?.();
+    });
+    try {
+      for (;;) {
+        while (queue.length > 0) {
+          const e = queue.shift()!;
+          await stream.writeSSE({ event: e.kind, data: JSON.stringify(e) });
+        }
+        if (stream.aborted || stream.closed) break;
+        let timer: NodeJS.Timeout | undefined;
+        await new Promise<void>((r) => {
+          wake = r;
+          timer = setTimeout(r, KEEP_ALIVE_MS);
+        });
+        clearTimeout(timer);
+        wake = null;
+        if (queue.length === 0 && !stream.aborted) await stream.write(': keep-alive\n\n');
+      }
+    } finally {
+      unsubscribe();
+    }
+  });
+}
+
+/** Runs one build of the project with the lock already taken (runBuild with `lock`). */
+export type LockedBuildRunner = (sinks: BuildSinks, lock: BuildLock) => Promise<number>;
+
+export interface BuildRouteDeps {
+  /** Absolute project folder. */
+  folder: string;
+  job: BuildJob;
+  runBuild: LockedBuildRunner;
+}
+
+function buildRunning(detail: string): HttpError {
+  return new HttpError(409, 'build_running', `a build is already running${detail}; wait for it to end`);
+}
+
+export function buildRoutes(deps: BuildRouteDeps): Hono {
+  const { job } = deps;
+  return new Hono()
+    .post('/build', async (c) => {
+      if (job.running) throw buildRunning(' in this server');
+      let lock: BuildLock;
+      try {
+        lock = await acquireBuildLock(deps.folder);
+      } catch (e) {
+        if (e instanceof BuildLockedError) throw buildRunning(` (process ${e.pid} holds the build lock)`);
+        throw e;
+      }
+      const started = job.start(undefined, (sinks) =>
+        deps.runBuild(sinks, lock).finally(() => lock.release()),
+      );
+      if (!started) {
+        await lock.release();
+        throw buildRunning(' in this server');
+      }
+      return c.json({ started: true, events: '/build/events' }, 202);
+    })
+    .get('/build/events', (c) => buildEventStream(c, job));
+}

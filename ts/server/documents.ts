@@ -1,0 +1,157 @@
+/**
+ * Documents over HTTP on the search server (issue 16 item 6), and the document listing the
+ * web UI's GET /api/files shares:
+ * GET /documents: the files of input/ with their status against the last build (from the
+ *   build's own discovery and info/document_hash.json): indexed, new, changed, renamed, and
+ *   deleted-pending for indexed files no longer in input/ (the next build removes them).
+ * POST /documents[?overwrite=1]: a multipart upload (field `file`) into input/ (./upload.ts:
+ *   streamed, size limit on the bytes read, no symbolic link followed, names checked, all or
+ *   nothing).
+ * DELETE /documents/{path}: removes that file from input/; the next build syncs the index.
+ */
+import { lstat, stat, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { Hono } from 'hono';
+import { NodeConfig } from '../config/index.js';
+import { allowedExtensions, type DocuType, discoverDocuments } from '../indexing/discover.js';
+import { readDocumentHashes } from '../indexing/info-files.js';
+import { fsyncDir } from '../project/atomic.js';
+import { INPUT_DIR } from '../project/layout.js';
+import { fileNameProblem, nameProblem } from './file-names.js';
+import { HttpError } from './http.js';
+import { receiveUpload } from './upload.js';
+
+export type DocumentStatus = 'indexed' | 'new' | 'changed' | 'renamed';
+
+export interface DocumentEntry {
+  /** Relative to input/, `/` separated. */
+  path: string;
+  size: number;
+  status: DocumentStatus;
+}
+
+export interface DocumentListing {
+  files: DocumentEntry[];
+  /** Indexed documents no longer in input/. */
+  deleted: string[];
+  unreadable: string[];
+  /** Extensions (with the dot) the config's docu_type admits. */
+  accepted: string[];
+}
+
+/** The documents of input/ and their status against the last build, as the build sees them. */
+export async function listDocuments(root: string, config: NodeConfig): Promise<DocumentListing> {
+  const type = config.config.docu_type as DocuType;
+  const plan = await discoverDocuments(join(root, INPUT_DIR), type, await readDocumentHashes(root), {
+    followSymlinks: config.config.follow_symlinks,
+  });
+  const status = new Map<string, DocumentStatus>();
+  for (const p of plan.indexed) status.set(p, 'indexed');
+  for (const p of plan.new) status.set(p, 'new');
+  for (const p of plan.changed) status.set(p, 'changed');
+  for (const d of plan.duplicate) status.set(d.path, 'new');
+  for (const r of plan.renamed) status.set(r.path, 'renamed');
+  const files = await Promise.all(
+    plan.files.map(async (f) => ({
+      path: f.path,
+      size: (await stat(f.absPath)).size,
+      status: status.get(f.path) ?? 'new',
+    })),
+  );
+  return {
+    files,
+    deleted: plan.deleted,
+    unreadable: plan.unreadable.map((u) => u.path),
+    accepted: [...allowedExtensions(type)],
+  };
+}
+
+/**
+ * Removes `relPath` (relative to input/) from input/. Every segment must be a plain name
+ * (./file-names.ts), the file an indexable type, and every folder on the way a real folder:
+ * a symbolic link on the path is refused, so nothing outside input/ is ever removed. The
+ * last entry is unlinked itself (a symbolic link there is removed, not its target).
+ */
+export async function removeDocument(inputDir: string, relPath: string, allowed: ReadonlySet<string>) {
+  const segments = relPath.split('/');
+  const name = segments[segments.length - 1]!;
+  const problem =
+    segments.slice(0, -1).reduce<string | null>((p, s) => p ?? nameProblem(s), null) ??
+    fileNameProblem(name, allowed);
+  if (problem) throw new HttpError(400, 'invalid_path', `DELETE /documents/{path}: ${problem}`);
+  let dir = inputDir;
+  for (const s of segments.slice(0, -1)) {
+    dir = join(dir, s);
+    const entry = await lstat(dir).catch(() => null);
+    if (entry === null) throw notFound(relPath);
+    if (!entry.isDirectory()) {
+      throw new HttpError(400, 'invalid_path', `"${relPath}": "${s}" is not a folder of input/`);
+    }
+  }
+  const target = join(dir, name);
+  const entry = await lstat(target).catch(() => null);
+  if (entry === null) throw notFound(relPath);
+  if (entry.isDirectory()) throw new HttpError(400, 'invalid_path', `"${relPath}" is a folder`);
+  try {
+    await unlink(target);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw notFound(relPath);
+    throw e;
+  }
+  await fsyncDir(dirname(target));
+}
+
+function notFound(relPath: string): HttpError {
+  return new HttpError(404, 'document_not_found', `"${relPath}" is not in input/`);
+}
+
+export interface DocumentRouteDeps {
+  /** Absolute project folder. */
+  folder: string;
+  /** Largest accepted upload, per file and per request. */
+  maxUploadBytes: number;
+}
+
+export function documentRoutes(deps: DocumentRouteDeps): Hono {
+  const root = deps.folder;
+  const inputDir = join(root, INPUT_DIR);
+  // The config as saved now: docu_type decides what a document is.
+  const config = () => NodeConfig.fromMainFolder(root);
+  return new Hono()
+    .get('/documents', async (c) => {
+      const listing = await listDocuments(root, config());
+      return c.json({
+        documents: [
+          ...listing.files,
+          ...listing.deleted.map((path) => ({ path, size: null, status: 'deleted-pending' })),
+        ],
+        unreadable: listing.unreadable,
+        accepted: listing.accepted,
+        maxUploadBytes: deps.maxUploadBytes,
+      });
+    })
+    .post('/documents', async (c) => {
+      const written = await receiveUpload(c, {
+        inputDir,
+        allowed: allowedExtensions(config().config.docu_type as DocuType),
+        maxBytes: deps.maxUploadBytes,
+        overwrite: c.req.query('overwrite') === '1',
+      });
+      return c.json({ written }, 201);
+    })
+    .delete('/documents/*', async (c) => {
+      const raw = new URL(c.req.url).pathname.slice('/documents/'.length);
+      let relPath: string;
+      try {
+        relPath = decodeURIComponent(raw);
+      } catch {
+        throw new HttpError(
+          400,
+          'invalid_path',
+          'DELETE /documents/{path}: the path is not valid percent-encoding',
+        );
+      }
+      await removeDocument(inputDir, relPath, allowedExtensions(config().config.docu_type as DocuType));
+      return c.json({ deleted: relPath });
+    });
+}
