@@ -13,6 +13,7 @@ import type { SearchEngine } from './engine.js';
 import { errorHandler, HttpError, readJsonObject, withRequestSignal } from './http.js';
 import { type AccessLogLine, createMetrics, noteFacts, observe } from './observe.js';
 import { openAiRoutes } from './openai-compat.js';
+import { type ProjectDeps, projectRoutes } from './project-routes.js';
 import { pieces, sseResponse, streamFlag } from './stream.js';
 
 export { MAX_BODY_BYTES, statusFor } from './http.js';
@@ -33,6 +34,8 @@ export interface AppDeps {
   metrics?: boolean;
   /** Receives one line per request (JSON access log); none by default. */
   accessLog?: (line: AccessLogLine) => void;
+  /** The served project: documents and builds over HTTP (./project-routes.ts); none by default. */
+  project?: ProjectDeps;
 }
 
 const ROUTES: Record<string, string[]> = {
@@ -42,6 +45,9 @@ const ROUTES: Record<string, string[]> = {
   '/health': ['GET', 'HEAD'],
   '/v1/chat/completions': ['POST'],
   '/v1/models': ['GET', 'HEAD'],
+  '/documents': ['GET', 'HEAD', 'POST'],
+  '/build': ['POST'],
+  '/build/events': ['GET', 'HEAD'],
 };
 
 export function createApp(deps: AppDeps): Hono {
@@ -131,6 +137,7 @@ export function createApp(deps: AppDeps): Hono {
     });
   });
 
+  if (deps.project) app.route('/', projectRoutes(deps.project, deps.cors));
   app.route('/v1', openAiRoutes({ engine, modelName: deps.modelName ?? 'noderag', timeoutMs }));
 
   return app;

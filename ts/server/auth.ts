@@ -72,7 +72,7 @@ export function corsFor(origin: string): MiddlewareHandler {
     if (c.req.method === 'OPTIONS' && c.req.header('access-control-request-method')) {
       return c.body(null, 204, {
         'Access-Control-Allow-Origin': allowed,
-        'Access-Control-Allow-Methods': 'GET, HEAD, POST, OPTIONS',
+        'Access-Control-Allow-Methods': 'GET, HEAD, POST, DELETE, OPTIONS',
         'Access-Control-Allow-Headers': 'Authorization, Content-Type',
         'Access-Control-Max-Age': '600',
         Vary: 'Origin',

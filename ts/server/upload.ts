@@ -16,6 +16,9 @@ import { fileNameProblem } from './file-names.js';
 import { bodyChunks, HttpError } from './http.js';
 import { multipartBoundary, readMultipart } from './multipart.js';
 
+/** The default upload limit, per file and per request (web UI and POST /documents). */
+export const DEFAULT_MAX_UPLOAD_BYTES = 20 * 1024 * 1024;
+
 /** Multipart framing (boundaries, part headers) allowed on top of the file bytes. */
 const FRAMING_BYTES = 64 * 1024;
 

@@ -9,9 +9,9 @@ import { INPUT_DIR } from '../project/layout.js';
 import type { AnswerResult } from '../search/engine-types.js';
 import type { RetrievedItem } from '../search/retrieve.js';
 import { BuildJob, type BuildRunner } from '../server/build-job.js';
-import { removeStaleUploads } from '../server/upload.js';
+import { DEFAULT_MAX_UPLOAD_BYTES, removeStaleUploads } from '../server/upload.js';
 
-export const DEFAULT_MAX_UPLOAD_BYTES = 20 * 1024 * 1024;
+export { DEFAULT_MAX_UPLOAD_BYTES };
 
 /** An answer with the items of its context (NodeSearch.answer gives them). */
 export interface UiAnswer extends AnswerResult {

@@ -1,0 +1,52 @@
+/**
+ * The routes that change the served project (issue 16 item 6): documents (./documents.ts)
+ * and builds (./build-routes.ts), mounted by `createApp` when `AppDeps.project` is given.
+ *
+ * A browser page on another site can send a multipart POST or a bodiless POST without a CORS
+ * preflight, so without an API key it could upload into input/ or start a build on a server
+ * bound to 127.0.0.1. Browsers name the page's origin on such requests: a state-changing
+ * request whose `Origin` is not the `--cors` origin is refused (403). Clients that are not
+ * browsers send no Origin and are not affected; a DNS-rebound name shows as its own origin.
+ */
+
+import { join } from 'node:path';
+import { Hono, type MiddlewareHandler } from 'hono';
+import { INPUT_DIR } from '../project/layout.js';
+import { BuildJob } from './build-job.js';
+import { buildRoutes, type LockedBuildRunner } from './build-routes.js';
+import { documentRoutes } from './documents.js';
+import { HttpError } from './http.js';
+import { DEFAULT_MAX_UPLOAD_BYTES, removeStaleUploads } from './upload.js';
+
+export interface ProjectDeps {
+  /** Absolute project folder. */
+  folder: string;
+  /** Runs one build of `folder` with its lock taken (runBuild with `lock`). */
+  runBuild: LockedBuildRunner;
+  /** Largest accepted upload, per file and per request (default 20 MiB). */
+  maxUploadBytes?: number;
+}
+
+export function projectRoutes(deps: ProjectDeps, corsOrigin?: string): Hono {
+  removeStaleUploads(join(deps.folder, INPUT_DIR));
+  const app = new Hono();
+  const sameSite: MiddlewareHandler = async (c, next) => {
+    const origin = c.req.header('origin');
+    if (c.req.method !== 'GET' && c.req.method !== 'HEAD' && origin !== undefined && origin !== corsOrigin) {
+      throw new HttpError(
+        403,
+        'cross_origin',
+        `refused: a page on ${origin} may not change this server's documents or start a build (allow one origin with --cors)`,
+      );
+    }
+    await next();
+  };
+  // Only these paths: a '*' middleware here would run for every route of the app it joins.
+  for (const path of ['/documents', '/documents/*', '/build']) app.use(path, sameSite);
+  app.route(
+    '/',
+    documentRoutes({ folder: deps.folder, maxUploadBytes: deps.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES }),
+  );
+  app.route('/', buildRoutes({ folder: deps.folder, job: new BuildJob(), runBuild: deps.runBuild }));
+  return app;
+}
