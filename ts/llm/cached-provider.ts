@@ -14,10 +14,16 @@
 import { ProviderError } from '../errors.js';
 import { cacheKey } from './cache-key.js';
 import { type Clock, systemClock } from './clock.js';
-import { type ErrorContext, invalidReplyError, throwIfAborted, timeoutError } from './provider-errors.js';
+import {
+  abortReason,
+  type ErrorContext,
+  invalidReplyError,
+  throwIfAborted,
+  timeoutError,
+} from './provider-errors.js';
 import type { Limiter } from './rate-limiter.js';
 import type { ResponseCache } from './response-cache.js';
-import { type RetryEvent, type RetryPolicy, withRetry } from './retry.js';
+import { type RetryEvent, type RetryOptions, type RetryPolicy, withRetry } from './retry.js';
 import { validateText } from './task-schemas.js';
 import { capTokens, EMBEDDING_INPUT_TOKEN_CAP, type TokenCounter } from './token-cap.js';
 import type {
@@ -71,6 +77,26 @@ const NEVER_ABORTED = new AbortController().signal;
 /** Marks our own timeout, to tell it apart from the caller's abort. */
 class AttemptTimeout extends Error {}
 
+/** One request's signal and its clean-up (CachedProvider.#scope). */
+interface AttemptScope {
+  signal: AbortSignal;
+  /** The error to report for what the request threw: the caller's abort reason first. */
+  error: (e: unknown) => unknown;
+  /** Stops the timer and the abort listener. */
+  end: () => void;
+  /** Aborts the request. */
+  cancel: () => void;
+}
+
+/** A streamed reply whose first delta has arrived (CachedProvider.#openStream). */
+interface OpenStream {
+  first: IteratorResult<string, undefined>;
+  next: () => Promise<IteratorResult<string, undefined>>;
+  error: (e: unknown) => unknown;
+  /** Frees the permit, timer and listener; cancels the request unless it `finished`. */
+  end: (finished: boolean) => void;
+}
+
 export class CachedProvider implements Provider {
   readonly identity: ProviderIdentity;
   readonly section: 'model_config' | 'embedding_config';
@@ -112,7 +138,7 @@ export class CachedProvider implements Provider {
     return this.#cachedCall(
       'chat',
       { messages: request.messages },
-      (cached) => (typeof cached === 'string' && cached.trim() !== '' ? cached : undefined),
+      textFromCache,
       options.signal,
       async (signal) => {
         const v = validateText(await this.#o.adapter.chat(request, { signal }));
@@ -120,6 +146,44 @@ export class CachedProvider implements Provider {
         return v.value;
       },
     );
+  }
+
+  /**
+   * The reply as it is generated (Provider.chatStream), under the same cache, limiter, timeout
+   * and retries as `chat`, with one difference: retries happen only before the first delta.
+   * Once text has reached the caller, a failure ends the stream with the error. A cached reply
+   * comes as one delta; a complete reply is validated and cached like `chat`'s (its trimmed
+   * text). Leading whitespace is not sent; the limiter's permit is held until the stream ends.
+   */
+  async *chatStream(
+    request: ChatRequest,
+    options: CallOptions = {},
+  ): AsyncGenerator<string, void, undefined> {
+    const { signal } = options;
+    const { key, hit } = this.#lookup('chat', { messages: request.messages }, textFromCache);
+    if (hit !== undefined) {
+      yield hit;
+      return;
+    }
+    throwIfAborted(signal);
+    this.#stats.calls++;
+    const open = await this.#openStream(request, signal);
+    let text = '';
+    let finished = false;
+    try {
+      for (let r = open.first; !r.done; r = await open.next()) {
+        text += r.value;
+        yield r.value;
+      }
+      finished = true;
+    } catch (e) {
+      throw open.error(e);
+    } finally {
+      open.end(finished);
+    }
+    const v = validateText(text);
+    if (!v.ok) throw invalidReplyError(this.#ctx, `${request.task} reply`, v.error);
+    this.#store(key, 'chat', v.value);
   }
 
   async structured<T>(
@@ -232,22 +296,36 @@ export class CachedProvider implements Provider {
     signal: AbortSignal | undefined,
     call: (signal: AbortSignal) => Promise<T>,
   ): Promise<T> {
-    const cache = this.cached ? this.#o.cache : undefined;
-    const key = cache ? cacheKey(this.identity, kind, cacheRequest) : undefined;
-    if (cache && key && cache.hasReply(key)) {
-      const hit = fromCache(cache.getReply(key));
-      if (hit !== undefined) {
-        this.#stats.cacheHits++;
-        return hit;
-      }
-    }
+    const { key, hit } = this.#lookup(kind, cacheRequest, fromCache);
+    if (hit !== undefined) return hit;
     throwIfAborted(signal);
     this.#stats.calls++;
     const value = await this.#withPolicy('chat', signal, call);
-    if (cache && key) {
-      cache.putReply(key, { provider: this.identity.provider, model: this.identity.model, kind }, value);
-    }
+    this.#store(key, kind, value);
     return value;
+  }
+
+  /** The cache key of a reply (none when not cached) and the usable cached value, if any. */
+  #lookup<T>(
+    kind: 'chat' | 'structured',
+    cacheRequest: unknown,
+    fromCache: (cached: unknown) => T | undefined,
+  ): { key: Buffer | undefined; hit: T | undefined } {
+    const cache = this.cached ? this.#o.cache : undefined;
+    const key = cache ? cacheKey(this.identity, kind, cacheRequest) : undefined;
+    if (!cache || !key || !cache.hasReply(key)) return { key, hit: undefined };
+    const hit = fromCache(cache.getReply(key));
+    if (hit !== undefined) this.#stats.cacheHits++;
+    return { key, hit };
+  }
+
+  #store(key: Buffer | undefined, kind: 'chat' | 'structured', value: unknown): void {
+    if (!key) return;
+    this.#o.cache?.putReply(
+      key,
+      { provider: this.identity.provider, model: this.identity.model, kind },
+      value,
+    );
   }
 
   /** Retry around (limiter → timeout → call). */
@@ -272,16 +350,123 @@ export class CachedProvider implements Provider {
         return this.#o.limiter ? this.#o.limiter.run(run, signal) : run();
       },
       this.#o.retry,
-      {
-        clock: this.#clock,
-        random: this.#o.random,
-        signal,
-        onRetry: (e) => {
-          this.#stats.retries++;
-          this.#o.onRetry?.({ ...e, section: this.section });
-        },
-      },
+      this.#retryOptions(signal),
     );
+  }
+
+  #retryOptions(signal: AbortSignal | undefined): RetryOptions {
+    return {
+      clock: this.#clock,
+      random: this.#o.random,
+      signal,
+      onRetry: (e) => {
+        this.#stats.retries++;
+        this.#o.onRetry?.({ ...e, section: this.section });
+      },
+    };
+  }
+
+  /**
+   * Opens a streamed chat reply and reads up to its first non-empty delta, with the policy of
+   * `#withPolicy`: the first delta is the attempt's success, so a failure before it (an empty
+   * reply too) is retried, one after it is not. The returned stream holds its limiter permit,
+   * timeout and abort listener until `end`.
+   */
+  async #openStream(request: ChatRequest, signal: AbortSignal | undefined): Promise<OpenStream> {
+    if (this.identity.provider === 'local') return this.#startStream(request, signal, undefined, () => {});
+    const limiter = this.#o.limiter;
+    return withRetry(
+      async ({ remainingMs }) => {
+        const timeoutMs = Math.min(this.#o.timeouts.chatMs, remainingMs ?? Number.POSITIVE_INFINITY);
+        const release = limiter ? await holdPermit(limiter, signal) : () => {};
+        return this.#startStream(request, signal, timeoutMs, release);
+      },
+      this.#o.retry,
+      this.#retryOptions(signal),
+    );
+  }
+
+  async #startStream(
+    request: ChatRequest,
+    outer: AbortSignal | undefined,
+    timeoutMs: number | undefined,
+    release: () => void,
+  ): Promise<OpenStream> {
+    let scope: AttemptScope;
+    try {
+      scope = this.#scope(outer, timeoutMs);
+    } catch (e) {
+      release();
+      throw e;
+    }
+    const it = this.#o.adapter.chatStream(request, { signal: scope.signal })[Symbol.asyncIterator]();
+    let started = false;
+    const next = async (): Promise<IteratorResult<string, undefined>> => {
+      for (;;) {
+        const r = await it.next();
+        if (r.done) {
+          // The openai SDK ends a stream quietly when its signal aborts: not a whole reply.
+          if (scope.signal.aborted) throw abortReason(scope.signal);
+          return { done: true, value: undefined };
+        }
+        const text = started ? r.value : r.value.trimStart();
+        if (text === '') continue;
+        started = true;
+        return { done: false, value: text };
+      }
+    };
+    const end = (finished: boolean) => {
+      scope.end();
+      release();
+      if (!finished) {
+        // Left early or failed: cancel the adapter's request.
+        scope.cancel();
+        it.return?.().catch(() => {});
+      }
+    };
+    try {
+      const first = await next();
+      if (first.done) {
+        throw invalidReplyError(this.#ctx, `${request.task} reply`, 'expected a non-empty text reply');
+      }
+      return { first, next, error: scope.error, end };
+    } catch (e) {
+      end(false);
+      throw scope.error(e);
+    }
+  }
+
+  /**
+   * One request's signal: aborted by the caller's signal or at `timeoutMs` (none = no timer);
+   * `error` turns what the request threw into the caller's abort reason or a timeout error.
+   */
+  #scope(outer: AbortSignal | undefined, timeoutMs: number | undefined): AttemptScope {
+    throwIfAborted(outer);
+    this.#stats.requests++;
+    const ctl = new AbortController();
+    const onOuter = () => ctl.abort(outer?.reason);
+    outer?.addEventListener('abort', onOuter, { once: true });
+    const timer = new AbortController();
+    if (timeoutMs !== undefined) {
+      this.#clock.sleep(timeoutMs, timer.signal).then(
+        () => ctl.abort(new AttemptTimeout()),
+        () => {},
+      );
+    }
+    return {
+      signal: ctl.signal,
+      error: (e) => {
+        if (outer?.aborted) return abortReason(outer);
+        if (ctl.signal.aborted && ctl.signal.reason instanceof AttemptTimeout)
+          return timeoutError(this.#ctx, timeoutMs ?? 0);
+        return e;
+      },
+      end: () => {
+        timer.abort();
+        outer?.removeEventListener('abort', onOuter);
+      },
+      cancel: () => ctl.abort(new DOMException('the stream was left early', 'AbortError')),
+    };
   }
 
   /** One request with its own timeout; the caller's abort wins over our timeout. */
@@ -290,26 +475,28 @@ export class CachedProvider implements Provider {
     timeoutMs: number,
     outer: AbortSignal | undefined,
   ) {
-    throwIfAborted(outer);
-    this.#stats.requests++;
-    const ctl = new AbortController();
-    const onOuter = () => ctl.abort(outer?.reason);
-    outer?.addEventListener('abort', onOuter, { once: true });
-    const timer = new AbortController();
-    this.#clock.sleep(timeoutMs, timer.signal).then(
-      () => ctl.abort(new AttemptTimeout()),
-      () => {},
-    );
+    const scope = this.#scope(outer, timeoutMs);
     try {
-      return await call(ctl.signal);
+      return await call(scope.signal);
     } catch (e) {
-      throwIfAborted(outer);
-      if (ctl.signal.aborted && ctl.signal.reason instanceof AttemptTimeout)
-        throw timeoutError(this.#ctx, timeoutMs);
-      throw e;
+      throw scope.error(e);
     } finally {
-      timer.abort();
-      outer?.removeEventListener('abort', onOuter);
+      scope.end();
     }
   }
+}
+
+/** A cached chat reply: a non-empty string. */
+function textFromCache(cached: unknown): string | undefined {
+  return typeof cached === 'string' && cached.trim() !== '' ? cached : undefined;
+}
+
+/**
+ * Takes a limiter permit and holds it until the returned release is called (the limiter runs
+ * functions; a stream's request outlives the function that opens it).
+ */
+function holdPermit(limiter: Limiter, signal: AbortSignal | undefined): Promise<() => void> {
+  return new Promise((resolve, reject) => {
+    limiter.run(() => new Promise<void>((done) => resolve(done)), signal).catch(reject);
+  });
 }

@@ -15,7 +15,7 @@ import { OpenAIProvider } from './openai.js';
 import { RateLimiter } from './rate-limiter.js';
 import { ResponseCache } from './response-cache.js';
 import { BUILD_RETRY_POLICY, type RetryEvent, type RetryPolicy, SEARCH_RETRY_POLICY } from './retry.js';
-import { runTask } from './run-task.js';
+import { runTask, streamTask } from './run-task.js';
 import type { TokenCounter } from './token-cap.js';
 import type {
   CallOptions,
@@ -25,6 +25,7 @@ import type {
   Task,
   TaskInputs,
   TaskOutputs,
+  TextTask,
 } from './types.js';
 
 /** The o200k_base counter of the Rust core (ts/text): exact counts and exact truncation. */
@@ -152,6 +153,15 @@ export class ModelProviders {
   /** Runs one task (prompt D, R, A, C, Q or ANS) on the chat provider. */
   run<K extends Task>(task: K, input: TaskInputs[K], options: CallOptions = {}): Promise<TaskOutputs[K]> {
     return runTask(this.chat, this.language, task, input, options);
+  }
+
+  /** Runs a plain-text task (A or ANS) on the chat provider, as text deltas (chatStream). */
+  stream<K extends TextTask>(
+    task: K,
+    input: TaskInputs[K],
+    options: CallOptions = {},
+  ): AsyncIterable<string> {
+    return streamTask(this.chat, this.language, task, input, options);
   }
 
   /**

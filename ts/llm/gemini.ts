@@ -7,7 +7,14 @@
  * server of the tests. The SDK's error type carries no headers, so each request gets a fetch
  * wrapper that remembers the Retry-After of a failed response.
  */
-import { ApiError, type Content, GoogleGenAI, type Schema, Type } from '@google/genai';
+import {
+  ApiError,
+  type Content,
+  type GenerateContentParameters,
+  GoogleGenAI,
+  type Schema,
+  Type,
+} from '@google/genai';
 import {
   abortReason,
   type ErrorContext,
@@ -150,26 +157,71 @@ export class GeminiProvider implements Provider {
     }
   }
 
+  /**
+   * generateContentStream (`:streamGenerateContent?alt=sse`): the text of each chunk. The
+   * SDK's reader does not cancel the response when the loop is left early, so the request
+   * runs under its own controller, aborted then.
+   */
+  async *chatStream(
+    request: ChatRequest,
+    options: CallOptions = {},
+  ): AsyncGenerator<string, void, undefined> {
+    const { signal } = options;
+    const ctl = new AbortController();
+    const onAbort = () => ctl.abort(signal?.reason);
+    if (signal?.aborted) onAbort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const capture = headerCapturingFetch();
+    let finished = false;
+    try {
+      const stream = await this.#ai.models.generateContentStream(
+        this.#generateParams(request.messages, undefined, ctl.signal, capture.fetch),
+      );
+      for await (const chunk of stream) {
+        const text = chunk.text;
+        if (text) yield text;
+      }
+      finished = true;
+    } catch (e) {
+      throw this.#mapError(e, signal, capture.failed());
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      if (!finished) ctl.abort();
+    }
+  }
+
+  /** The parameters of generateContent and generateContentStream. */
+  #generateParams(
+    messages: readonly ChatMessage[],
+    responseSchema: Schema | undefined,
+    signal: AbortSignal | undefined,
+    fetchFn: typeof fetch,
+  ): GenerateContentParameters {
+    const { system, contents } = toContents(messages);
+    return {
+      model: this.#o.model,
+      contents,
+      config: {
+        ...(system ? { systemInstruction: system } : {}),
+        temperature: this.#o.temperature ?? 0,
+        ...(this.#o.maxTokens !== undefined ? { maxOutputTokens: this.#o.maxTokens } : {}),
+        ...(responseSchema ? { responseMimeType: 'application/json', responseSchema } : {}),
+        abortSignal: signal,
+        httpOptions: { fetch: fetchFn },
+      },
+    };
+  }
+
   async #generate(
     messages: readonly ChatMessage[],
     responseSchema: Schema | undefined,
     signal: AbortSignal | undefined,
   ): Promise<string> {
-    const { system, contents } = toContents(messages);
     const capture = headerCapturingFetch();
     try {
-      const res = await this.#ai.models.generateContent({
-        model: this.#o.model,
-        contents,
-        config: {
-          ...(system ? { systemInstruction: system } : {}),
-          temperature: this.#o.temperature ?? 0,
-          ...(this.#o.maxTokens !== undefined ? { maxOutputTokens: this.#o.maxTokens } : {}),
-          ...(responseSchema ? { responseMimeType: 'application/json', responseSchema } : {}),
-          abortSignal: signal,
-          httpOptions: { fetch: capture.fetch },
-        },
-      });
+      const res = await this.#ai.models.generateContent(
+        this.#generateParams(messages, responseSchema, signal, capture.fetch),
+      );
       const text = res.text;
       if (typeof text !== 'string') {
         const reason = res.candidates?.[0]?.finishReason ?? res.promptFeedback?.blockReason ?? 'no text';

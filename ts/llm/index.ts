@@ -31,8 +31,9 @@ export {
   SEARCH_RETRY_POLICY,
   withRetry,
 } from './retry.js';
-export { runTask } from './run-task.js';
+export { runTask, streamTask } from './run-task.js';
 export { TASK_SCHEMAS, TASK_VALIDATORS, validateText } from './task-schemas.js';
+export { textPieces } from './text-pieces.js';
 export { capTokens, EMBEDDING_INPUT_TOKEN_CAP, type TokenCounter } from './token-cap.js';
 export {
   type CallOptions,
@@ -51,6 +52,7 @@ export {
   type TaskCall,
   type TaskInputs,
   type TaskOutputs,
+  type TextTask,
   type Validation,
   type Validator,
 } from './types.js';

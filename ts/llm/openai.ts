@@ -79,6 +79,30 @@ export class OpenAIProvider implements Provider {
     return this.#complete(request.messages, undefined, options.signal);
   }
 
+  /**
+   * A streamed chat completion (`stream: true`, server-sent chunks read by the SDK): the
+   * content of each chunk's delta. Leaving the loop early makes the SDK abort the request.
+   */
+  async *chatStream(
+    request: ChatRequest,
+    options: CallOptions = {},
+  ): AsyncGenerator<string, void, undefined> {
+    const { signal } = options;
+    try {
+      const stream = await this.#client.chat.completions.create(
+        { ...this.#chatBody(request.messages), stream: true },
+        { signal },
+      );
+      for await (const chunk of stream) {
+        const delta = chunk.choices?.[0]?.delta;
+        if (delta?.refusal) throw invalidReplyError(this.#ctx, 'reply (refusal)', delta.refusal);
+        if (delta?.content) yield delta.content;
+      }
+    } catch (e) {
+      throw this.#mapError(e, signal);
+    }
+  }
+
   async structured<T>(
     request: ChatRequest,
     schema: JsonSchemaSpec,
@@ -151,6 +175,25 @@ export class OpenAIProvider implements Provider {
     signal: AbortSignal | undefined,
     rawErrors = false,
   ): Promise<string> {
+    let res: OpenAI.Chat.Completions.ChatCompletion;
+    try {
+      res = await this.#client.chat.completions.create(this.#chatBody(messages, responseFormat), { signal });
+    } catch (e) {
+      if (rawErrors && e instanceof OpenAI.APIError && !(e instanceof OpenAI.APIUserAbortError)) throw e;
+      throw this.#mapError(e, signal);
+    }
+    const message = res.choices?.[0]?.message;
+    if (message?.refusal) throw invalidReplyError(this.#ctx, 'reply (refusal)', message.refusal);
+    const content = message?.content;
+    if (typeof content !== 'string') throw invalidReplyError(this.#ctx, 'reply', 'no message content');
+    return content;
+  }
+
+  /** The request body of a chat completion (streamed or not). */
+  #chatBody(
+    messages: readonly ChatMessage[],
+    responseFormat?: ChatCompletionCreateParamsNonStreaming['response_format'],
+  ): ChatCompletionCreateParamsNonStreaming {
     const body: ChatCompletionCreateParamsNonStreaming = {
       model: this.#o.model,
       messages: messages.map((m) => ({ role: m.role, content: m.content })),
@@ -162,18 +205,7 @@ export class OpenAIProvider implements Provider {
       if (this.#o.baseUrl) body.max_tokens = this.#o.maxTokens;
       else body.max_completion_tokens = this.#o.maxTokens;
     }
-    let res: OpenAI.Chat.Completions.ChatCompletion;
-    try {
-      res = await this.#client.chat.completions.create(body, { signal });
-    } catch (e) {
-      if (rawErrors && e instanceof OpenAI.APIError && !(e instanceof OpenAI.APIUserAbortError)) throw e;
-      throw this.#mapError(e, signal);
-    }
-    const message = res.choices?.[0]?.message;
-    if (message?.refusal) throw invalidReplyError(this.#ctx, 'reply (refusal)', message.refusal);
-    const content = message?.content;
-    if (typeof content !== 'string') throw invalidReplyError(this.#ctx, 'reply', 'no message content');
-    return content;
+    return body;
   }
 
   #mapError(e: unknown, signal: AbortSignal | undefined): unknown {

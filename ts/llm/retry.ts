@@ -47,7 +47,7 @@ export interface RetryEvent {
   error: ProviderError;
 }
 
-interface RetryOptions {
+export interface RetryOptions {
   clock?: Clock;
   /** Uniform in [0, 1); injectable for reproducible tests. */
   random?: () => number;

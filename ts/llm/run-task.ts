@@ -14,6 +14,7 @@ import {
   type TaskCall,
   type TaskInputs,
   type TaskOutputs,
+  type TextTask,
   type Validator,
 } from './types.js';
 
@@ -35,4 +36,15 @@ export async function runTask<K extends Task>(
     return (await provider.structured(request, TASK_SCHEMAS[task], validate, options)) as TaskOutputs[K];
   }
   return (await provider.chat(request, options)) as TaskOutputs[K];
+}
+
+/** A plain-text task (A, ANS) as text deltas, for a reply shown while it is generated. */
+export function streamTask<K extends TextTask>(
+  provider: Provider,
+  language: Language,
+  task: K,
+  input: TaskInputs[K],
+  options: CallOptions = {},
+): AsyncIterable<string> {
+  return provider.chatStream(buildRequest({ task, language, input } as TaskCall), options);
 }

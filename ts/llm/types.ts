@@ -53,6 +53,8 @@ export interface TaskOutputs {
 /** Tasks answered with JSON under a schema; the others are plain text. */
 export const STRUCTURED_TASKS = ['decompose', 'repair', 'community', 'query'] as const;
 export type StructuredTask = (typeof STRUCTURED_TASKS)[number];
+/** Tasks answered with plain text (A and ANS): the ones a reply can stream for. */
+export type TextTask = Exclude<Task, StructuredTask>;
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
@@ -103,6 +105,12 @@ export interface Provider {
   readonly identity: ProviderIdentity;
   /** Plain-text reply. */
   chat(request: ChatRequest, options?: CallOptions): Promise<string>;
+  /**
+   * The plain-text reply as the model generates it: text deltas in order, whose
+   * concatenation is the reply. Leaving the loop early (or aborting the signal) cancels the
+   * request.
+   */
+  chatStream(request: ChatRequest, options?: CallOptions): AsyncIterable<string>;
   /** JSON reply under `schema`, checked by `validate`; one repair attempt, then ProviderError. */
   structured<T>(
     request: ChatRequest,

@@ -1,10 +1,12 @@
 /**
  * A fake Gemini API server for the real `@google/genai` SDK (pointed at it with
  * `httpOptions.baseUrl`, i.e. config `base_url`): POST /v1beta/models/<model>:generateContent
- * (honouring responseMimeType application/json) and :batchEmbedContents / :embedContent,
+ * (honouring responseMimeType application/json), :streamGenerateContent (server-sent events,
+ * as the SDK asks with `alt=sse`) and :batchEmbedContents / :embedContent,
  * answering with the local provider's output.
  */
 import { featureHashBatch } from '../../../ts/llm/local/feature-hash.js';
+import { textPieces } from '../../../ts/llm/text-pieces.js';
 import type { ChatMessage } from '../../../ts/llm/types.js';
 import {
   FakeProviderServer,
@@ -48,6 +50,25 @@ function textOf(parts: Part[] | undefined): string {
   return (parts ?? []).map((p) => p.text ?? '').join('');
 }
 
+/** The reply of streamGenerateContent (`alt=sse`): one chunk per word piece, the last with STOP. */
+function streamGenerateContent(ctx: RouteContext): RouteResult {
+  const reply = generateContent(ctx).body as { candidates: Array<{ content: { parts: Part[] } }> };
+  const pieces = textPieces(textOf(reply.candidates[0]?.content.parts));
+  const events = pieces.map((text, i) =>
+    JSON.stringify({
+      candidates: [
+        {
+          content: { role: 'model', parts: [{ text }] },
+          index: 0,
+          ...(i === pieces.length - 1 ? { finishReason: 'STOP' } : {}),
+        },
+      ],
+      modelVersion: 'fake',
+    }),
+  );
+  return { status: 200, body: null, events };
+}
+
 function generateContent({ body, fault }: RouteContext): RouteResult {
   const b = (body ?? {}) as GenerateBody;
   const messages: ChatMessage[] = [];
@@ -87,6 +108,11 @@ export async function startFakeGemini(options: FakeServerOptions = {}): Promise<
         name: 'generateContent',
         match: (m, p) => m === 'POST' && model(p, 'generateContent'),
         handle: generateContent,
+      },
+      {
+        name: 'streamGenerateContent',
+        match: (m, p) => m === 'POST' && model(p, 'streamGenerateContent'),
+        handle: streamGenerateContent,
       },
       {
         name: 'batchEmbedContents',

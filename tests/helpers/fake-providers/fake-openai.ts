@@ -1,6 +1,6 @@
 /**
  * A fake OpenAI-compatible server: POST /v1/chat/completions (honouring response_format
- * json_schema / json_object) and POST /v1/embeddings (float or base64 encoding), answering
+ * json_schema / json_object, and `stream: true` as chat.completion.chunk events) and POST /v1/embeddings (float or base64 encoding), answering
  * with the local provider's output. Used through the real `openai` SDK.
  *
  *   const server = await startFakeOpenAI({ latencyMs: 200 });
@@ -9,6 +9,7 @@
  *   server.count('chat');
  */
 import { featureHashBatch } from '../../../ts/llm/local/feature-hash.js';
+import { textPieces } from '../../../ts/llm/text-pieces.js';
 import type { ChatMessage } from '../../../ts/llm/types.js';
 import {
   FakeProviderServer,
@@ -45,6 +46,27 @@ interface ChatBody {
   model?: string;
   messages?: ChatMessage[];
   response_format?: { type?: string };
+  stream?: boolean;
+}
+
+/** A streamed completion as the API sends it: role, one chunk per word piece, stop, [DONE]. */
+function chunks(model: string, content: string): string[] {
+  const id = `chatcmpl-fake-${Date.now()}`;
+  const created = Math.floor(Date.now() / 1000);
+  const chunk = (delta: object, finish: string | null) =>
+    JSON.stringify({
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model,
+      choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+    });
+  return [
+    chunk({ role: 'assistant', content: '', refusal: null }, null),
+    ...textPieces(content).map((piece) => chunk({ content: piece }, null)),
+    chunk({}, 'stop'),
+    '[DONE]',
+  ];
 }
 
 function chat(options: FakeOpenAIOptions) {
@@ -66,6 +88,7 @@ function chat(options: FakeOpenAIOptions) {
       };
     }
     const content = fakeReply(b.messages ?? [], format === 'json_schema' || format === 'json_object', fault);
+    if (b.stream === true) return { status: 200, body: null, events: chunks(b.model ?? 'fake', content) };
     return {
       status: 200,
       body: {

@@ -23,7 +23,9 @@ export type Fault =
   /** Embedding vectors of this length instead of the requested one. */
   | { kind: 'wrong-dim'; dim: number }
   /** Close the connection without answering. */
-  | { kind: 'reset' };
+  | { kind: 'reset' }
+  /** A streamed reply whose connection is destroyed after this many events. */
+  | { kind: 'stream-cut'; afterEvents: number };
 
 export interface FaultRule {
   /** Route the fault applies to; all routes when absent. */
@@ -49,6 +51,8 @@ export interface FakeServerOptions {
   apiKey?: string;
   /** Embedding length when the request does not name one (default 1536). */
   dim?: number;
+  /** Wait between two events of a streamed reply, in ms (default 0). */
+  streamDelayMs?: number;
 }
 
 export interface RouteContext {
@@ -61,6 +65,8 @@ export interface RouteResult {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
+  /** A streamed reply instead of `body`: these `data:` events (JSON text or `[DONE]`). */
+  events?: string[];
 }
 
 export type RouteHandler = (ctx: RouteContext) => RouteResult;
@@ -75,6 +81,8 @@ export interface Route {
 export class FakeProviderServer {
   readonly requests: LoggedRequest[] = [];
   readonly options: FakeServerOptions;
+  /** Streamed replies whose client closed the connection before the last event. */
+  streamsAbandoned = 0;
   #faults: FaultRule[] = [];
   #server: Server;
   #url = '';
@@ -185,7 +193,29 @@ export class FakeProviderServer {
         return;
     }
     const result = route.handle({ body, fault, options: this.options });
+    if (result.events) return this.#stream(res, result.events, fault);
     send(result.status, result.body, result.headers);
+  }
+
+  /** Server-sent events, `streamDelayMs` apart; counts a client that leaves before the end. */
+  async #stream(res: ServerResponse, events: string[], fault: Fault | undefined): Promise<void> {
+    let ended = false;
+    res.once('close', () => {
+      if (!ended) this.streamsAbandoned++;
+    });
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    for (const [i, event] of events.entries()) {
+      if (fault?.kind === 'stream-cut' && i === fault.afterEvents) {
+        ended = true;
+        res.socket?.destroy();
+        return;
+      }
+      if (i > 0 && this.options.streamDelayMs) await delay(this.options.streamDelayMs);
+      if (res.destroyed) return;
+      res.write(`data: ${event}\n\n`);
+    }
+    ended = true;
+    res.end();
   }
 }
 

@@ -3,7 +3,9 @@
  * never cached. It answers from the task inputs, not from the rendered prompt, and its
  * replies pass through the same validators as a real provider's.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { invalidReplyError } from '../provider-errors.js';
+import { textPieces } from '../text-pieces.js';
 import type {
   CallOptions,
   ChatRequest,
@@ -69,6 +71,22 @@ export class LocalProvider implements Provider {
     options.signal?.throwIfAborted();
     const reply = localReply(request);
     return typeof reply === 'string' ? reply : JSON.stringify(reply);
+  }
+
+  /**
+   * The reply in word pieces, one per turn of the event loop, so a server really sends the
+   * first piece before the last one exists (what a streaming model does, without the wait).
+   */
+  async *chatStream(
+    request: ChatRequest,
+    options: CallOptions = {},
+  ): AsyncGenerator<string, void, undefined> {
+    const reply = await this.chat(request, options);
+    for (const piece of textPieces(reply)) {
+      await nextTurn();
+      options.signal?.throwIfAborted();
+      yield piece;
+    }
   }
 
   async structured<T>(
