@@ -24,6 +24,7 @@ const ALL = [
   'server',
   'crash',
   'update',
+  'install',
 ];
 
 const [name, ...rest] = process.argv.slice(2);

@@ -1,0 +1,189 @@
+/**
+ * `npm run bench -- install [--skip-fresh]`: what installing costs (issue 17 item 4).
+ *
+ *  1. fresh clone: `git clone` of this repository's HEAD into a temp folder, then, as
+ *     .ci/run does (CI=true, NODERAG_TEST_PYTHON = .ci/.venv's python when it exists here),
+ *     `npm ci` (I: includes the release build of the addon) and `npm test` (T) there. Their
+ *     output goes to bench/.data/install/ (npm-ci.log, npm-test.log); the cargo
+ *     `Compiling <crate>` lines of both are counted per phase, so a crate compiled twice
+ *     (a second profile or feature set) shows up in the table.
+ *  2. prebuilt: the platform package and the main package packed with
+ *     scripts/pack-prebuilt.mjs (from the clone, or from this checkout with `--skip-fresh`),
+ *     then timed (P): `npm ci --offline` of them into an empty project with no cargo on PATH,
+ *     `npx noderag build` of examples/observatory and one question through the installed
+ *     library. The steps are tests/helpers/prebuilt.ts, which tests/e2e/install-prebuilt.test.ts
+ *     asserts on.
+ *
+ * Goals: P ≤ 60 s, I + T ≤ 1200 s. The fresh part takes 15–25 minutes on a loaded 2-core
+ * machine; `--skip-fresh` measures P only.
+ *
+ * Last line: RESULT install fresh_npm_ci_s=I fresh_npm_test_s=T prebuilt_install_s=P
+ * (with --skip-fresh: RESULT install prebuilt_install_s=P).
+ */
+import { type SpawnSyncReturns, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { output, PrebuiltSandbox } from '../tests/helpers/prebuilt.js';
+import { REPO_ROOT } from './lib/hotpot.js';
+
+const SKIP_FRESH = process.argv.includes('--skip-fresh');
+const LOGS = join(REPO_ROOT, 'bench', '.data', 'install');
+
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
+
+/** CPU seconds (user + system) of the reaped children so far: /proc/self/stat cutime + cstime. */
+function childCpuSeconds(): number {
+  try {
+    // The command name (field 2) may hold spaces; the fields after its ')' are fixed.
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[13]) + Number(fields[14])) / 100; // USER_HZ is 100 on Linux
+  } catch {
+    return Number.NaN;
+  }
+}
+
+interface Timed<T> {
+  value: T;
+  wallS: number;
+  cpuS: number;
+}
+
+function timed<T>(f: () => T): Timed<T> {
+  const cpu0 = childCpuSeconds();
+  const t0 = process.hrtime.bigint();
+  const value = f();
+  return { value, wallS: Number(process.hrtime.bigint() - t0) / 1e9, cpuS: childCpuSeconds() - cpu0 };
+}
+
+function must(r: SpawnSyncReturns<string>, what: string): SpawnSyncReturns<string> {
+  if (r.status !== 0) {
+    console.error(`bench install: ${what} failed\n${output(r)}`);
+    process.exit(1);
+  }
+  return r;
+}
+
+/** Runs a shell step in `cwd` with its output in `log`; exits the bench when it fails. */
+function step(command: string, cwd: string, env: NodeJS.ProcessEnv, log: string): Timed<string> {
+  console.log(`  $ ${command}   (output: ${log})`);
+  const t = timed(() =>
+    spawnSync('sh', ['-c', `${command} > "${log}" 2>&1 < /dev/null`], { cwd, env, encoding: 'utf8' }),
+  );
+  if (t.value.status !== 0) {
+    const tail = readFileSync(log, 'utf8').split('\n').slice(-40).join('\n');
+    console.error(
+      `bench install: \`${command}\` failed (exit ${t.value.status}); last lines of ${log}:\n${tail}`,
+    );
+    process.exit(1);
+  }
+  return { ...t, value: readFileSync(log, 'utf8') };
+}
+
+/** How often cargo printed `Compiling <crate> v<version>` in a log, per crate. */
+function compiled(log: string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const m of log.matchAll(/^\s*Compiling (\S+) v(\S+)/gm)) {
+    const key = `${m[1]} ${m[2]}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return counts;
+}
+
+const rows: [string, string][] = [];
+const row = (what: string, value: string) => {
+  rows.push([what, value]);
+  console.log(`  ${what.padEnd(60)} ${value}`);
+};
+const s = (x: number) => x.toFixed(1);
+
+function fresh(): { ciS: number; testS: number; clone: string } {
+  const tmp = mkdtempSync(join(tmpdir(), 'noderag-fresh-'));
+  const clone = join(tmp, 'noderag');
+  const head = must(
+    spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }),
+    'git rev-parse',
+  ).stdout.trim();
+  must(spawnSync('git', ['clone', '--quiet', REPO_ROOT, clone], { encoding: 'utf8' }), 'git clone');
+  console.log(`fresh clone of ${head} in ${clone}`);
+  const env: NodeJS.ProcessEnv = { ...process.env, CI: 'true' };
+  // The clone builds in its own target/ (as a new user's would), never in this checkout's.
+  delete env.CARGO_TARGET_DIR;
+  const python = join(REPO_ROOT, '.ci', '.venv', 'bin', 'python');
+  if (existsSync(python)) env.NODERAG_TEST_PYTHON = python;
+  else console.log(`  (${python} not found: the pandas compatibility test skips; .ci/run creates it)`);
+  mkdirSync(LOGS, { recursive: true });
+  console.log(`  load average before: ${load()}`);
+  const ci = step('npm ci --no-audit --no-fund', clone, env, join(LOGS, 'npm-ci.log'));
+  console.log(`  load average after npm ci: ${load()}`);
+  const test = step('npm test', clone, env, join(LOGS, 'npm-test.log'));
+  console.log(`  load average after npm test: ${load()}`);
+  row('fresh clone: npm ci (wall)', `${s(ci.wallS)} s (CPU ${s(ci.cpuS)} s)`);
+  row('fresh clone: npm test (wall)', `${s(test.wallS)} s (CPU ${s(test.cpuS)} s)`);
+  const inCi = compiled(ci.value);
+  const inTest = compiled(test.value);
+  const twice = [...inCi.keys()].filter((k) => inTest.has(k) || inCi.get(k)! > 1);
+  const testTwice = [...inTest.keys()].filter((k) => inTest.get(k)! > 1);
+  row('crates compiled by npm ci', String(inCi.size));
+  row('crates compiled by npm test', String(inTest.size));
+  row(
+    'crates compiled again (in both, or twice in one)',
+    `${new Set([...twice, ...testTwice]).size}${twice.length + testTwice.length ? `: ${[...new Set([...twice, ...testTwice])].join(', ')}` : ''}`,
+  );
+  return { ciS: ci.wallS, testS: test.wallS, clone: tmp };
+}
+
+function prebuilt(root: string): number {
+  const sandbox = PrebuiltSandbox.create(root);
+  try {
+    if (sandbox.missing !== null) {
+      console.error(`bench install: ${sandbox.missing}`);
+      process.exit(1);
+    }
+    const packed = timed(() => sandbox.pack());
+    row('pack: tsc + scripts/pack-prebuilt.mjs (not counted in P)', `${s(packed.wallS)} s`);
+    const project = sandbox.consumer('consumer');
+    const install = timed(() => must(sandbox.install(project), 'npm ci --offline of the packed packages'));
+    if (!install.value.stdout.includes('using the prebuilt native addon'))
+      throw new Error(`the install did not take the prebuilt addon\n${output(install.value)}`);
+    const build = timed(() => must(sandbox.buildExample(project), 'npx noderag build'));
+    const ask = timed(() => must(sandbox.askExample(project), 'the question'));
+    const answer = JSON.parse(ask.value.stdout.trim().split('\n').at(-1)!) as { response: string };
+    if (!answer.response.includes('Comet Pryce'))
+      throw new Error(`unexpected answer from the installed package: ${answer.response}`);
+    row('prebuilt: npm ci --offline, no cargo on PATH', `${s(install.wallS)} s (CPU ${s(install.cpuS)} s)`);
+    row('prebuilt: npx noderag build (example)', `${s(build.wallS)} s (CPU ${s(build.cpuS)} s)`);
+    row('prebuilt: one question (library, fresh process)', `${s(ask.wallS)} s (CPU ${s(ask.cpuS)} s)`);
+    const total = install.wallS + build.wallS + ask.wallS;
+    row('prebuilt_install_s (P = install + build + question)', `${s(total)} s (goal ≤ 60)`);
+    return total;
+  } finally {
+    sandbox.remove();
+  }
+}
+
+console.log(`install benchmark (node ${process.version}; load average ${load()})`);
+let result: string;
+if (SKIP_FRESH) {
+  const p = prebuilt(REPO_ROOT);
+  result = `RESULT install prebuilt_install_s=${s(p)}`;
+} else {
+  const f = fresh();
+  try {
+    const p = prebuilt(join(f.clone, 'noderag'));
+    row('I + T', `${s(f.ciS + f.testS)} s (goal ≤ 1200)`);
+    result = `RESULT install fresh_npm_ci_s=${s(f.ciS)} fresh_npm_test_s=${s(f.testS)} prebuilt_install_s=${s(p)}`;
+  } finally {
+    rmSync(f.clone, { recursive: true, force: true });
+  }
+}
+console.log(`  load average at the end: ${load()}`);
+console.log('');
+console.log('| measure | value |');
+console.log('|---|---|');
+for (const [a, b] of rows) console.log(`| ${a} | ${b} |`);
+console.log('');
+console.log(result);
