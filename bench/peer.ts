@@ -23,13 +23,20 @@
  * (LightRAG's time / noderag's).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { homedir, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { gunzipSync } from 'node:zlib';
 import { BENCH_DATA, loadCorpus, loadQuestions, paragraphFileName, REPO_ROOT } from './lib/hotpot.js';
+import {
+  ensureLightragVenv,
+  LIGHTRAG_DRIVER,
+  LIGHTRAG_PACKAGE,
+  LIGHTRAG_PACKAGES,
+  PY_LR,
+  seedTiktokenCache,
+  TIKTOKEN_CACHE,
+} from './lib/lightrag.js';
 import { writeResultsSection } from './lib/results-md.js';
 import { fmt, markdownTable, mib, percentile } from './lib/stats.js';
 import { type LightragTemplates, type OriginalTemplates, startPeerFakeServer } from './peer/fake-server.js';
@@ -38,15 +45,10 @@ const PEER_PACKAGE = 'NodeRAG==0.1.0';
 const VENV = join(REPO_ROOT, 'bench', '.venv-noderag');
 const PY = join(VENV, 'bin', 'python');
 /**
- * LightRAG, the third side, in its own virtualenv (NodeRAG 0.1.0 pins openai 1.66.3 exactly).
- * `openai` is not a dependency of lightrag-hku's core, and its OpenAI binding would pip-install
- * it at import time when missing, so it is pinned here too.
+ * LightRAG, the third side, in its own virtualenv (NodeRAG 0.1.0 pins openai 1.66.3 exactly):
+ * bench/lib/lightrag.ts pins it (and `openai`).
  */
-const LIGHTRAG_PACKAGE = 'lightrag-hku==1.5.7';
-const LIGHTRAG_PACKAGES = [LIGHTRAG_PACKAGE, 'openai==3.54.0'];
-const VENV_LR = join(REPO_ROOT, 'bench', '.venv-lightrag');
-const PY_LR = join(VENV_LR, 'bin', 'python');
-const LIGHTRAG_PY = join(REPO_ROOT, 'bench/peer/lightrag_driver.py');
+const LIGHTRAG_PY = LIGHTRAG_DRIVER;
 
 const { values: args } = parseArgs({
   options: {
@@ -80,16 +82,6 @@ function ensureVenv(): void {
   const a = spawnSync('python3', ['-m', 'venv', VENV], { stdio: 'inherit' });
   const b = spawnSync(PY, ['-m', 'pip', 'install', '-q', PEER_PACKAGE], { stdio: 'inherit' });
   if (a.status !== 0 || b.status !== 0) throw new Error(`could not install ${PEER_PACKAGE} into ${VENV}`);
-}
-
-function ensureVenvLightrag(): void {
-  if (existsSync(join(VENV_LR, 'lib')) && spawnSync(PY_LR, ['-c', 'import lightrag, openai']).status === 0)
-    return;
-  console.log(`installing ${LIGHTRAG_PACKAGES.join(' ')} into ${VENV_LR} ...`);
-  const a = spawnSync('python3', ['-m', 'venv', VENV_LR], { stdio: 'inherit' });
-  const b = spawnSync(PY_LR, ['-m', 'pip', 'install', '-q', ...LIGHTRAG_PACKAGES], { stdio: 'inherit' });
-  if (a.status !== 0 || b.status !== 0)
-    throw new Error(`could not install ${LIGHTRAG_PACKAGE} into ${VENV_LR}`);
 }
 
 const PEER_TIMEOUT_MS = 20 * 60_000;
@@ -126,7 +118,7 @@ function runJson(
 }
 
 ensureVenv();
-ensureVenvLightrag();
+ensureLightragVenv();
 
 /** Bytes under `dir`, without any sub-folder named `skip`. */
 function dirBytes(dir: string, skip?: string): number {
@@ -178,39 +170,8 @@ function writeInput(folder: string): number {
   return count;
 }
 
-/**
- * The original counts tokens with Python tiktoken, which downloads o200k_base on first use. This
- * machine has no network beyond package registries, so its cache is seeded with the same file
- * (tiktoken checks its SHA-256) from the Rust crate noderag's core embeds: bpe-openai keeps it
- * gzipped, tiktoken-rs plain (cache key: SHA-1 of the URL).
- */
-const TIKTOKEN_CACHE = join(BENCH_DATA, 'tiktoken-cache');
-const ENCODING_IN_CRATES = (enc: string): ReadonlyArray<{ crate: string; file: string; gzip: boolean }> => [
-  { crate: 'bpe-openai-', file: `data/${enc}.tiktoken.gz`, gzip: true },
-  { crate: 'tiktoken-rs-', file: `assets/${enc}.tiktoken`, gzip: false },
-];
-/**
- * o200k_base for the original and for LightRAG (its tokenizer for gpt-4o-mini); cl100k_base for
- * LightRAG's `openai_embed`, which truncates texts with text-embedding-3-small's encoding.
- */
-function seedTiktokenCache(enc: string): void {
-  const url = `https://openaipublic.blob.core.windows.net/encodings/${enc}.tiktoken`;
-  const target = join(TIKTOKEN_CACHE, createHash('sha1').update(url).digest('hex'));
-  if (existsSync(target)) return;
-  const registry = join(process.env.CARGO_HOME ?? join(homedir(), '.cargo'), 'registry', 'src');
-  for (const index of existsSync(registry) ? readdirSync(registry) : []) {
-    for (const { crate, file, gzip } of ENCODING_IN_CRATES(enc)) {
-      for (const dir of readdirSync(join(registry, index)).filter((c) => c.startsWith(crate))) {
-        const path = join(registry, index, dir, file);
-        if (!existsSync(path)) continue;
-        mkdirSync(TIKTOKEN_CACHE, { recursive: true });
-        writeFileSync(target, gzip ? gunzipSync(readFileSync(path)) : readFileSync(path));
-        return;
-      }
-    }
-  }
-  console.log(`warning: no ${enc}.tiktoken found to seed the Python sides' tiktoken cache`);
-}
+// The original and LightRAG count tokens with Python tiktoken, whose BPE files are seeded
+// offline from the Rust crates (bench/lib/lightrag.ts).
 seedTiktokenCache('o200k_base');
 seedTiktokenCache('cl100k_base');
 const templates = (await runJson(PY, [join(REPO_ROOT, 'bench/peer/original.py'), 'templates'])).json;

@@ -384,12 +384,13 @@ function embeddings({ body, options }: RouteContext): RouteResult {
   };
 }
 
+/** `templates` null: the original's prompts are not recognised (bench quality serves LightRAG only). */
 export async function startPeerFakeServer(
-  templates: OriginalTemplates,
+  templates: OriginalTemplates | null,
   dim: number,
   lightrag?: LightragTemplates,
 ): Promise<PeerFakeServer> {
-  const ms = matchers(templates);
+  const ms = templates ? matchers(templates) : [];
   const lr = lightrag ? { t: lightrag, ms: lightragMatchersFor(lightrag) } : undefined;
   let self: PeerFakeServer | undefined;
   const server = new PeerFakeServer(

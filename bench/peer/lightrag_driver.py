@@ -8,6 +8,9 @@
                                                       -> JSON {load_s, e2e_ms, provider_ms, engine_ms,
                                                           call_ms, maxrss_kb, errors, contexts (mix),
                                                           modes: {local, global, hybrid, mix: {...}}}
+  python lightrag_driver.py contexts <folder> <questions.json>
+                                                      -> JSON {load_s, contexts (mix, one per question,
+                                                          null when it failed), empty, errors, wall_s}
 
 The index is <folder>/rag_storage (LightRAG's default file storages: JSON key-value stores,
 nano-vectordb JSON vectors, a networkx GraphML graph), built from <folder>/input/*.txt.
@@ -19,6 +22,17 @@ OpenAI binding (`openai_complete_if_cache`, `openai_embed`), with `base_url` pas
   enable_rerank=False)` (context only; no rerank model is configured);
 - the embedding dimension is 1536 (text-embedding-3-small's) and the tokenizer o200k (gpt-4o-mini),
   its defaults for those model names.
+
+With LIGHTRAG_EMBEDDING set (JSON {base_url, model, dim, query_prefix, document_prefix}; the quality
+bench, bench/lib/lightrag.ts), embeddings go to that server instead (the e5 server) through the same
+`openai_embed`, with LightRAG's own asymmetric-embedding support: `EmbeddingFunc(supports_asymmetric=True)`
+passes `context="query"` for query-time texts (the question and its keywords) and "document" for
+everything it indexes (chunks, entity and relation descriptions), and `openai_embed` puts
+`query_prefix` / `document_prefix` before them (e5's "query: " / "passage: ").
+
+`contexts` (bench quality) runs each question once in mix mode, `QueryParam(mode="mix",
+only_need_context=True, enable_rerank=False)`, every other query setting at its default, and returns
+the context strings.
 
 Search runs every question on one loaded instance, per mode (mix, the default and headline, then
 local, global, hybrid):
@@ -40,7 +54,8 @@ import time
 import traceback
 
 MODES = ["mix", "local", "global", "hybrid"]
-DIM = 1536
+EMBEDDING = json.loads(os.environ["LIGHTRAG_EMBEDDING"]) if os.environ.get("LIGHTRAG_EMBEDDING") else None
+DIM = EMBEDDING["dim"] if EMBEDDING else 1536
 PROVIDER = {"mode": "live", "ms": 0.0, "llm": {}, "emb": {}, "calls": []}  # live | record | replay
 
 
@@ -83,14 +98,20 @@ def make_rag(folder, **extra):
             PROVIDER["llm"][k] = r
         return r
 
-    async def embed(texts, **kw):
-        k = tuple(texts)
+    async def embed(texts, context="document", **kw):
+        k = (tuple(texts), context)
         if PROVIDER["mode"] == "replay":
             return PROVIDER["emb"][k]
         t = time.perf_counter()
         # .func: the undecorated function; max_token_size as LightRAG's own wrapper passes it.
-        r = await openai_embed.func(texts, model="text-embedding-3-small", base_url=base, api_key=key,
-                                    max_token_size=8192)
+        if EMBEDDING:
+            r = await openai_embed.func(texts, model=EMBEDDING["model"], base_url=EMBEDDING["base_url"],
+                                        api_key=key, max_token_size=8192, context=context,
+                                        query_prefix=EMBEDDING["query_prefix"],
+                                        document_prefix=EMBEDDING["document_prefix"])
+        else:
+            r = await openai_embed.func(texts, model="text-embedding-3-small", base_url=base, api_key=key,
+                                        max_token_size=8192)
         ms = (time.perf_counter() - t) * 1000
         PROVIDER["ms"] += ms
         PROVIDER["calls"].append(("embed", ms))
@@ -100,7 +121,8 @@ def make_rag(folder, **extra):
 
     return LightRAG(working_dir=folder, llm_model_func=llm, llm_model_name="gpt-4o-mini",
                     embedding_func=EmbeddingFunc(embedding_dim=DIM, max_token_size=8192, func=embed,
-                                                 model_name="text-embedding-3-small"),
+                                                 model_name=EMBEDDING["model"] if EMBEDDING else "text-embedding-3-small",
+                                                 supports_asymmetric=bool(EMBEDDING)),
                     **extra)
 
 
@@ -223,6 +245,40 @@ async def search(folder, questions_file, repeats):
     return out
 
 
+async def contexts(folder, questions_file):
+    """Mix-mode context of every question (bench quality): null and a traceback when one fails."""
+    questions = json.load(open(questions_file))
+    out = {"load_s": None, "contexts": [], "empty": 0, "errors": [], "wall_s": None}
+    from lightrag import QueryParam
+    from lightrag.prompt import PROMPTS
+    import lightrag.llm.openai  # noqa: F401
+    t0 = time.perf_counter()
+    try:
+        rag = make_rag(f"{folder}/rag_storage", enable_llm_cache=False)
+        await rag.initialize_storages()
+    except BaseException:  # noqa: BLE001
+        out["errors"].append({"question": None, "traceback": excerpt(traceback.format_exc())})
+        return out
+    out["load_s"] = time.perf_counter() - t0
+    fail = PROMPTS["fail_response"].strip()
+    t0 = time.perf_counter()
+    for q in questions:
+        try:
+            ctx = await rag.aquery(q, QueryParam(mode="mix", only_need_context=True, enable_rerank=False))
+        except BaseException:  # noqa: BLE001
+            out["errors"].append({"question": q, "traceback": excerpt(traceback.format_exc())})
+            out["contexts"].append(None)
+            continue
+        ctx = ctx if isinstance(ctx, str) else json.dumps(ctx) if ctx else ""
+        if not ctx.strip() or ctx.strip() == fail:
+            out["empty"] += 1
+            ctx = ""
+        out["contexts"].append(ctx)
+    out["wall_s"] = time.perf_counter() - t0
+    await rag.finalize_storages()
+    return out
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "templates":
@@ -231,6 +287,8 @@ if __name__ == "__main__":
         result = counts(sys.argv[2])
     elif cmd == "build":
         result = asyncio.run(build(sys.argv[2]))
+    elif cmd == "contexts":
+        result = asyncio.run(contexts(sys.argv[2], sys.argv[3]))
     else:
         result = asyncio.run(search(sys.argv[2], sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 1))
     print("PEER_JSON " + json.dumps(result))
