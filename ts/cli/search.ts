@@ -24,6 +24,7 @@ import { basename, resolve } from 'node:path';
 import { defineCommand } from 'citty';
 import { NodeConfig } from '../config/index.js';
 import { ConfigError, IndexNotBuiltError } from '../errors.js';
+import { runBuild } from '../indexing/pipeline.js';
 import { isSearchable } from '../project/state.js';
 import { parseStateText, readStateText } from '../search/index-files.js';
 import { NodeSearch } from '../search/node-search.js';
@@ -32,6 +33,7 @@ import { createApp } from '../server/app.js';
 import { apiKeyProblem, corsOriginProblem } from '../server/auth.js';
 import { searchEngine } from '../server/engine-adapter.js';
 import { isLoopback, type RunningServer, ServerStartError, serveApp } from '../server/serve.js';
+import { DEFAULT_MAX_UPLOAD_BYTES } from '../server/upload.js';
 import { folderArg, folderValue, parsePort } from './args.js';
 
 export { parsePort };
@@ -67,6 +69,15 @@ export function parseWorkers(raw: string | undefined): number {
   const n = Number(raw);
   if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(n) || n < 1 || n > 256) {
     throw new CliExit(EXIT.USAGE, `--workers: expected an integer from 1 to 256, got "${raw}"`);
+  }
+  return n;
+}
+
+export function parseMaxUploadBytes(raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_MAX_UPLOAD_BYTES;
+  const n = Number(raw);
+  if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(n) || n < 1) {
+    throw new CliExit(EXIT.USAGE, `--max-upload-bytes: expected a positive integer (bytes), got "${raw}"`);
   }
   return n;
 }
@@ -216,7 +227,7 @@ export default defineCommand({
   meta: {
     name: 'search',
     description:
-      'serve the index over HTTP: POST /answer, /retrieval, /answer_retrieval, /v1/chat/completions; GET /health, /v1/models',
+      'serve the index over HTTP: POST /answer, /retrieval, /answer_retrieval, /v1/chat/completions; GET /health, /v1/models; documents and builds: GET/POST /documents, DELETE /documents/{path}, POST /build, GET /build/events',
   },
   args: {
     ...folderArg,
@@ -241,6 +252,10 @@ export default defineCommand({
     },
     metrics: { type: 'boolean', description: 'serve Prometheus metrics on GET /metrics (per process)' },
     'access-log': { type: 'boolean', description: 'print one JSON access-log line per request on stdout' },
+    'max-upload-bytes': {
+      type: 'string',
+      description: `largest upload to POST /documents, per file and per request (default ${DEFAULT_MAX_UPLOAD_BYTES})`,
+    },
     cors: {
       type: 'string',
       description: 'allow this one origin (e.g. https://app.example.com) by CORS (default: none)',
@@ -261,6 +276,7 @@ export default defineCommand({
     const workers = parseWorkers(args.workers);
     const apiKey = parseApiKey(args['api-key']);
     const cors = parseCors(args.cors);
+    const maxUploadBytes = parseMaxUploadBytes(args['max-upload-bytes']);
     const exposure = checkExposure(host, apiKey, args.insecure === true);
     const worker = isClusterWorker();
     if (!worker) {
@@ -287,6 +303,7 @@ export default defineCommand({
         ...(cors ? { cors } : {}),
         metrics: args.metrics === true,
         accessLog: args['access-log'] === true,
+        maxUploadBytes,
       });
     } catch (e) {
       signals.dispose();
@@ -343,6 +360,7 @@ async function openServer(
     cors?: string;
     metrics: boolean;
     accessLog: boolean;
+    maxUploadBytes: number;
   },
 ): Promise<OpenServer> {
   const search = await startEngine(config, o.folderArgText, o.cacheSize, o.quiet, o.reload);
@@ -354,6 +372,20 @@ async function openServer(
       ...(o.apiKey ? { apiKey: o.apiKey } : {}),
       ...(o.cors ? { cors: o.cors } : {}),
       metrics: o.metrics,
+      project: {
+        folder: config.mainFolder,
+        maxUploadBytes: o.maxUploadBytes,
+        // POST /build: the build runs in this process; the watch loads its generation.
+        runBuild: (sinks, lock) =>
+          runBuild({
+            folder: config.mainFolder,
+            yes: true,
+            handleSignals: false,
+            stdout: sinks.stdout,
+            stderr: sinks.stderr,
+            lock,
+          }),
+      },
       ...(o.accessLog
         ? { accessLog: (line: object) => process.stdout.write(`${JSON.stringify(line)}\n`) }
         : {}),

@@ -1,0 +1,186 @@
+/**
+ * Documents and builds over HTTP (issue 16 item 6) against the real `noderag search` process
+ * on a project built with the local provider: GET /documents with each file's status,
+ * POST /documents (multipart, the upload guards), DELETE /documents/{path} (no symbolic link
+ * followed), POST /build (one at a time: 409 while one runs here or a lock is held by another
+ * process) and GET /build/events, after which the server serves the new generation. All
+ * behind the API key.
+ */
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createProject, type Project } from '../helpers/project.js';
+import {
+  envWith,
+  freePort,
+  killAll,
+  readEvents,
+  type Served,
+  serve,
+  stop,
+  waitFor,
+} from '../helpers/search-server.js';
+
+const KEY = 'documents-key-0123456789';
+const auth = { authorization: `Bearer ${KEY}` };
+
+const FILES = {
+  'halden.txt':
+    'Halden Observatory was founded in 1921 by Ingrid Halden on the hill above the harbour. Its first instrument was a refractor.',
+  'notes/telescope.md':
+    '# The Adeyemi Telescope\n\nConstruction began in 1964 and the telescope was completed in 1968.',
+};
+
+interface Listing {
+  documents: { path: string; size: number | null; status: string }[];
+  accepted: string[];
+  maxUploadBytes: number;
+}
+
+describe('documents and builds over HTTP', () => {
+  let p: Project;
+  let server: Served;
+  const outside = join(tmpdir(), `noderag-docs-outside-${process.pid}`);
+  const listing = async (): Promise<Listing> => {
+    const r = await fetch(`${server.url}/documents`, { headers: auth });
+    expect(r.status).toBe(200);
+    return (await r.json()) as Listing;
+  };
+  const statusOf = async (path: string) => (await listing()).documents.find((d) => d.path === path)?.status;
+  const upload = (files: Record<string, string>, query = '', headers: Record<string, string> = auth) => {
+    const form = new FormData();
+    for (const [name, text] of Object.entries(files)) form.append('file', new Blob([text]), name);
+    return fetch(`${server.url}/documents${query}`, { method: 'POST', headers, body: form });
+  };
+
+  beforeAll(async () => {
+    p = await createProject({ files: FILES });
+    const built = await p.build();
+    expect(built.code, built.stderr).toBe(0);
+    const port = await freePort();
+    server = await serve(
+      p.root,
+      ['--port', String(port), '--max-upload-bytes', '4096'],
+      envWith({ NODERAG_API_KEY: KEY }),
+    );
+  }, 120_000);
+  afterAll(async () => {
+    if (server) expect(await stop(server)).toBe(0);
+    killAll();
+    await p?.remove();
+    await rm(outside, { recursive: true, force: true });
+  });
+
+  it('lists input/ with each file indexed, behind the key', async () => {
+    expect((await fetch(`${server.url}/documents`)).status).toBe(401);
+    const l = await listing();
+    expect(l.documents).toEqual([
+      { path: 'halden.txt', size: Buffer.byteLength(FILES['halden.txt']), status: 'indexed' },
+      {
+        path: 'notes/telescope.md',
+        size: Buffer.byteLength(FILES['notes/telescope.md']),
+        status: 'indexed',
+      },
+    ]);
+    expect(l.accepted).toContain('.txt');
+    expect(l.maxUploadBytes).toBe(4096);
+  });
+
+  it('uploads into input/ and shows the file as new; refuses what the guards refuse', async () => {
+    const ok = await upload({ 'lighthouse.txt': 'The Skarv lighthouse keeper logged 312 storms.' });
+    expect(ok.status).toBe(201);
+    expect(await ok.json()).toEqual({ written: ['lighthouse.txt'] });
+    expect(await statusOf('lighthouse.txt')).toBe('new');
+
+    const again = await upload({ 'lighthouse.txt': 'other text' });
+    expect(again.status).toBe(409);
+    expect(((await again.json()) as { error: { code: string } }).error.code).toBe('file_exists');
+
+    const big = await upload({ 'big.txt': 'x'.repeat(5000) });
+    expect(big.status).toBe(413);
+    const bad = await upload({ '..hidden.txt': 'x' });
+    expect(bad.status).toBe(400);
+    const type = await upload({ 'tool.exe': 'x' });
+    expect(type.status).toBe(415);
+    const cross = await upload({ 'cross.txt': 'x' }, '', { ...auth, origin: 'https://evil.example' });
+    expect(cross.status).toBe(403);
+    expect(((await cross.json()) as { error: { message: string } }).error.message).toContain('--cors');
+    const noKey = await upload({ 'nokey.txt': 'x' }, '', {});
+    expect(noKey.status).toBe(401);
+    const names = (await listing()).documents.map((d) => d.path);
+    for (const n of ['big.txt', 'tool.exe', 'cross.txt', 'nokey.txt']) expect(names).not.toContain(n);
+  });
+
+  it('deletes a file from input/ (deleted-pending until the next build), never through a link', async () => {
+    const del = await fetch(`${server.url}/documents/notes/telescope.md`, {
+      method: 'DELETE',
+      headers: auth,
+    });
+    expect(del.status).toBe(200);
+    expect(await del.json()).toEqual({ deleted: 'notes/telescope.md' });
+    expect(p.exists('input/notes/telescope.md')).toBe(false);
+    expect(await statusOf('notes/telescope.md')).toBe('deleted-pending');
+
+    const missing = await fetch(`${server.url}/documents/nothing.txt`, { method: 'DELETE', headers: auth });
+    expect(missing.status).toBe(404);
+    const up = await fetch(`${server.url}/documents/..%2FNode_config.yaml`, {
+      method: 'DELETE',
+      headers: auth,
+    });
+    expect(up.status).toBe(400);
+    expect(p.exists('Node_config.yaml')).toBe(true);
+
+    mkdirSync(outside, { recursive: true });
+    writeFileSync(join(outside, 'keep.txt'), 'outside input/');
+    symlinkSync(outside, p.path('input', 'link'));
+    const through = await fetch(`${server.url}/documents/link/keep.txt`, { method: 'DELETE', headers: auth });
+    expect(through.status).toBe(400);
+    expect(((await through.json()) as { error: { message: string } }).error.message).toContain(
+      'not a folder',
+    );
+    await rm(p.path('input', 'link'));
+  });
+
+  it('runs one build at a time, streams its progress, then serves the new generation', async () => {
+    const health = async () => (await (await fetch(`${server.url}/health`)).json()) as { generation: number };
+    expect((await health()).generation).toBe(1);
+
+    // A build held by another process: 409 naming it, nothing started.
+    writeFileSync(
+      p.path('info', 'build.lock'),
+      `${JSON.stringify({ pid: process.pid, started_at: new Date().toISOString() })}\n`,
+    );
+    const locked = await fetch(`${server.url}/build`, { method: 'POST', headers: auth });
+    expect(locked.status).toBe(409);
+    expect(((await locked.json()) as { error: { message: string } }).error.message).toContain(
+      `process ${process.pid}`,
+    );
+    await rm(p.path('info', 'build.lock'));
+
+    const [a, b] = await Promise.all(
+      [0, 1].map(() => fetch(`${server.url}/build`, { method: 'POST', headers: auth })),
+    );
+    expect([a!.status, b!.status].sort()).toEqual([202, 409]);
+    const events = await fetch(`${server.url}/build/events`, { headers: auth });
+    expect(events.headers.get('content-type')).toContain('text/event-stream');
+    const seen = await readEvents(events, (event) => event === 'done');
+    const done = JSON.parse(seen[seen.length - 1]!.data) as { exitCode: number; message: string };
+    expect(done.exitCode, seen.map((e) => e.data).join('\n')).toBe(0);
+    expect(seen.some((e) => e.event === 'line')).toBe(true);
+
+    await waitFor(async () => (await health()).generation === 2);
+    expect(await statusOf('lighthouse.txt')).toBe('indexed');
+    expect((await listing()).documents.map((d) => d.path)).toEqual(['halden.txt', 'lighthouse.txt']);
+    const r = await fetch(`${server.url}/retrieval`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ question: 'How many storms did the Skarv lighthouse keeper log?' }),
+    });
+    expect(r.status).toBe(200);
+    const reply = (await r.json()) as { sources: { document: string }[] };
+    expect(reply.sources.map((s) => s.document)).toContain('lighthouse.txt');
+    expect(reply.sources.map((s) => s.document)).not.toContain('notes/telescope.md');
+  }, 120_000);
+});
