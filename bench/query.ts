@@ -124,15 +124,17 @@ const SYLLABLES = [
 /**
  * The synthetic tables are written directly, not by a build: give them what a build's last
  * commit leaves (cache/search_graph.bin and the checksums it is checked against) by one
- * commit of state.json as it is, which derives the snapshot (ts/indexing/commit.ts).
+ * commit of state.json as it is, which derives the snapshot when it is missing or stale
+ * (another format version included; ts/indexing/commit.ts).
  */
 async function ensureGraphSnapshot(root: string): Promise<void> {
-  if (existsSync(resolveInProject(root, CACHE_FILES.searchGraph))) return;
   const t0 = performance.now();
   const commit = await StageCommit.begin(root);
   await commit.put(INFO_FILES.state, readFileSync(resolveInProject(root, INFO_FILES.state)));
   await commit.commit();
-  console.log(`  search_graph.bin derived in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  console.log(
+    `  search_graph.bin checked (derived if stale) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
 }
 
 /** Writes the synthetic project (config, tables, HNSW.bin, state.json) unless already there. */

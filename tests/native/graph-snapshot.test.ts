@@ -1,6 +1,6 @@
 /**
  * cache/search_graph.bin (ts/index-io/graph-snapshot.ts): derived in the commit that finishes
- * a stage, recorded in checksums.json, used by search when it matches the committed graph
+ * a stage, recorded in checksums.json, used by search when it matches the committed search
  * tables, and ignored (the tables read instead) when it is missing, damaged or stale. The
  * loaded index is the same either way.
  */
@@ -8,9 +8,9 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { GRAPH_SNAPSHOT_SOURCES } from '../../ts/index-io/graph-snapshot.js';
 import { readChecksums, StageCommit } from '../../ts/indexing/commit.js';
 import { CACHE_FILES, INFO_FILES, resolveInProject } from '../../ts/project/layout.js';
-import { readSnapshot } from '../../ts/search/index-files.js';
 import { LoadedIndex } from '../../ts/search/loaded-index.js';
 import { curieSpec, writeSearchProject } from '../helpers/search-index.js';
 
@@ -31,21 +31,29 @@ async function commitState(): Promise<void> {
 }
 
 async function loaded(): Promise<{ graphUsed: boolean; shape: unknown }> {
-  const snapshot = await readSnapshot(root);
   const index = await LoadedIndex.load(root, { dim: curieSpec().dim, unbalanceAdjust: true });
   try {
     return {
-      graphUsed: snapshot.graph !== null,
+      graphUsed: index.timings.snapshot,
       shape: {
         ids: [...index.ids],
+        // Every id found by its own lookup, an unknown one by none.
+        lookups: [...index.ids.map((id) => index.indexOf(id)), index.indexOf('no-such-id')],
         types: [...index.types],
-        texts: [...index.texts],
+        texts: index.ids.map((_, i) => index.textOf(i)),
         chunkOf: [...index.chunkOf],
         docOf: [...index.docOf],
+        documents: [...index.documents],
+        attributeOf: [...index.attributeOf],
+        elementOf: [...index.elementOf],
+        labelNode: [...index.labelNode],
+        activeVectors: index.activeVectors,
         offsets: [...index.adjacency.offsets],
         // Neighbour sets per node (the order within a node follows the edge order).
         neighbours: index.ids.map((_, i) => [...index.neighbors(i)].sort((a, b) => a - b)),
         edges: index.graph.edgeCount,
+        names: index.matcher.nameCount,
+        matches: index.matcher.find(['Marie Curie', 'Paris', 'radium']),
       },
     };
   } finally {
@@ -60,7 +68,7 @@ describe('search_graph.bin', () => {
     await commitState();
     const sums = await readChecksums(root);
     expect(sums.get(CACHE_FILES.searchGraph)?.size).toBeGreaterThan(0);
-    for (const f of [CACHE_FILES.graphNodes, CACHE_FILES.graphEdges, CACHE_FILES.hnswGraph]) {
+    for (const f of GRAPH_SNAPSHOT_SOURCES) {
       expect(sums.get(f)?.sha256).toMatch(/^[0-9a-f]{64}$/);
     }
     const fromSnapshot = await loaded();
@@ -71,28 +79,41 @@ describe('search_graph.bin', () => {
   it('a damaged snapshot is ignored, and the next stage commit writes it again', async () => {
     await commitState();
     const good = await loaded();
+    expect(good.graphUsed).toBe(true);
     const path = resolveInProject(root, CACHE_FILES.searchGraph);
-    const bytes = await readFile(path);
-    bytes[bytes.length - 3]! ^= 0xff;
-    await writeFile(path, bytes);
-    const damaged = await loaded();
-    expect(damaged.graphUsed).toBe(false);
-    expect(damaged.shape).toEqual(good.shape);
+    const whole = await readFile(path);
+    // A byte of the id table (last section: only the checksum catches it), of a node text
+    // (found by its content), and a truncated file.
+    const text = whole.indexOf('Marie Curie');
+    expect(text).toBeGreaterThan(0);
+    for (const at of [whole.length - 3, text]) {
+      const bytes = Buffer.from(whole);
+      bytes[at]! ^= 0x01;
+      await writeFile(path, bytes);
+      const damaged = await loaded();
+      expect(damaged.graphUsed).toBe(false);
+      expect(damaged.shape).toEqual(good.shape);
+    }
+    await writeFile(path, whole.subarray(0, whole.length - 8));
+    expect((await loaded()).graphUsed).toBe(false);
     await commitState();
     expect((await loaded()).graphUsed).toBe(true);
   });
 
-  it('a snapshot of other graph tables (stale) is ignored', async () => {
+  it('a snapshot of other tables (stale) is ignored', async () => {
     await commitState();
     const before = await loaded();
-    // The graph tables as another commit recorded them: the snapshot no longer matches.
+    // A table as another commit recorded it: the snapshot no longer matches.
     const checksumsPath = resolveInProject(root, 'cache/checksums.json');
-    const checksums = JSON.parse(await readFile(checksumsPath, 'utf8'));
-    checksums.files[CACHE_FILES.graphEdges].sha256 = '0'.repeat(64);
-    await writeFile(checksumsPath, JSON.stringify(checksums));
-    const stale = await loaded();
-    expect(stale.graphUsed).toBe(false);
-    expect(stale.shape).toEqual(before.shape);
+    const original = await readFile(checksumsPath, 'utf8');
+    for (const table of [CACHE_FILES.graphEdges, 'cache/semantic_units.parquet']) {
+      const checksums = JSON.parse(original);
+      checksums.files[table].sha256 = '0'.repeat(64);
+      await writeFile(checksumsPath, JSON.stringify(checksums));
+      const stale = await loaded();
+      expect(stale.graphUsed).toBe(false);
+      expect(stale.shape).toEqual(before.shape);
+    }
   });
 
   it('a missing snapshot falls back to the tables', async () => {

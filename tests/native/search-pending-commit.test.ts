@@ -73,9 +73,9 @@ async function commitAndKill(step: CommitStep, detail?: string): Promise<void> {
 }
 
 async function textOf(snapshotRoot: string, id: string): Promise<string | undefined> {
-  const s = await readSnapshot(snapshotRoot);
-  const ids = s.tables.text.utf8('hash_id');
-  const contexts = s.tables.text.utf8('context');
+  const s = await readSnapshot(snapshotRoot, { useSnapshot: false });
+  const ids = s.tables!.text.utf8('hash_id');
+  const contexts = s.tables!.text.utf8('context');
   return contexts[ids.indexOf(id)];
 }
 

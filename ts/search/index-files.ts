@@ -12,15 +12,13 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { IndexFileError, IndexNotBuiltError } from '../errors.js';
-import { type ColumnRequest, TableReader } from '../index-io/columns.js';
 import {
   GRAPH_SNAPSHOT_FILE,
   GRAPH_SNAPSHOT_SOURCES,
   type GraphSnapshot,
   readGraphSnapshot,
 } from '../index-io/graph-snapshot.js';
-import { readTableFile } from '../index-io/parquet.js';
-import { TABLES, type TableName } from '../index-io/tables.js';
+import { readSearchTables, SEARCH_TABLE_FILES, type SearchTables } from '../index-io/search-tables.js';
 import {
   CACHE_DIR,
   CACHE_FILES,
@@ -31,45 +29,17 @@ import {
 } from '../project/layout.js';
 import { type BuildState, isSearchable, parseState } from '../project/state.js';
 
-/**
- * The columns search reads from each table. The second list holds columns whose values repeat
- * (edge endpoints, node types, a unit's chunk id): read dictionary-encoded, so each distinct
- * value becomes one JS string and is resolved once.
- */
-const COLUMNS = {
-  documents: TABLES.documents.columns(['doc_id', 'path']),
-  text: TABLES.text.columns(['hash_id', 'context', 'doc_id']),
-  units: TABLES.units.columns(['hash_id', 'context'], ['text_hash_id']),
-  entities: TABLES.entities.columns(['hash_id', 'context'], ['text_hash_id']),
-  relationships: TABLES.relationships.columns(['hash_id', 'context'], ['text_hash_id']),
-  attributes: TABLES.attributes.columns(['hash_id', 'context', 'node']),
-  elements: TABLES.elements.columns(['hash_id', 'context']),
-  titles: TABLES.titles.columns(['hash_id', 'context', 'related_node']),
-  graphNodes: TABLES.graphNodes.columns(['id'], ['type']),
-  graphEdges: TABLES.graphEdges.columns(['weight'], ['source', 'target']),
-  hnswGraph: TABLES.hnswGraph.columns([], ['source', 'target']),
-  idMap: TABLES.idMap.columns(['id', 'node', 'retired']),
-} satisfies Record<TableName, ColumnRequest[]>;
-
-const NAMES = Object.keys(COLUMNS) as TableName[];
-
 /** Files a searchable index must have (besides info/state.json). */
-const SEARCH_FILES = [...NAMES.map((name) => TABLES[name].file), CACHE_FILES.hnswBin];
+const SEARCH_FILES = [...SEARCH_TABLE_FILES, CACHE_FILES.hnswBin];
 
-type IndexTables = Record<TableName, TableReader>;
+/** What search loads: cache/search_graph.bin when it is current, else the tables. */
+export type IndexSource = { graph: GraphSnapshot; tables: null } | { graph: null; tables: SearchTables };
 
-/** The tables cache/search_graph.bin replaces when it is current. */
-const GRAPH_TABLES: readonly TableName[] = ['graphNodes', 'graphEdges', 'hnswGraph'];
-
-export interface IndexSnapshot {
+export type IndexSnapshot = IndexSource & {
   state: BuildState;
-  /** Without graphNodes, graphEdges and hnswGraph when `graph` is set. */
-  tables: IndexTables;
-  /** The search graph from cache/search_graph.bin, or null when it is missing or stale (read the tables). */
-  graph: GraphSnapshot | null;
   /** Absolute path of HNSW.bin (in cache/.staging/ while a commit that replaces it is pending). */
   hnswPath: string;
-}
+};
 
 async function isFile(path: string): Promise<boolean> {
   try {
@@ -197,8 +167,8 @@ async function committedFiles(root: string): Promise<CommittedFiles> {
 }
 
 /**
- * The graph snapshot, when it was derived from the committed graph tables (their SHA-256 as
- * recorded in cache/checksums.json by the commit that wrote them); else null.
+ * The search snapshot, when it was derived from the committed search tables (their SHA-256 as
+ * recorded in cache/checksums.json by the commits that wrote them); else null.
  */
 async function readGraph(files: CommittedFiles): Promise<GraphSnapshot | null> {
   const text = await readTextOrNull(files.pathOf(`${CACHE_DIR}/checksums.json`));
@@ -218,10 +188,7 @@ async function readGraph(files: CommittedFiles): Promise<GraphSnapshot | null> {
   return readGraphSnapshot(files.pathOf(GRAPH_SNAPSHOT_FILE), expected);
 }
 
-async function readOnce(
-  root: string,
-  files: CommittedFiles,
-): Promise<{ tables: IndexTables; graph: GraphSnapshot | null }> {
+async function readOnce(root: string, files: CommittedFiles, useSnapshot: boolean): Promise<IndexSource> {
   for (const relative of SEARCH_FILES) {
     if (!(await isFile(files.pathOf(relative)))) {
       throw new IndexNotBuiltError(
@@ -229,34 +196,27 @@ async function readOnce(
       );
     }
   }
-  const readTable = async (name: TableName) => {
-    const { file } = TABLES[name];
-    return [name, new TableReader(file, await readTableFile(files.pathOf(file), COLUMNS[name]))] as const;
-  };
-  // The snapshot is read while the other tables are; the graph tables only when it is not usable.
-  const [graph, others] = await Promise.all([
-    readGraph(files),
-    Promise.all(NAMES.filter((name) => !GRAPH_TABLES.includes(name)).map(readTable)),
-  ]);
-  const graphTables = graph ? [] : await Promise.all(GRAPH_TABLES.map(readTable));
-  return { tables: Object.fromEntries([...others, ...graphTables]) as IndexTables, graph };
+  // The snapshot holds everything the tables would give; they are read only when it is not usable.
+  const graph = useSnapshot ? await readGraph(files) : null;
+  return graph ? { graph, tables: null } : { graph: null, tables: await readSearchTables(files.pathOf) };
 }
 
 const SNAPSHOT_ATTEMPTS = 5;
 
 /**
- * Reads every table search needs, from the last committed set of files (see the header: a
- * pending commit's set is read where its files are). A build may commit meanwhile: when
- * COMMIT.json or state.json changed during the read, or a file moved under it, the read is
- * repeated, so the tables always come from one committed state.
+ * Reads what search needs (the snapshot, or every table when it is not current; `useSnapshot:
+ * false` reads the tables), from the last committed set of files (see the header: a pending
+ * commit's set is read where its files are). A build may commit meanwhile: when COMMIT.json or
+ * state.json changed during the read, or a file moved under it, the read is repeated, so
+ * everything comes from one committed state.
  */
-export async function readSnapshot(root: string): Promise<IndexSnapshot> {
+export async function readSnapshot(root: string, { useSnapshot = true } = {}): Promise<IndexSnapshot> {
   for (let attempt = 1; ; attempt++) {
     const files = await committedFiles(root);
     const state = requireSearchable(root, files.stateText);
-    let read: { tables: IndexTables; graph: GraphSnapshot | null };
+    let read: IndexSource;
     try {
-      read = await readOnce(root, files);
+      read = await readOnce(root, files, useSnapshot);
     } catch (e) {
       // A file moved or replaced by a commit that ran meanwhile: read again.
       if (attempt < SNAPSHOT_ATTEMPTS && (await committedFiles(root)).key !== files.key) continue;

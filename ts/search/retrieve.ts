@@ -191,7 +191,7 @@ export function retrieve(index: LoadedIndex, query: QueryInputs, params: SearchP
     return {
       id,
       type: index.typeOf(node) as ContextSection,
-      text: index.texts[node]!,
+      text: index.textOf(node),
       document: index.documentOf(node),
       origin: fromVector ? 'vector' : 'propagation',
       score: fromVector ? null : top!.scores[position]!,

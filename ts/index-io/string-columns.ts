@@ -1,0 +1,98 @@
+/**
+ * Strings stored for search without one JS string per row at load (cache/search_graph.bin):
+ * a string column as u32 offsets + UTF-8 bytes, decoded one row at a time on demand, and an
+ * open-addressing hash table from hash id to dense index, so looking up an id needs no Map
+ * of all ids built at load.
+ */
+
+/** `count + 1` byte offsets and the UTF-8 bytes of `count` strings. */
+export interface EncodedStrings {
+  offsets: Uint32Array;
+  bytes: Uint8Array;
+}
+
+/** Encodes `strings`; null when their bytes exceed the u32 offsets. */
+export function encodeStrings(strings: {
+  readonly length: number;
+  at(i: number): string | undefined;
+}): EncodedStrings | null {
+  const n = strings.length;
+  const offsets = new Uint32Array(n + 1);
+  let total = 0;
+  for (let i = 0; i < n; i++) {
+    total += Buffer.byteLength(strings.at(i) ?? '', 'utf8');
+    if (total > 0xffffffff) return null;
+    offsets[i + 1] = total;
+  }
+  const bytes = Buffer.alloc(total);
+  for (let i = 0; i < n; i++) bytes.write(strings.at(i) ?? '', offsets[i]!, 'utf8');
+  return { offsets, bytes };
+}
+
+/** Whether `offsets` can index `byteLength` bytes: starts at 0, never decreases, ends at the length. */
+export function offsetsValid(offsets: Uint32Array, byteLength: number): boolean {
+  if (offsets.length === 0 || offsets[0] !== 0 || offsets[offsets.length - 1] !== byteLength) return false;
+  for (let i = 1; i < offsets.length; i++) if (offsets[i]! < offsets[i - 1]!) return false;
+  return true;
+}
+
+/** A string column read in place: row i is decoded when asked for (node texts: only context items need them). */
+export class StringColumn {
+  readonly #offsets: Uint32Array;
+  readonly #bytes: Buffer;
+
+  /** `offsets` must be valid for `bytes` (offsetsValid). */
+  constructor({ offsets, bytes }: EncodedStrings) {
+    this.#offsets = offsets;
+    this.#bytes = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+
+  get length(): number {
+    return this.#offsets.length - 1;
+  }
+
+  at(index: number): string | undefined {
+    if (!(index >= 0 && index < this.length)) return undefined;
+    return this.#bytes.toString('utf8', this.#offsets[index]!, this.#offsets[index + 1]!);
+  }
+}
+
+/** FNV-1a over the UTF-16 code units (hash ids are ASCII): part of the file format. */
+function idHash(id: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+/** Slots of the id table for `n` ids: a power of two, at most half full. */
+export function idSlotCount(n: number): number {
+  let size = 2;
+  while (size < 2 * n) size *= 2;
+  return size;
+}
+
+/** Open addressing, linear probing; a slot holds node index + 1 (0 = empty). */
+export function buildIdTable(ids: readonly string[]): Uint32Array {
+  const slots = new Uint32Array(idSlotCount(ids.length));
+  const mask = slots.length - 1;
+  for (let node = 0; node < ids.length; node++) {
+    let s = idHash(ids[node]!) & mask;
+    while (slots[s] !== 0) s = (s + 1) & mask;
+    slots[s] = node + 1;
+  }
+  return slots;
+}
+
+/**
+ * Dense index of `id` through a table of buildIdTable. Every candidate is compared with
+ * `ids`, so a damaged table can miss an id but never return another one.
+ */
+export function lookupId(slots: Uint32Array, ids: readonly string[], id: string): number | undefined {
+  const mask = slots.length - 1;
+  for (let s = idHash(id) & mask, probes = 0; probes < slots.length; s = (s + 1) & mask, probes++) {
+    const v = slots[s]!;
+    if (v === 0) return undefined;
+    if (ids[v - 1] === id) return v - 1;
+  }
+  return undefined;
+}
