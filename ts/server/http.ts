@@ -88,8 +88,51 @@ export function errorHandler(logError: (e: unknown) => void): ErrorHandler {
   return (e, c) => {
     const { status, ...error } = statusFor(e);
     if (status === 500) logError(e);
-    const headers = e instanceof HttpError ? e.headers : {};
+    let headers = e instanceof HttpError ? e.headers : {};
+    const { incoming } = nodeBindings(c);
+    if (incoming && !incoming.complete && status !== CLIENT_CLOSED) {
+      headers = { ...headers, Connection: 'close' };
+      lingerAfterReply(incoming);
+    }
     return c.json({ error }, status as 500, headers);
+  };
+}
+
+/** What is read and dropped of a refused body after the reply, at most (bytes, ms). */
+const LINGER_BYTES = 16 * 1024 * 1024;
+const LINGER_MS = 5_000;
+
+/**
+ * Answer, then close: a reply refusing a body not yet read to its end (413 over the limit,
+ * 415, 400) goes out with `Connection: close`, and the rest of the body is read and dropped
+ * for a while. Closing the socket at once with unread data in it makes the kernel send a
+ * reset, which can reach a client still sending before it reads the reply; so the socket is
+ * half-closed after the reply and destroyed when the client has sent everything, or past
+ * LINGER_BYTES or LINGER_MS.
+ */
+function lingerAfterReply(incoming: IncomingMessage): void {
+  const socket = incoming.socket;
+  if (!socket || socket.destroyed) return;
+  let left = LINGER_BYTES;
+  incoming.on('data', (chunk: Buffer) => {
+    left -= chunk.byteLength;
+    if (left < 0) socket.destroy();
+  });
+  incoming.resume();
+  // Node ends a `Connection: close` reply with destroySoon(): FIN, then destroy once written.
+  socket.destroySoon = () => {
+    socket.end();
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    timer.unref();
+    const done = () => {
+      clearTimeout(timer);
+      socket.destroy();
+    };
+    if (incoming.complete) done();
+    else {
+      incoming.once('end', done);
+      socket.once('close', () => clearTimeout(timer));
+    }
   };
 }
 
