@@ -210,6 +210,19 @@ describe('ui app: config save', () => {
     expect(readFileSync(join(folder, 'Node_config.yaml'), 'utf8')).toBe(before);
   });
 
+  it('refuses a body with no known section (400 naming them) and a section that is no object', async () => {
+    const { app, folder } = makeApp();
+    const before = readFileSync(join(folder, 'Node_config.yaml'), 'utf8');
+    for (const body of [{}, { settings: { chunk_size: 256 } }, { config: 'chunk_size=256' }]) {
+      const r = await save(app, body);
+      expect(r.status).toBe(400);
+      const { error } = (await r.json()) as { error: { code: string; message: string } };
+      expect(error.code).toBe('invalid_body');
+      expect(error.message).toMatch(/model_config, embedding_config, config|"config" must be an object/);
+    }
+    expect(readFileSync(join(folder, 'Node_config.yaml'), 'utf8')).toBe(before);
+  });
+
   it('saves valid values keeping comments; the API key is write-only', async () => {
     const { app, folder } = makeApp();
     const r = await save(app, {

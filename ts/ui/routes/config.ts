@@ -55,6 +55,24 @@ export function patchFrom(body: Record<string, unknown>): ConfigPatch {
   return patch as ConfigPatch;
 }
 
+/** The body must hold at least one form section, each an object; else 400 naming them. */
+function formSections(body: Record<string, unknown>): Record<string, unknown> {
+  const expected = `expected an object with at least one of the sections ${SECTIONS.join(', ')}`;
+  const given = SECTIONS.filter((s) => s in body);
+  if (given.length === 0) {
+    const keys = Object.keys(body);
+    const got = keys.length === 0 ? 'an empty object' : `the keys ${keys.map((k) => `"${k}"`).join(', ')}`;
+    throw new HttpError(400, 'invalid_body', `POST /api/config: ${expected}; got ${got}`);
+  }
+  for (const s of given) {
+    const v = body[s];
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) {
+      throw new HttpError(400, 'invalid_body', `POST /api/config: "${s}" must be an object of its fields`);
+    }
+  }
+  return body;
+}
+
 export function configRoutes(ctx: UiContext): Hono {
   return new Hono()
     .get('/config', (c) => {
@@ -78,7 +96,7 @@ export function configRoutes(ctx: UiContext): Hono {
       if (ctx.job.running) {
         throw new HttpError(409, 'build_running', 'a build is running; save the config after it ends');
       }
-      const result = updateConfigFile(ctx.root, patchFrom(await readJsonObject(c)));
+      const result = updateConfigFile(ctx.root, patchFrom(formSections(await readJsonObject(c))));
       if (!result.ok) {
         const n = result.problems.length;
         throw new HttpError(
