@@ -112,7 +112,8 @@ fn open(g: &Option<CoreIndex>) -> napi::Result<&CoreIndex> {
   g.as_ref().ok_or_else(|| err(codes::CLOSED, CLOSED_MSG))
 }
 
-/// An HNSW vector index (hnsw_rs graph). Labels are 0..len in insertion order.
+/// An HNSW vector index (noderag_hnsw: parallel, deterministic construction). Labels are
+/// 0..len in insertion order.
 #[napi]
 pub struct HnswIndex {
   inner: Shared,
@@ -447,6 +448,18 @@ impl Task for SaveTask {
 
   fn compute(&mut self) -> napi::Result<()> {
     guard(|| {
+      // Vectors of an incomplete batch are linked first (a short write lock), then the
+      // file is written under a read lock, so searches may run meanwhile.
+      {
+        let mut g = self
+          .inner
+          .write()
+          .map_err(|_| err(codes::INTERNAL, POISONED_MSG))?;
+        let index = g.as_mut().ok_or_else(|| err(codes::CLOSED, CLOSED_MSG))?;
+        if index.has_pending() {
+          index.link_pending();
+        }
+      }
       let g = self
         .inner
         .read()

@@ -1,54 +1,54 @@
-//! `HNSW.bin`, one file (docs/method.md §5):
+//! `HNSW.bin`, one file (docs/method.md §5). Format 2, written by this version:
 //!
 //! ```text
 //! "NRHNSW01"              8 bytes
 //! header length           u32 little-endian
-//! header                  UTF-8 JSON, see `FileHeader`
-//! graph dump              hnsw_rs's `<name>.hnsw.graph`, `graph_bytes` long
-//! data dump               hnsw_rs's `<name>.hnsw.data`, `data_bytes` long
+//! header                  UTF-8 JSON, see `FileHeader` (format_version 2)
+//! graph section           `graph_bytes` long, little-endian:
+//!                           entry label u32 (0xffffffff when empty), entry level u8,
+//!                           then per label in order: level u8, and per layer 0..=level
+//!                           the neighbour count u32 and the neighbour labels u32
+//! data section            `data_bytes` = count × dim × 4: the vectors, f32 little-endian,
+//!                           row = label (normalised for cosine)
 //! ```
 //!
-//! hnsw_rs's loader asserts, unwraps and even calls `process::exit` on bad input, so
-//! `load` verifies everything first: magic, header JSON (unknown or missing fields are
-//! errors), every header value against what we know or can derive, exact file size,
-//! SHA-256 of both dumps, and the crate's own description block against the header.
+//! Format 1 (hnsw_rs's two dumps in place of the sections) is still read, by
+//! container_v1.rs; an index loaded from it and saved again is written as format 2.
 //!
-//! Two ways to load:
-//! - [`load_view`] (search): reads both dumps in place, straight from `HNSW.bin`, hashing
-//!   as it reads, into the flat arrays the searches use. No hnsw_rs structure, no copy on
-//!   disk: loading needs no free space and leaves nothing behind.
-//! - [`load`] (a build that adds vectors): hnsw_rs's loader reads two files by name, so
-//!   the verified dumps are copied to a private scratch folder next to the file first
-//!   (named with the process id; folders of processes that no longer run, and those of
-//!   older versions, are removed by every load, see [`remove_stale_scratch`]).
+//! Everything is verified before it is used: magic, header JSON (unknown or missing fields
+//! are errors), every header value against what we know or can derive, exact file size,
+//! SHA-256 of both sections, and every link (in range, to a point that has the layer, the
+//! entry point on the top level). A file that fails is `Corrupt`, naming the file and what
+//! is wrong, which makes the caller rebuild the index.
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use hnsw_rs::api::AnnT;
-use hnsw_rs::hnsw::Hnsw;
-use hnsw_rs::hnswio::{load_description, HnswIo};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::distance::{Space, SpaceDistance};
+use crate::container_v1;
+use crate::distance::Space;
 use crate::error::{HnswError, Result};
-use crate::index::{IndexParams, LEVEL_SEED};
+use crate::graph::{Graph, LEVEL_SEED, MAX_LEVEL};
+use crate::index::IndexParams;
 use crate::view::GraphParts;
 
 pub const MAGIC: &[u8; 8] = b"NRHNSW01";
-pub const FORMAT_VERSION: u32 = 1;
-pub const LIBRARY: &str = "hnsw_rs";
-/// The hnsw_rs version this crate is built with (a unit test checks it against
-/// Cargo.lock). Its dump format is the library's internal business, so a file written by
-/// another version is refused as unusable, which makes the caller rebuild the index.
-pub const LIBRARY_VERSION: &str = "0.3.5";
+pub const FORMAT_VERSION: u32 = 2;
+/// Who built the graph: noderag's own construction (build.rs). `LIBRARY_VERSION` names the
+/// construction's rules (levels, batches, neighbour selection); a change to them that would
+/// change the bytes built from the same input gets a new value.
+pub const LIBRARY: &str = "noderag_hnsw";
+pub const LIBRARY_VERSION: &str = "batch-1";
+/// What format-1 files (hnsw_rs 0.3.5) say in the same fields.
+const V1_LIBRARY: &str = "hnsw_rs";
+const V1_LIBRARY_VERSION: &str = "0.3.5";
+const V1_SEED: u64 = 397;
 /// Headers are a few hundred bytes; anything this large is not ours.
 const MAX_HEADER_LEN: u32 = 64 * 1024;
-/// hnsw_rs's magic at the start of a data dump (`hnswio::MAGICDATAP`, private there).
-const HNSW_RS_DATA_MAGIC: u32 = 0xa67f_0000;
-const DUMP_BASENAME: &str = "index";
+const NO_ENTRY: u32 = u32::MAX;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -68,29 +68,14 @@ pub struct FileHeader {
   pub data_sha256: String,
 }
 
+/// Scratch folders of format-1 loads (hnsw_rs read two files by name); none are made now,
+/// but a killed process of an older version may have left some.
 const SCRATCH_PREFIX: &str = ".hnsw-scratch-";
 const TEMP_SCRATCH_PREFIX: &str = "noderag-hnsw-";
 const TMP_FILE_PREFIX: &str = ".HNSW.bin.tmp-";
 /// Scratch folders of older versions carry no process id: once this old, no load or save
 /// (seconds) can still be using one.
 const LEGACY_SCRATCH_AGE: std::time::Duration = std::time::Duration::from_secs(15 * 60);
-
-/// A private scratch folder next to `path` (same file system, so no surprise about space
-/// in /tmp), or in the system temp folder when the index folder is read-only. Its name
-/// carries the process id, so a folder left by a killed process can be told from one in use.
-fn scratch_dir(path: &Path) -> Result<tempfile::TempDir> {
-  let parent = parent_of(path);
-  let pid = std::process::id();
-  tempfile::Builder::new()
-    .prefix(&format!("{SCRATCH_PREFIX}{pid}-"))
-    .tempdir_in(&parent)
-    .or_else(|_| {
-      tempfile::Builder::new()
-        .prefix(&format!("{TEMP_SCRATCH_PREFIX}{pid}-"))
-        .tempdir()
-    })
-    .map_err(|e| HnswError::io(parent, e))
-}
 
 /// Whether process `pid` may still be running. Where that cannot be known (no `/proc`),
 /// the answer is yes, and only the age rule applies.
@@ -173,57 +158,60 @@ fn parent_of(path: &Path) -> PathBuf {
   }
 }
 
-fn dump_paths(dir: &Path, basename: &str) -> (PathBuf, PathBuf) {
-  (
-    dir.join(format!("{basename}.hnsw.graph")),
-    dir.join(format!("{basename}.hnsw.data")),
-  )
-}
-
-/// Streams `from` into `to` (if any) while hashing; returns (bytes, hex sha256).
-fn copy_hashing(
-  from: &mut impl Read,
-  mut to: Option<&mut dyn Write>,
-  limit: u64,
-) -> std::io::Result<(u64, String)> {
-  let mut hasher = Sha256::new();
-  let mut buf = vec![0u8; 1 << 20];
-  let mut left = limit;
-  let mut total = 0u64;
-  while left > 0 {
-    let want = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
-    let got = from.read(&mut buf[..want])?;
-    if got == 0 {
-      break;
+/// The graph section of `graph` (see the module comment).
+fn graph_section(graph: &Graph) -> Vec<u8> {
+  let mut out = Vec::with_capacity(
+    5 + graph
+      .links
+      .iter()
+      .map(|l| 1 + l.iter().map(|x| 4 + 4 * x.len()).sum::<usize>())
+      .sum::<usize>(),
+  );
+  let (entry, top) = graph.entry.unwrap_or((NO_ENTRY, 0));
+  out.extend_from_slice(&entry.to_le_bytes());
+  out.push(top);
+  for lists in &graph.links {
+    out.push((lists.len() - 1) as u8);
+    for list in lists {
+      out.extend_from_slice(&(list.len() as u32).to_le_bytes());
+      for &nb in list {
+        out.extend_from_slice(&nb.to_le_bytes());
+      }
     }
-    hasher.update(&buf[..got]);
-    if let Some(w) = to.as_deref_mut() {
-      w.write_all(&buf[..got])?;
-    }
-    left -= got as u64;
-    total += got as u64;
   }
-  Ok((total, hex::encode(hasher.finalize())))
+  out
 }
 
-pub(crate) fn save(
-  hnsw: &Hnsw<'static, f32, SpaceDistance>,
-  params: &IndexParams,
-  count: usize,
-  path: &Path,
-) -> Result<()> {
+/// Feeds the vectors to `sink` as little-endian bytes, a block at a time.
+fn for_data_bytes(
+  vectors: &[f32],
+  mut sink: impl FnMut(&[u8]) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+  let mut buf = Vec::with_capacity(1 << 16);
+  for block in vectors.chunks(1 << 14) {
+    buf.clear();
+    for v in block {
+      buf.extend_from_slice(&v.to_le_bytes());
+    }
+    sink(&buf)?;
+  }
+  Ok(())
+}
+
+/// Writes `graph` (every point linked) to `path` atomically: a temporary file in the same
+/// folder, fsync, rename, fsync of the folder.
+pub(crate) fn save(graph: &Graph, path: &Path) -> Result<()> {
+  debug_assert!(!graph.has_pending());
   remove_stale_scratch(&parent_of(path));
-  let scratch = scratch_dir(path)?;
-  let basename = hnsw
-    .file_dump(scratch.path(), DUMP_BASENAME)
-    .map_err(|e| HnswError::Library(format!("hnsw_rs could not dump the index: {e}")))?;
-  let (graph_path, data_path) = dump_paths(scratch.path(), &basename);
-  let hash_file = |p: &Path| -> Result<(u64, String)> {
-    let mut f = BufReader::new(File::open(p).map_err(|e| HnswError::io(p, e))?);
-    copy_hashing(&mut f, None, u64::MAX).map_err(|e| HnswError::io(p, e))
-  };
-  let (graph_bytes, graph_sha256) = hash_file(&graph_path)?;
-  let (data_bytes, data_sha256) = hash_file(&data_path)?;
+  let params = &graph.params;
+  let count = graph.len();
+  let graph_bytes = graph_section(graph);
+  let mut data_hash = Sha256::new();
+  for_data_bytes(&graph.vectors, |b| {
+    data_hash.update(b);
+    Ok(())
+  })
+  .map_err(|e| HnswError::io(path, e))?;
   let header = FileHeader {
     format_version: FORMAT_VERSION,
     library: LIBRARY.into(),
@@ -234,10 +222,10 @@ pub(crate) fn save(
     ef_construction: params.ef_construction,
     count,
     seed: LEVEL_SEED,
-    graph_bytes,
-    data_bytes,
-    graph_sha256,
-    data_sha256,
+    graph_bytes: graph_bytes.len() as u64,
+    data_bytes: (graph.vectors.len() * 4) as u64,
+    graph_sha256: hex::encode(Sha256::digest(&graph_bytes)),
+    data_sha256: hex::encode(data_hash.finalize()),
   };
   let json = serde_json::to_vec(&header).map_err(|e| HnswError::Library(e.to_string()))?;
 
@@ -252,16 +240,8 @@ pub(crate) fn save(
     w.write_all(MAGIC).map_err(io)?;
     w.write_all(&(json.len() as u32).to_le_bytes()).map_err(io)?;
     w.write_all(&json).map_err(io)?;
-    for (p, expected) in [(&graph_path, graph_bytes), (&data_path, data_bytes)] {
-      let mut f = BufReader::new(File::open(p).map_err(|e| HnswError::io(p, e))?);
-      let copied = std::io::copy(&mut f, &mut w).map_err(io)?;
-      if copied != expected {
-        return Err(HnswError::Library(format!(
-          "dump file {} changed while saving",
-          p.display()
-        )));
-      }
-    }
+    w.write_all(&graph_bytes).map_err(io)?;
+    for_data_bytes(&graph.vectors, |b| w.write_all(b)).map_err(io)?;
     w.flush().map_err(io)?;
   }
   tmp.as_file().sync_all().map_err(io)?;
@@ -302,30 +282,33 @@ fn read_header(file: &mut File, path: &Path, file_len: u64) -> Result<(FileHeade
   Ok((header, 12 + header_len as u64))
 }
 
-/// Checks every header value that can be checked without the dumps.
+/// Checks every header value that can be checked without the sections.
 fn check_header(h: &FileHeader, path: &Path, file_len: u64, body_start: u64) -> Result<()> {
   let corrupt = |reason: String| Err(HnswError::corrupt(path, reason));
-  if h.format_version != FORMAT_VERSION {
+  let (library, version, seed) = match h.format_version {
+    1 => (V1_LIBRARY, V1_LIBRARY_VERSION, V1_SEED),
+    FORMAT_VERSION => (LIBRARY, LIBRARY_VERSION, LEVEL_SEED),
+    other => {
+      return corrupt(format!(
+        "format_version {other} is not supported (expected 1 or {FORMAT_VERSION})"
+      ))
+    }
+  };
+  if h.library != library {
     return corrupt(format!(
-      "format_version {} is not supported (expected {FORMAT_VERSION})",
-      h.format_version
+      "written by library {:?}, expected {library:?} for format {}",
+      h.library, h.format_version
     ));
   }
-  if h.library != LIBRARY {
+  if h.library_version != version {
     return corrupt(format!(
-      "written by library {:?}, expected {LIBRARY:?}",
-      h.library
-    ));
-  }
-  if h.library_version != LIBRARY_VERSION {
-    return corrupt(format!(
-      "written by {LIBRARY} {}, this build uses {LIBRARY_VERSION}; rebuild the index",
+      "written by {library} {}, this build reads {version}; rebuild the index",
       h.library_version
     ));
   }
-  if h.seed != LEVEL_SEED {
+  if h.seed != seed {
     return corrupt(format!(
-      "seed {} is not the level seed of {LIBRARY} ({LEVEL_SEED})",
+      "seed {} is not the level seed of {library} ({seed})",
       h.seed
     ));
   }
@@ -347,6 +330,15 @@ fn check_header(h: &FileHeader, path: &Path, file_len: u64, body_start: u64) -> 
       return corrupt(format!("{name} is not a lowercase hex SHA-256"));
     }
   }
+  if h.format_version == FORMAT_VERSION {
+    let want = h.count.checked_mul(h.dim).and_then(|x| x.checked_mul(4));
+    if want.map(|w| w as u64) != Some(h.data_bytes) {
+      return corrupt(format!(
+        "data section is {} bytes, expected {} vectors × {} values × 4",
+        h.data_bytes, h.count, h.dim
+      ));
+    }
+  }
   let expected = body_start
     .checked_add(h.graph_bytes)
     .and_then(|x| x.checked_add(h.data_bytes));
@@ -355,143 +347,13 @@ fn check_header(h: &FileHeader, path: &Path, file_len: u64, body_start: u64) -> 
     Some(len) if len > file_len => corrupt(format!(
       "truncated: header announces {len} bytes, the file has {file_len}"
     )),
-    Some(len) => corrupt(format!("{} unexpected bytes after the data dump", file_len - len)),
+    Some(len) => corrupt(format!(
+      "{} unexpected bytes after the data section",
+      file_len - len
+    )),
     None => corrupt("section sizes overflow".into()),
   }
 }
-
-/// Checks the start of both dumps against the header (hnsw_rs's own description block,
-/// native-endian as hnsw_rs writes it).
-fn check_dumps(h: &FileHeader, path: &Path, graph_path: &Path, data_path: &Path) -> Result<()> {
-  let corrupt = |reason: String| Err(HnswError::corrupt(path, reason));
-  let mut g = BufReader::new(File::open(graph_path).map_err(|e| HnswError::io(graph_path, e))?);
-  let d = match load_description(&mut g) {
-    Ok(d) => d,
-    Err(e) => return corrupt(format!("graph dump description is unreadable: {e}")),
-  };
-  if d.dimension != h.dim
-    || d.nb_point != h.count
-    || d.max_nb_connection as usize != h.m
-    || d.ef != h.ef_construction
-  {
-    return corrupt(format!(
-            "graph dump (dim {}, {} points, m {}, ef {}) disagrees with the header (dim {}, {} points, m {}, ef {})",
-            d.dimension, d.nb_point, d.max_nb_connection, d.ef, h.dim, h.count, h.m, h.ef_construction
-        ));
-  }
-  if d.distname != std::any::type_name::<SpaceDistance>() || d.t_name != std::any::type_name::<f32>() {
-    return corrupt(format!(
-      "graph dump is for distance {:?} over {:?}",
-      d.distname, d.t_name
-    ));
-  }
-  let mut data = File::open(data_path).map_err(|e| HnswError::io(data_path, e))?;
-  let mut head = [0u8; 4 + std::mem::size_of::<usize>()];
-  if data.read_exact(&mut head).is_err() {
-    return corrupt("data dump is too short".into());
-  }
-  let magic = u32::from_ne_bytes(head[..4].try_into().expect("4 bytes"));
-  let dim = usize::from_ne_bytes(head[4..].try_into().expect("usize bytes"));
-  if magic != HNSW_RS_DATA_MAGIC || dim != h.dim {
-    return corrupt(format!(
-      "data dump starts with magic {magic:#x} and dimension {dim}"
-    ));
-  }
-  Ok(())
-}
-
-pub(crate) fn load(
-  path: &Path,
-  expected_dim: usize,
-  expected_count: Option<usize>,
-) -> Result<(Hnsw<'static, f32, SpaceDistance>, IndexParams)> {
-  let mut file = File::open(path).map_err(|e| HnswError::io(path, e))?;
-  let file_len = file.metadata().map_err(|e| HnswError::io(path, e))?.len();
-  let (header, body_start) = read_header(&mut file, path, file_len)?;
-  check_header(&header, path, file_len, body_start)?;
-
-  // Copy both dumps out while hashing them, then compare.
-  remove_stale_scratch(&parent_of(path));
-  let scratch = scratch_dir(path)?;
-  let (graph_path, data_path) = dump_paths(scratch.path(), DUMP_BASENAME);
-  file
-    .seek(SeekFrom::Start(body_start))
-    .map_err(|e| HnswError::io(path, e))?;
-  let mut reader = BufReader::with_capacity(1 << 20, file);
-  for (out_path, bytes, want, what) in [
-    (&graph_path, header.graph_bytes, &header.graph_sha256, "graph"),
-    (&data_path, header.data_bytes, &header.data_sha256, "data"),
-  ] {
-    let out = File::create(out_path).map_err(|e| HnswError::io(out_path, e))?;
-    let mut w = BufWriter::with_capacity(1 << 20, out);
-    let (got_bytes, got_hash) =
-      copy_hashing(&mut reader, Some(&mut w), bytes).map_err(|e| HnswError::io(path, e))?;
-    w.flush().map_err(|e| HnswError::io(out_path, e))?;
-    if got_bytes != bytes {
-      return Err(HnswError::corrupt(
-        path,
-        format!("truncated inside the {what} dump"),
-      ));
-    }
-    if &got_hash != want {
-      return Err(HnswError::corrupt(
-        path,
-        format!("{what} dump checksum mismatch (the file is damaged)"),
-      ));
-    }
-  }
-  check_dumps(&header, path, &graph_path, &data_path)?;
-
-  // The file is intact; now compare with what the caller expects.
-  if header.dim != expected_dim {
-    return Err(HnswError::DimensionMismatch {
-      path: path.to_path_buf(),
-      expected: expected_dim,
-      found: header.dim,
-    });
-  }
-  if let Some(want) = expected_count {
-    if want != header.count {
-      return Err(HnswError::corrupt(
-        path,
-        format!(
-          "holds {} vectors but {want} were expected (the id map disagrees)",
-          header.count
-        ),
-      ));
-    }
-  }
-
-  // hnsw_rs ties the loaded index's lifetime to its loader; with mmap off the index owns
-  // all its data, so the loader (a few paths, about a hundred bytes) is leaked to get a
-  // 'static index rather than transmuting lifetimes.
-  let io: &'static HnswIo = Box::leak(Box::new(HnswIo::new(scratch.path(), DUMP_BASENAME)));
-  let hnsw = io
-    .load_hnsw_with_dist(SpaceDistance { space: header.space })
-    .map_err(|e| HnswError::corrupt(path, format!("{LIBRARY} could not load it: {e}")))?;
-  if hnsw.get_nb_point() != header.count {
-    return Err(HnswError::corrupt(
-      path,
-      format!(
-        "{LIBRARY} loaded {} of {} vectors",
-        hnsw.get_nb_point(),
-        header.count
-      ),
-    ));
-  }
-  let params = IndexParams {
-    space: header.space,
-    dim: header.dim,
-    m: header.m,
-    ef_construction: header.ef_construction,
-  };
-  Ok((hnsw, params))
-}
-
-/// hnsw_rs's dump magics and its layer count (`hnswio.rs`, private there).
-const HNSW_RS_POINT_MAGIC: u32 = 0x000a_678f;
-const HNSW_RS_LAYER_MAGIC: u32 = 0x000a_676f;
-const HNSW_RS_LAYERS: usize = 16;
 
 /// A `Read` over the next `left` bytes of `inner` that hashes everything it yields.
 struct HashingReader<R> {
@@ -522,239 +384,99 @@ impl<R: Read> HashingReader<R> {
   }
 }
 
-/// Little cursor over the verified graph dump; every read is bounds-checked.
-struct Cursor<'a> {
+/// Little-endian reader over the verified graph section; every read is bounds-checked.
+struct Le<'a> {
   bytes: &'a [u8],
   at: usize,
 }
 
-impl Cursor<'_> {
-  fn take<const N: usize>(&mut self) -> std::result::Result<[u8; N], String> {
-    let end = self.at.checked_add(N).filter(|&e| e <= self.bytes.len());
-    let end = end.ok_or_else(|| format!("graph dump ends early (at byte {})", self.at))?;
-    let out: [u8; N] = self.bytes[self.at..end].try_into().expect("N bytes");
-    self.at = end;
-    Ok(out)
-  }
+impl Le<'_> {
   fn u8(&mut self) -> std::result::Result<u8, String> {
-    Ok(self.take::<1>()?[0])
+    let b = *self.bytes.get(self.at).ok_or("graph section ends early")?;
+    self.at += 1;
+    Ok(b)
   }
   fn u32(&mut self) -> std::result::Result<u32, String> {
-    Ok(u32::from_ne_bytes(self.take()?))
-  }
-  fn i32(&mut self) -> std::result::Result<i32, String> {
-    Ok(i32::from_ne_bytes(self.take()?))
-  }
-  fn f32(&mut self) -> std::result::Result<f32, String> {
-    Ok(f32::from_ne_bytes(self.take()?))
-  }
-  fn usize(&mut self) -> std::result::Result<usize, String> {
-    Ok(usize::from_ne_bytes(self.take()?))
+    let b = self
+      .bytes
+      .get(self.at..self.at + 4)
+      .ok_or("graph section ends early")?;
+    self.at += 4;
+    Ok(u32::from_le_bytes(b.try_into().expect("4 bytes")))
   }
 }
 
-/// One point of the graph dump: its label and, per layer, (neighbour position, distance).
-struct DumpPoint {
-  label: usize,
-  level: u8,
-  hood: Vec<Vec<((u8, i32), f32)>>,
-}
-
-/// Parses hnsw_rs's graph dump (full mode, as `file_dump` writes it) into the lists of a
-/// [`GraphParts`]. Neighbours are resolved through their (layer, rank) position and sorted
-/// by distance, exactly as hnsw_rs's own loader does, so searches see the same graph.
-fn parse_graph(bytes: &[u8], dim: usize, count: usize) -> std::result::Result<GraphParts, String> {
-  let mut c = Cursor { bytes, at: 0 };
-  let d = load_description(&mut &bytes[..]).map_err(|e| format!("description is unreadable: {e}"))?;
-  // The description's own length: re-read it field by field to find where it ends.
-  c.take::<4>()?; // magic
-  let mode = c.u8()?;
-  c.u8()?; // max_nb_connection
-  if d.format_version == 4 {
-    c.take::<8>()?; // level scale
-  }
-  let nb_layer = c.u8()? as usize;
-  c.usize()?; // ef
-  c.usize()?; // nb_point
-  c.usize()?; // dimension
-  for _ in 0..2 {
-    let len = c.usize()?;
-    if len > 256 {
-      return Err("a type name in the description is too long".into());
+/// Parses a format-2 graph section (structure only; links are checked by `check_links`).
+fn parse_graph(bytes: &[u8], m: usize, count: usize) -> std::result::Result<GraphParts, String> {
+  let mut r = Le { bytes, at: 0 };
+  let entry = r.u32()?;
+  let top = r.u8()?;
+  let mut l0 = Vec::with_capacity(count);
+  let mut upper = std::collections::HashMap::new();
+  for label in 0..count {
+    let level = r.u8()?;
+    if level > MAX_LEVEL {
+      return Err(format!("point {label} has level {level} (at most {MAX_LEVEL})"));
     }
-    c.at = c
-      .at
-      .checked_add(len)
-      .filter(|&e| e <= bytes.len())
-      .ok_or("graph dump ends inside the description")?;
-  }
-  if mode != 1 {
-    return Err(format!("dump mode {mode} is not the full mode (1)"));
-  }
-  if d.dimension != dim || d.nb_point != count {
-    return Err("description disagrees with the header".into());
-  }
-  let layers = c.u8()? as usize;
-  if layers > HNSW_RS_LAYERS || nb_layer > HNSW_RS_LAYERS {
-    return Err(format!("{layers} layers (at most {HNSW_RS_LAYERS})"));
-  }
-  // by_position[layer][rank] = index into `points`.
-  let mut by_position: Vec<Vec<usize>> = Vec::with_capacity(layers);
-  let mut points: Vec<DumpPoint> = Vec::with_capacity(count);
-  for layer in 0..layers {
-    if c.u32()? != HNSW_RS_LAYER_MAGIC {
-      return Err(format!("bad magic at the start of layer {layer}"));
-    }
-    let in_layer = c.usize()?;
-    if in_layer > count - points.len().min(count) {
-      return Err(format!("layer {layer} announces {in_layer} points"));
-    }
-    let mut ranks = Vec::with_capacity(in_layer);
-    for rank in 0..in_layer {
-      if c.u32()? != HNSW_RS_POINT_MAGIC {
-        return Err(format!("bad magic at point {rank} of layer {layer}"));
-      }
-      let label = c.usize()?;
-      let level = c.u8()?;
-      let at_rank = c.i32()?;
-      if level as usize != layer || at_rank as i64 != rank as i64 {
+    let mut lists = Vec::with_capacity(level as usize + 1);
+    for layer in 0..=level as usize {
+      let n = r.u32()? as usize;
+      let cap = if layer == 0 { 2 * m } else { m };
+      if n > cap {
         return Err(format!(
-          "point {rank} of layer {layer} says it is at ({level}, {at_rank})"
+          "point {label} has {n} links on layer {layer} (at most {cap})"
         ));
       }
-      let mut hood = Vec::with_capacity(nb_layer);
-      for _ in 0..nb_layer {
-        let n = c.usize()?;
-        if n > 2 * 256 + 1 {
-          return Err(format!("a point has {n} neighbours on one layer"));
-        }
-        let mut list = Vec::with_capacity(n);
-        for _ in 0..n {
-          c.usize()?; // label, resolved through the position below
-          let nl = c.u8()?;
-          let nr = c.i32()?;
-          let dist = c.f32()?;
-          if dist.is_nan() {
-            return Err("a neighbour distance is NaN".into());
-          }
-          list.push(((nl, nr), dist));
-        }
-        hood.push(list);
-      }
-      ranks.push(points.len());
-      points.push(DumpPoint { label, level, hood });
+      lists.push(
+        (0..n)
+          .map(|_| r.u32())
+          .collect::<std::result::Result<Vec<u32>, String>>()?,
+      );
     }
-    by_position.push(ranks);
-  }
-  let ep_label = c.usize()?;
-  let ep_layer = c.u8()?;
-  let ep_rank = c.i32()?;
-  if c.at != bytes.len() {
-    return Err(format!("{} unexpected bytes after the graph", bytes.len() - c.at));
-  }
-  if points.len() != count {
-    return Err(format!(
-      "graph dump holds {} points, expected {count}",
-      points.len()
-    ));
-  }
-  let resolve = |(l, r): (u8, i32)| -> std::result::Result<usize, String> {
-    usize::try_from(r)
-      .ok()
-      .and_then(|r| by_position.get(l as usize)?.get(r).copied())
-      .map(|i| points[i].label)
-      .ok_or_else(|| format!("a neighbour at ({l}, {r}) does not exist"))
-  };
-  let mut seen = vec![false; count];
-  let mut l0 = vec![Vec::new(); count];
-  let mut upper = std::collections::HashMap::new();
-  for p in &points {
-    if p.label >= count || std::mem::replace(&mut seen[p.label], true) {
-      return Err(format!("labels are not exactly 0..{count} (label {})", p.label));
-    }
-    let mut lists = Vec::with_capacity(p.level as usize + 1);
-    for l in 0..=p.level as usize {
-      let dumped = p.hood.get(l).map(Vec::as_slice).unwrap_or_default();
-      // hnsw_rs's loader sorts each list by distance with `sort_unstable` over 8-byte
-      // elements (`Arc`s); sorting 8-byte (distance, index) pairs with the same comparison
-      // takes the same path through the sort, so ties end up in the same order.
-      let mut order: Vec<(f32, u32)> = dumped.iter().enumerate().map(|(i, n)| (n.1, i as u32)).collect();
-      order.sort_unstable_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal));
-      let list = order
-        .into_iter()
-        .map(|(_, i)| resolve(dumped[i as usize].0).map(|x| x as u32))
-        .collect::<std::result::Result<Vec<u32>, String>>()?;
-      lists.push(list);
-    }
-    l0[p.label] = lists.remove(0);
-    if p.level > 0 {
-      upper.insert(p.label as u32, lists);
+    l0.push(lists.remove(0));
+    if level > 0 {
+      upper.insert(label as u32, lists);
     }
   }
-  let entry = match usize::try_from(ep_rank)
-    .ok()
-    .and_then(|r| by_position.get(ep_layer as usize)?.get(r))
-  {
-    Some(&i) if points[i].label == ep_label => Some((ep_label as u32, ep_layer)),
-    _ if count == 0 => None,
-    _ => {
-      return Err(format!(
-        "entry point {ep_label} at ({ep_layer}, {ep_rank}) does not exist"
-      ))
-    }
-  };
+  if r.at != bytes.len() {
+    return Err(format!("{} unexpected bytes after the graph", bytes.len() - r.at));
+  }
+  let entry = (entry != NO_ENTRY).then_some((entry, top));
   Ok(GraphParts { l0, upper, entry })
 }
 
-/// Reads the data dump (one record per point: magic, label, byte length, the values) into
-/// a flat buffer, row = label. Stops at the first malformed record.
-fn parse_data(data: &mut impl Read, dim: usize, count: usize) -> std::result::Result<Vec<f32>, String> {
-  let io = |e: std::io::Error| format!("data dump ends early ({e})");
-  let mut head = [0u8; 4 + std::mem::size_of::<usize>()];
-  data.read_exact(&mut head).map_err(io)?;
-  let mut flat = vec![0f32; count * dim];
-  let mut filled = vec![false; count];
-  let mut record = [0u8; 20];
-  let mut row = vec![0u8; dim * 4];
-  for _ in 0..count {
-    data.read_exact(&mut record).map_err(io)?;
-    let magic = u32::from_ne_bytes(record[..4].try_into().expect("4 bytes"));
-    let label = u64::from_ne_bytes(record[4..12].try_into().expect("8 bytes"));
-    let len = u64::from_ne_bytes(record[12..20].try_into().expect("8 bytes"));
-    if magic != HNSW_RS_DATA_MAGIC || len != (dim * 4) as u64 {
-      return Err(format!("data record has magic {magic:#x} and {len} bytes"));
-    }
-    let label = usize::try_from(label).ok().filter(|&l| l < count);
-    let label = label.ok_or("a data record has a label out of range")?;
-    if std::mem::replace(&mut filled[label], true) {
-      return Err(format!("label {label} is stored twice"));
-    }
-    data.read_exact(&mut row).map_err(io)?;
-    for (v, b) in flat[label * dim..(label + 1) * dim]
-      .iter_mut()
-      .zip(row.chunks_exact(4))
-    {
-      *v = f32::from_ne_bytes(b.try_into().expect("4 bytes"));
+/// Checks what searches and insertion rely on, for either format: every link names a
+/// stored point other than itself; the entry point exists, has the top level, and is absent
+/// only when the index is empty. (hnsw_rs's upper layers can link to a point that lacks
+/// the layer; searches treat it as a dead end and construction skips it, so it is allowed.)
+fn check_links(parts: &GraphParts) -> std::result::Result<(), String> {
+  let count = parts.l0.len();
+  let level = |label: u32| parts.upper.get(&label).map_or(0, Vec::len);
+  for (label, l0) in parts.l0.iter().enumerate() {
+    let label = label as u32;
+    let uppers = parts.upper.get(&label).map(Vec::as_slice).unwrap_or_default();
+    for (layer, list) in std::iter::once(l0).chain(uppers).enumerate() {
+      for &nb in list {
+        if nb as usize >= count || nb == label {
+          return Err(format!(
+            "point {label} has an invalid link to {nb} on layer {layer}"
+          ));
+        }
+      }
     }
   }
-  Ok(flat)
+  let top = (0..count as u32).map(level).max();
+  match (parts.entry, top) {
+    (None, None) => Ok(()),
+    (Some((e, l)), Some(top)) if (e as usize) < count && level(e) == l as usize && l as usize == top => {
+      Ok(())
+    }
+    (entry, _) => Err(format!("entry point {entry:?} is not a point of the top level")),
+  }
 }
 
-/// What [`load_view`] reads: the graph, the vectors (row = label) and the parameters.
-pub(crate) struct FlatIndex {
-  pub(crate) parts: GraphParts,
-  pub(crate) vectors: Vec<f32>,
-  pub(crate) params: IndexParams,
-  pub(crate) count: usize,
-}
-
-/// Reads an index file in place for searching: the same checks as [`load`] (header, sizes,
-/// both checksums, dimension, count), without hnsw_rs and without writing anything.
-pub(crate) fn load_view(
-  path: &Path,
-  expected_dim: usize,
-  expected_count: Option<usize>,
-) -> Result<FlatIndex> {
+/// Reads and verifies an index file of either format; the graph with every point linked.
+pub(crate) fn read(path: &Path, expected_dim: usize, expected_count: Option<usize>) -> Result<Graph> {
   remove_stale_scratch(&parent_of(path));
   let mut file = File::open(path).map_err(|e| HnswError::io(path, e))?;
   let file_len = file.metadata().map_err(|e| HnswError::io(path, e))?.len();
@@ -768,7 +490,14 @@ pub(crate) fn load_view(
     });
   }
   let corrupt = |reason: String| HnswError::corrupt(path, reason);
-  let graph_len = usize::try_from(header.graph_bytes).map_err(|_| corrupt("graph dump too large".into()))?;
+  let params = IndexParams {
+    space: header.space,
+    dim: header.dim,
+    m: header.m,
+    ef_construction: header.ef_construction,
+  };
+  let graph_len =
+    usize::try_from(header.graph_bytes).map_err(|_| corrupt("graph section too large".into()))?;
   let mut graph = HashingReader {
     inner: BufReader::with_capacity(1 << 20, &file),
     left: header.graph_bytes,
@@ -780,11 +509,11 @@ pub(crate) fn load_view(
     .map_err(|e| HnswError::io(path, e))?;
   let (graph_hash, complete) = graph.finish().map_err(|e| HnswError::io(path, e))?;
   if !complete {
-    return Err(corrupt("truncated inside the graph dump".into()));
+    return Err(corrupt("truncated inside the graph section".into()));
   }
   if graph_hash != header.graph_sha256 {
     return Err(corrupt(
-      "graph dump checksum mismatch (the file is damaged)".into(),
+      "graph section checksum mismatch (the file is damaged)".into(),
     ));
   }
   let mut data_file = File::open(path).map_err(|e| HnswError::io(path, e))?;
@@ -796,19 +525,29 @@ pub(crate) fn load_view(
     left: header.data_bytes,
     hasher: Sha256::new(),
   };
-  let vectors = parse_data(&mut data, header.dim, header.count);
+  let vectors = if header.format_version == 1 {
+    container_v1::parse_data(&mut data, header.dim, header.count)
+  } else {
+    read_f32s(&mut data, header.count * header.dim)
+  };
   let (data_hash, complete) = data.finish().map_err(|e| HnswError::io(path, e))?;
   if !complete {
-    return Err(corrupt("truncated inside the data dump".into()));
+    return Err(corrupt("truncated inside the data section".into()));
   }
   if data_hash != header.data_sha256 {
     return Err(corrupt(
-      "data dump checksum mismatch (the file is damaged)".into(),
+      "data section checksum mismatch (the file is damaged)".into(),
     ));
   }
-  let vectors = vectors.map_err(|e| corrupt(format!("data dump: {e}")))?;
-  let parts =
-    parse_graph(&graph_bytes, header.dim, header.count).map_err(|e| corrupt(format!("graph dump: {e}")))?;
+  let vectors = vectors.map_err(|e| corrupt(format!("data section: {e}")))?;
+  let parts = if header.format_version == 1 {
+    container_v1::parse_graph(&graph_bytes, &params, header.count)
+  } else {
+    parse_graph(&graph_bytes, header.m, header.count)
+  };
+  let parts = parts
+    .and_then(|p| check_links(&p).map(|()| p))
+    .map_err(|e| corrupt(format!("graph section: {e}")))?;
   if let Some(want) = expected_count {
     if want != header.count {
       return Err(corrupt(format!(
@@ -817,20 +556,27 @@ pub(crate) fn load_view(
       )));
     }
   }
-  Ok(FlatIndex {
-    parts,
-    vectors,
-    params: IndexParams {
-      space: header.space,
-      dim: header.dim,
-      m: header.m,
-      ef_construction: header.ef_construction,
-    },
-    count: header.count,
-  })
+  Ok(Graph::from_parts(params, vectors, parts))
 }
 
-/// Reads only the header (after the same checks as `load`, minus the checksums), e.g. to
+/// `n` little-endian f32 values.
+fn read_f32s(r: &mut impl Read, n: usize) -> std::result::Result<Vec<f32>, String> {
+  let mut out = Vec::with_capacity(n);
+  let mut buf = vec![0u8; 1 << 16];
+  while out.len() < n {
+    let want = ((n - out.len()) * 4).min(buf.len());
+    r.read_exact(&mut buf[..want])
+      .map_err(|e| format!("data section ends early ({e})"))?;
+    out.extend(
+      buf[..want]
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes"))),
+    );
+  }
+  Ok(out)
+}
+
+/// Reads only the header (after the same checks as `read`, minus the checksums), e.g. to
 /// decide whether a stored index matches the configuration before loading it.
 pub fn read_file_header(path: &Path) -> Result<FileHeader> {
   let mut file = File::open(path).map_err(|e| HnswError::io(path, e))?;
@@ -838,17 +584,4 @@ pub fn read_file_header(path: &Path) -> Result<FileHeader> {
   let (header, body_start) = read_header(&mut file, path, file_len)?;
   check_header(&header, path, file_len, body_start)?;
   Ok(header)
-}
-
-#[cfg(test)]
-mod tests {
-  use super::*;
-
-  #[test]
-  fn library_version_matches_cargo_lock() {
-    let lock = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.lock")).unwrap();
-    let at = lock.find("name = \"hnsw_rs\"").expect("hnsw_rs in Cargo.lock");
-    let version_line = lock[at..].lines().nth(1).unwrap();
-    assert_eq!(version_line, format!("version = \"{LIBRARY_VERSION}\""));
-  }
 }

@@ -1,9 +1,8 @@
 //! Distances. One kernel per space, written as chunked f32 accumulation so the compiler
 //! vectorises it, and compiled twice on x86_64: once for the baseline (SSE2) and once with
-//! AVX2+FMA enabled, picked at run time. The same kernels serve hnsw_rs (through
-//! [`SpaceDistance`], so graph construction and our search agree bit for bit) and exact search.
+//! AVX2+FMA enabled, picked at run time. The same kernels serve graph construction
+//! (build.rs), graph search and exact search, so all three agree bit for bit.
 
-use hnsw_rs::anndists::dist::Distance;
 use serde::{Deserialize, Serialize};
 
 /// The vector space of an index (docs/method.md §3.9).
@@ -279,26 +278,13 @@ pub fn normalize(v: &mut [f32]) {
 }
 
 /// Distance between a query and a stored vector, both already prepared for `space`
-/// (normalised for cosine). Never negative: hnsw_rs asserts distances are ≥ 0, and
-/// 1 − cos of two unit vectors can round to −1e-7.
+/// (normalised for cosine). Never negative (the neighbour heuristic compares distances, and
+/// 1 − cos of two unit vectors can round to −1e-7).
 #[inline]
 pub fn distance(space: Space, a: &[f32], b: &[f32]) -> f32 {
   match space {
     Space::L2 => l2_squared(a, b),
     Space::Cosine => (1.0 - dot(a, b)).max(0.0),
-  }
-}
-
-/// The distance hnsw_rs builds the graph with. Its type name is written into the crate's
-/// dump and checked on load, so do not rename or move it (files would stop loading).
-#[derive(Debug, Clone, Copy)]
-pub struct SpaceDistance {
-  pub space: Space,
-}
-
-impl Distance<f32> for SpaceDistance {
-  fn eval(&self, va: &[f32], vb: &[f32]) -> f32 {
-    distance(self.space, va, vb)
   }
 }
 

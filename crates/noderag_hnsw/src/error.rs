@@ -34,7 +34,7 @@ pub enum HnswError {
     found: usize,
   },
 
-  /// hnsw_rs reported a failure we did not foresee (it should not happen after validation).
+  /// A failure of the index's own invariants we did not foresee (should not happen).
   #[error("vector index library error: {0}")]
   Library(String),
 }

@@ -1,14 +1,14 @@
-//! The vector index: hnsw_rs builds and persists the graph; searches run on a flat
-//! [`GraphView`] of it (see view.rs for why).
+//! The vector index: a [`Graph`] built by build.rs (parallel, deterministic) and persisted
+//! by container.rs; searches run on a flat [`GraphView`] of it (view.rs).
 
 use std::path::Path;
 
-use hnsw_rs::hnsw::Hnsw;
-
+use crate::build::default_threads;
 use crate::container;
-use crate::distance::{normalize, Space, SpaceDistance};
+use crate::distance::{normalize, Space};
 use crate::error::{HnswError, Result};
 use crate::exact::{check_query, check_vectors};
+use crate::graph::Graph;
 use crate::topk::SearchResult;
 use crate::view::GraphView;
 
@@ -16,13 +16,6 @@ use crate::view::GraphView;
 /// as fast as the graph and has perfect recall. Measured with `cargo run --release
 /// --example crossover -p noderag_hnsw` (numbers in bench/RESULTS.md, `## hnsw`).
 pub const EXACT_SEARCH_BELOW: usize = 1_000;
-
-/// hnsw_rs keeps at most this many layers (its `NB_LAYER_MAX`).
-const MAX_LAYERS: usize = 16;
-
-/// hnsw_rs seeds its level generator with this constant (Xoshiro256++ 397 → StdRng) and
-/// offers no way to change it; recorded in the file header so the value is visible.
-pub const LEVEL_SEED: u64 = 397;
 
 /// Build parameters (docs/method.md §3.9).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +32,7 @@ impl IndexParams {
     if self.dim == 0 {
       return Err(HnswError::InvalidArgument("dim must be at least 1".into()));
     }
-    // hnsw_rs exits the process when m > 256; m = 1 makes its level scale 1/ln(1).
+    // m = 1 makes the level scale 1/ln(1); the file stores levels and counts compactly.
     if !(2..=256).contains(&self.m) {
       return Err(HnswError::InvalidArgument(format!(
         "m must be in 2..=256, got {}",
@@ -57,9 +50,9 @@ impl IndexParams {
 
 pub struct HnswIndex {
   params: IndexParams,
-  /// hnsw_rs's graph, which insertion needs; `None` for an index read in place for
-  /// searching ([`HnswIndex::load_for_search`]), which cannot grow.
-  hnsw: Option<Hnsw<'static, f32, SpaceDistance>>,
+  /// The graph insertion grows; `None` for an index read for searching
+  /// ([`HnswIndex::load_for_search`]), which cannot grow.
+  graph: Option<Graph>,
   view: GraphView,
   /// Vectors inserted since `view` was made (see [`HnswIndex::add_deferred`]).
   view_stale: bool,
@@ -71,6 +64,8 @@ pub struct HnswIndex {
   reverse_links: bool,
   /// Walk on 8-bit codes, re-rank exactly (see quantized.rs).
   quantized: bool,
+  /// Threads that link a batch (build.rs); the graph does not depend on it.
+  threads: usize,
 }
 
 /// Default for `HnswIndex::reverse_links` (see `set_search_reverse_links`).
@@ -88,65 +83,71 @@ fn read_only() -> HnswError {
 impl HnswIndex {
   /// An empty index.
   pub fn new(params: IndexParams) -> Result<HnswIndex> {
-    Self::with_capacity(params, 0)
+    params.validate()?;
+    Self::from_graph(Graph::new(params), true)
   }
 
-  fn with_capacity(params: IndexParams, capacity: usize) -> Result<HnswIndex> {
-    params.validate()?;
-    let mut hnsw = Hnsw::new(
-      params.m,
-      capacity.max(1),
-      MAX_LAYERS,
-      params.ef_construction,
-      SpaceDistance { space: params.space },
-    );
-    Self::configure(&mut hnsw);
-    let view = GraphView::new(&hnsw, params.space, params.dim, REVERSE_LINKS, QUANTIZED_WALK)?;
+  /// An index over `graph` (every point linked); `writable` keeps the graph for `add`/`save`.
+  fn from_graph(graph: Graph, writable: bool) -> Result<HnswIndex> {
+    let view = Self::make_view(&graph, REVERSE_LINKS, QUANTIZED_WALK)?;
     Ok(HnswIndex {
-      params,
-      hnsw: Some(hnsw),
+      params: graph.params,
+      graph: writable.then_some(graph),
       view,
       view_stale: false,
       retired: Vec::new(),
       retired_count: 0,
       reverse_links: REVERSE_LINKS,
       quantized: QUANTIZED_WALK,
+      threads: default_threads(),
     })
   }
 
-  /// Insertion settings, applied on creation and again after loading (hnsw_rs's loader
-  /// turns `extend_candidates` on), so added vectors are linked the same way either way.
-  fn configure(hnsw: &mut Hnsw<'static, f32, SpaceDistance>) {
-    hnsw.set_extend_candidates(false);
-    hnsw.set_keeping_pruned(false);
+  fn make_view(graph: &Graph, reverse_links: bool, quantized: bool) -> Result<GraphView> {
+    GraphView::from_flat(
+      graph.space(),
+      graph.params.dim,
+      graph.vectors[..graph.linked() * graph.params.dim].to_vec(),
+      graph.parts(),
+      reverse_links,
+      quantized,
+    )
   }
 
   /// Builds an index from `vectors` (rows of `params.dim`), labels 0..n.
   pub fn build(params: IndexParams, vectors: &[f32]) -> Result<HnswIndex> {
-    params.validate()?;
-    let n = check_vectors(vectors, params.dim, "vectors")?;
-    let mut index = Self::with_capacity(params, n)?;
+    let mut index = Self::new(params)?;
     index.add(vectors)?;
     Ok(index)
   }
 
+  /// How many threads link a batch (default: the available parallelism). The graph is
+  /// the same for any value.
+  pub fn set_build_threads(&mut self, threads: usize) {
+    self.threads = threads.max(1);
+  }
+
   /// Appends `vectors` (rows of `dim`); they get the next labels in order. Returns the
-  /// first new label. Insertion is single-threaded in label order, so the same sequence
-  /// of `add` calls always builds the same graph.
+  /// first new label. The graph depends only on the vectors and on where `save`,
+  /// `refresh_view` or `link_pending` were called (build.rs), never on the thread count.
   pub fn add(&mut self, vectors: &[f32]) -> Result<u32> {
     let first = self.add_deferred(vectors)?;
     self.refresh_view()?;
     Ok(first)
   }
 
-  /// Like [`HnswIndex::add`], but the search view is not remade: a long insertion split into
-  /// batches pays for it once, in [`HnswIndex::refresh_view`], instead of once per batch.
-  /// Until then, searches and `layer0_edges` do not see the new vectors (`view_is_stale`).
+  /// Like [`HnswIndex::add`], but the search view is not remade, and vectors of an
+  /// incomplete batch (build.rs) wait to be linked: a long insertion split into many calls
+  /// pays for the view once, in [`HnswIndex::refresh_view`], and its batches are the same
+  /// however the calls split it. Until then, searches and `layer0_edges` do not see the new
+  /// vectors (`view_is_stale`).
   pub fn add_deferred(&mut self, vectors: &[f32]) -> Result<u32> {
     let dim = self.params.dim;
     let n = check_vectors(vectors, dim, "vectors")?;
     let first = self.len();
-    let Some(hnsw) = self.hnsw.as_ref() else {
+    let threads = self.threads;
+    let space = self.params.space;
+    let Some(graph) = self.graph.as_mut() else {
       return Err(read_only());
     };
     if first + n > u32::MAX as usize {
@@ -155,13 +156,12 @@ impl HnswIndex {
         first + n
       )));
     }
-    let mut row = vec![0f32; dim];
-    for (i, v) in vectors.chunks_exact(dim).enumerate() {
-      row.copy_from_slice(v);
-      if self.params.space == Space::Cosine {
-        normalize(&mut row);
-      }
-      hnsw.insert_slice((&row, first + i));
+    if space == Space::Cosine {
+      let mut rows = vectors.to_vec();
+      rows.chunks_exact_mut(dim).for_each(normalize);
+      graph.push(&rows, threads);
+    } else {
+      graph.push(vectors, threads);
     }
     if n > 0 {
       self.view_stale = true;
@@ -169,16 +169,27 @@ impl HnswIndex {
     Ok(first as u32)
   }
 
-  /// Remakes the search view after [`HnswIndex::add_deferred`]; does nothing when it is current.
+  /// Links the vectors still waiting for a complete batch (see `add_deferred`).
+  pub fn link_pending(&mut self) {
+    let threads = self.threads;
+    if let Some(graph) = self.graph.as_mut() {
+      graph.link_pending(threads);
+    }
+  }
+
+  /// Whether vectors wait to be linked (`save` needs `link_pending` first).
+  pub fn has_pending(&self) -> bool {
+    self.graph.as_ref().is_some_and(Graph::has_pending)
+  }
+
+  /// Links pending vectors and remakes the search view after [`HnswIndex::add_deferred`];
+  /// does nothing when it is current.
   pub fn refresh_view(&mut self) -> Result<()> {
-    if let (true, Some(hnsw)) = (self.view_stale, self.hnsw.as_ref()) {
-      self.view = GraphView::new(
-        hnsw,
-        self.params.space,
-        self.params.dim,
-        self.reverse_links,
-        self.quantized,
-      )?;
+    if self.view_stale {
+      self.link_pending();
+      if let Some(graph) = self.graph.as_ref() {
+        self.view = Self::make_view(graph, self.reverse_links, self.quantized)?;
+      }
     }
     self.view_stale = false;
     Ok(())
@@ -191,7 +202,7 @@ impl HnswIndex {
 
   /// False for an index read in place for searching: it cannot grow or be saved.
   pub fn is_writable(&self) -> bool {
-    self.hnsw.is_some()
+    self.graph.is_some()
   }
 
   pub fn params(&self) -> IndexParams {
@@ -200,10 +211,10 @@ impl HnswIndex {
   pub fn dim(&self) -> usize {
     self.params.dim
   }
-  /// Number of stored vectors (retired ones included).
+  /// Number of stored vectors (retired and pending ones included).
   pub fn len(&self) -> usize {
-    match &self.hnsw {
-      Some(h) => h.get_nb_point(),
+    match &self.graph {
+      Some(g) => g.len(),
       None => self.view.len(),
     }
   }
@@ -276,25 +287,6 @@ impl HnswIndex {
     Ok(self.view.exact(&q, k, &self.retired))
   }
 
-  /// hnsw_rs's own search, for comparison in benchmarks (ignores `retired`).
-  pub fn search_hnsw_rs(&self, query: &[f32], k: usize, ef_search: usize) -> Result<SearchResult> {
-    let q = self.prepare_query(query)?;
-    let k = k.min(self.len());
-    let Some(hnsw) = self.hnsw.as_ref() else {
-      return Err(read_only());
-    };
-    let mut hits: Vec<(f32, u32)> = hnsw
-      .search(&q, k, ef_search.max(k))
-      .into_iter()
-      .map(|nb| (nb.distance, nb.d_id as u32))
-      .collect();
-    hits.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    Ok(SearchResult {
-      labels: hits.iter().map(|h| h.1).collect(),
-      distances: hits.iter().map(|h| h.0).collect(),
-    })
-  }
-
   /// The stored (normalised, for cosine) vector of `label`.
   pub fn vector(&self, label: u32) -> Option<&[f32]> {
     ((label as usize) < self.view.len()).then(|| self.view.vector(label))
@@ -339,86 +331,40 @@ impl HnswIndex {
     self.remake_view()
   }
 
-  /// Builds with hnsw_rs's optional insertion settings changed. For measurements.
-  #[doc(hidden)]
-  pub fn build_tuned(
-    params: IndexParams,
-    vectors: &[f32],
-    extend_candidates: bool,
-    keep_pruned: bool,
-  ) -> Result<HnswIndex> {
-    params.validate()?;
-    let n = check_vectors(vectors, params.dim, "vectors")?;
-    let mut index = Self::with_capacity(params, n)?;
-    if let Some(hnsw) = index.hnsw.as_mut() {
-      hnsw.set_extend_candidates(extend_candidates);
-      hnsw.set_keeping_pruned(keep_pruned);
-    }
-    index.add(vectors)?;
-    Ok(index)
-  }
-
-  /// Writes the index to `path` atomically (see container.rs for the format).
+  /// Writes the index to `path` atomically (see container.rs for the format). Vectors
+  /// still pending must be linked first ([`HnswIndex::link_pending`]; `refresh_view` and
+  /// `add` do it).
   pub fn save(&self, path: &Path) -> Result<()> {
-    let Some(hnsw) = self.hnsw.as_ref() else {
+    let Some(graph) = self.graph.as_ref() else {
       return Err(read_only());
     };
-    container::save(hnsw, &self.params, self.len(), path)
+    if graph.has_pending() {
+      return Err(HnswError::InvalidArgument(
+        "vectors added with add_deferred are not linked yet; call link_pending before save".into(),
+      ));
+    }
+    container::save(graph, path)
   }
 
-  /// Reads an index written by [`HnswIndex::save`] in place, for searching: the file is
-  /// validated as by [`HnswIndex::load`] (checksums included), but nothing is copied to
-  /// disk and hnsw_rs is not involved, so no free space is needed and nothing is left
-  /// behind if the process dies meanwhile. The index answers every search exactly as the
-  /// loaded one would (same lists, same order), but cannot `add` or `save`.
+  /// Reads an index written by [`HnswIndex::save`] (this version's format or the hnsw_rs
+  /// one) for searching: the file is validated as by [`HnswIndex::load`] (checksums
+  /// included) and nothing is written, so no free space is needed. The index answers every
+  /// search exactly as the loaded one would (same lists, same order), but cannot `add` or
+  /// `save`.
   pub fn load_for_search(
     path: &Path,
     expected_dim: usize,
     expected_count: Option<usize>,
   ) -> Result<HnswIndex> {
-    let flat = container::load_view(path, expected_dim, expected_count)?;
-    let params = flat.params;
-    let view = GraphView::from_flat(
-      params.space,
-      params.dim,
-      flat.vectors,
-      flat.parts,
-      REVERSE_LINKS,
-      QUANTIZED_WALK,
-    )
-    .map_err(|e| HnswError::corrupt(path, e.to_string()))?;
-    debug_assert_eq!(view.len(), flat.count);
-    Ok(HnswIndex {
-      params,
-      hnsw: None,
-      view,
-      view_stale: false,
-      retired: Vec::new(),
-      retired_count: 0,
-      reverse_links: REVERSE_LINKS,
-      quantized: QUANTIZED_WALK,
-    })
+    let graph = container::read(path, expected_dim, expected_count)?;
+    Self::from_graph(graph, false).map_err(|e| HnswError::corrupt(path, e.to_string()))
   }
 
   /// Loads an index written by [`HnswIndex::save`] so that vectors can be added. The whole
-  /// file is validated (magic, header, sizes, checksums, consistency with the crate's own
-  /// header) before hnsw_rs reads a byte; then `expected_dim` (and `expected_count`, when
-  /// given) are checked. hnsw_rs reads two files by name, so the dumps are copied to a
-  /// scratch folder beside the file for the duration of the load (see container.rs).
+  /// file is validated (magic, header, sizes, checksums, every link) before it is used;
+  /// then `expected_dim` (and `expected_count`, when given) are checked.
   pub fn load(path: &Path, expected_dim: usize, expected_count: Option<usize>) -> Result<HnswIndex> {
-    let (mut hnsw, params) = container::load(path, expected_dim, expected_count)?;
-    Self::configure(&mut hnsw);
-    let view = GraphView::new(&hnsw, params.space, params.dim, REVERSE_LINKS, QUANTIZED_WALK)
-      .map_err(|e| HnswError::corrupt(path, e.to_string()))?;
-    Ok(HnswIndex {
-      params,
-      hnsw: Some(hnsw),
-      view,
-      view_stale: false,
-      retired: Vec::new(),
-      retired_count: 0,
-      reverse_links: REVERSE_LINKS,
-      quantized: QUANTIZED_WALK,
-    })
+    let graph = container::read(path, expected_dim, expected_count)?;
+    Self::from_graph(graph, true).map_err(|e| HnswError::corrupt(path, e.to_string()))
   }
 }

@@ -1,19 +1,17 @@
-//! A flat, read-only view of the graph hnsw_rs built, and the beam search that runs on it.
+//! A flat, read-only view of the graph, and the beam search that runs on it.
 //!
-//! Why not `Hnsw::search`: hnsw_rs tracks visited points in a hash map of `Arc`s and
-//! allocates an `Arc` per candidate, which costs more than the distance itself at common
-//! dimensions. The view keeps the same graph (same points, same neighbour lists, same
-//! entry point) in arrays indexed by label: layer-0 links in CSR form, a visited set that
-//! is a stamp array, and plain binary heaps of (distance, label). It also gives every
-//! search the (distance, label) total order and the `retired` filter of docs/method.md §3.9.
+//! The view keeps the graph (points, neighbour lists, entry point) in arrays indexed by
+//! label: layer-0 links in CSR form, a visited set that is a stamp array, and plain binary
+//! heaps of (distance, label); the vectors in one flat buffer, and their 8-bit codes
+//! (quantized.rs). It gives every search the (distance, label) total order and the
+//! `retired` filter of docs/method.md §3.9. (It was first written because hnsw_rs's own
+//! search, hash maps of `Arc`s, was 2× slower; the graph is now built by build.rs.)
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
-use hnsw_rs::hnsw::{Hnsw, Point};
-
-use crate::distance::{distance, Space, SpaceDistance};
+use crate::distance::{distance, Space};
 use crate::error::{HnswError, Result};
 use crate::quantized::Codes;
 use crate::topk::{Hit, SearchResult, TopK};
@@ -21,30 +19,29 @@ use crate::topk::{Hit, SearchResult, TopK};
 /// Pointer to the first value of a stored vector (`dim` values follow).
 #[derive(Clone, Copy)]
 struct VecPtr(*const f32);
-// SAFETY: the pointee lives inside a hnsw_rs `Point` that `GraphView::_storage` keeps alive
-// through an `Arc` (hnsw_rs never mutates or moves a point's vector after creating it), or
-// in the flat buffer `_storage` owns and never changes.
+// SAFETY: the pointee lives in the flat buffer `GraphView::_storage` owns and never changes.
 // Sharing read-only pointers to immutable data across threads is sound.
 unsafe impl Send for VecPtr {}
 unsafe impl Sync for VecPtr {}
 
 /// Reusable visited set: a stamp per label; a label is visited iff its stamp equals `epoch`.
-struct Visited {
+pub(crate) struct Visited {
   stamps: Vec<u32>,
   epoch: u32,
 }
 
 impl Visited {
-  fn new(n: usize) -> Visited {
+  pub(crate) fn new(n: usize) -> Visited {
     Visited {
       stamps: vec![0; n],
       epoch: 0,
     }
   }
-  fn reset(&mut self, n: usize) {
-    if self.stamps.len() != n {
-      self.stamps = vec![0; n];
-      self.epoch = 0;
+  /// Forgets every mark; labels 0..n can be marked. (Grows only: a new stamp is 0, never
+  /// the current epoch.)
+  pub(crate) fn reset(&mut self, n: usize) {
+    if self.stamps.len() < n {
+      self.stamps.resize(n, 0);
     }
     self.epoch = self.epoch.wrapping_add(1);
     if self.epoch == 0 {
@@ -54,7 +51,7 @@ impl Visited {
   }
   /// Marks `label`; true if it was not visited before.
   #[inline]
-  fn insert(&mut self, label: u32) -> bool {
+  pub(crate) fn insert(&mut self, label: u32) -> bool {
     let s = &mut self.stamps[label as usize];
     if *s == self.epoch {
       false
@@ -88,13 +85,8 @@ pub(crate) struct GraphView {
   quantized: bool,
 }
 
-/// Where the vectors live: inside hnsw_rs's points (an index being built), or in one flat
-/// buffer of `n × dim` values (an index read straight from its file, see container.rs).
-/// Neither moves a vector once created, so the pointers in `vectors` stay valid.
-enum Storage {
-  Points(#[allow(dead_code)] Vec<Arc<Point<'static, f32>>>),
-  Flat(#[allow(dead_code)] Vec<f32>),
-}
+/// The vectors (`n × dim` values, row = label), which `vectors` points into.
+struct Storage(#[allow(dead_code)] Vec<f32>);
 
 /// A graph as plain lists, whatever it was read from: `l0[label]` are the layer-0 links of
 /// a label, `upper[label]` its links on layers 1..=level (absent for level 0).
@@ -105,84 +97,6 @@ pub(crate) struct GraphParts {
 }
 
 impl GraphView {
-  /// Copies the structure of `hnsw` (links only; vectors are borrowed through `Arc`s).
-  /// Labels must be exactly 0..n.
-  pub(crate) fn new(
-    hnsw: &Hnsw<'static, f32, SpaceDistance>,
-    space: Space,
-    dim: usize,
-    reverse_links: bool,
-    quantized: bool,
-  ) -> Result<GraphView> {
-    let n = hnsw.get_nb_point();
-    let indexation = hnsw.get_point_indexation();
-    let top = hnsw.get_max_level_observed();
-    let mut points: Vec<Option<Arc<Point<'static, f32>>>> = vec![None; n];
-    let mut entry = None;
-    for layer in 0..=top as usize {
-      for (rank, p) in indexation.get_layer_iterator(layer).enumerate() {
-        let label = p.get_origin_id();
-        if label >= n || points[label].is_some() {
-          return Err(HnswError::Library(format!(
-            "graph labels are not exactly 0..{n} (found label {label} twice or out of range)"
-          )));
-        }
-        if p.get_v().len() != dim {
-          return Err(HnswError::Library(format!(
-            "stored vector {label} has {} values, expected {dim}",
-            p.get_v().len()
-          )));
-        }
-        // hnsw_rs makes the first point to reach a new top level the entry point,
-        // and keeps points of a level in insertion order: so it is rank 0 of the top level.
-        if layer == top as usize && rank == 0 {
-          entry = Some((label as u32, top));
-        }
-        points[label] = Some(p);
-      }
-    }
-    let points: Vec<Arc<Point<'static, f32>>> = points
-      .into_iter()
-      .enumerate()
-      .map(|(i, p)| p.ok_or_else(|| HnswError::Library(format!("label {i} is missing from the graph"))))
-      .collect::<Result<_>>()?;
-
-    let mut l0 = Vec::with_capacity(n);
-    let mut upper = HashMap::new();
-    for p in &points {
-      let hood = p.get_neighborhood_id();
-      let level = p.get_point_id().0 as usize;
-      l0.push(
-        hood
-          .first()
-          .map(|l| l.iter().map(|nb| nb.d_id as u32).collect())
-          .unwrap_or_default(),
-      );
-      if level > 0 {
-        let lists = (1..=level)
-          .map(|l| {
-            hood
-              .get(l)
-              .map(|v| v.iter().map(|nb| nb.d_id as u32).collect())
-              .unwrap_or_default()
-          })
-          .collect();
-        upper.insert(p.get_origin_id() as u32, lists);
-      }
-    }
-    let vectors: Vec<VecPtr> = points.iter().map(|p| VecPtr(p.get_v().as_ptr())).collect();
-    let parts = GraphParts { l0, upper, entry };
-    Ok(Self::assemble(
-      space,
-      dim,
-      Storage::Points(points),
-      vectors,
-      parts,
-      reverse_links,
-      quantized,
-    ))
-  }
-
   /// A view over vectors held in one flat buffer (`n × dim`, row = label) and a graph read
   /// from an index file. `parts.l0` must have one list per label.
   pub(crate) fn from_flat(
@@ -204,7 +118,7 @@ impl GraphView {
     Ok(Self::assemble(
       space,
       dim,
-      Storage::Flat(flat),
+      Storage(flat),
       vectors,
       parts,
       reverse_links,

@@ -1,0 +1,347 @@
+//! HNSW construction: batch-synchronous, parallel, deterministic.
+//!
+//! Points are linked in batches of [`BATCH`] consecutive labels (batches start at label
+//! multiples of `BATCH`; a batch left incomplete by the last `add` is linked when the
+//! caller needs the graph, see [`Graph::link_pending`]). For a batch:
+//!
+//! 1. In parallel, for every new point p: its level is a hash of its label
+//!    (graph.rs); its candidates on each layer are a beam search (width ef_construction)
+//!    of the graph as it was when the batch started, plus the exact distances to the
+//!    earlier points of the same batch; its own neighbours are picked from them with the
+//!    HNSW heuristic (hnswlib's `getNeighborsByHeuristic2`: keep a candidate unless it is
+//!    closer to an already kept neighbour than to p), m of them on every layer.
+//! 2. Each point p picked links back to p. In parallel, for every point that receives links:
+//!    its list plus the newcomers (in label order), shrunk with the same heuristic when it
+//!    exceeds 2·m on layer 0 or m above.
+//!
+//! Every step reads only the graph frozen at the start of the step and writes its result
+//! to a slot of its own, and ties are broken by (distance, label): the graph, and so the
+//! file, is the same on any number of threads. The batch size is a constant, not a
+//! function of the thread count.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::graph::{level_of, Graph};
+use crate::topk::Hit;
+use crate::view::Visited;
+
+/// Points per batch. Larger batches give threads more to share per step; smaller ones
+/// let a point see more of its predecessors through the graph (the same batch's are seen
+/// exactly anyway). 256 keeps both cores of a small machine busy without measurable recall loss.
+pub const BATCH: usize = 256;
+
+/// `f(state, i)` for i in 0..n on up to `threads` threads; results in index order. Each
+/// thread makes its own `state` (a visited set). Items are handed out one at a time, so
+/// uneven items do not leave a thread idle; which thread runs an item changes nothing.
+fn par_map<S, T: Send>(
+  n: usize,
+  threads: usize,
+  init: impl Fn() -> S + Sync,
+  f: impl Fn(&mut S, usize) -> T + Sync,
+) -> Vec<T> {
+  let threads = threads.clamp(1, n.max(1));
+  if threads == 1 {
+    let mut state = init();
+    return (0..n).map(|i| f(&mut state, i)).collect();
+  }
+  let next = AtomicUsize::new(0);
+  let parts: Vec<Vec<(usize, T)>> = std::thread::scope(|scope| {
+    let workers: Vec<_> = (0..threads)
+      .map(|_| {
+        scope.spawn(|| {
+          let mut state = init();
+          let mut out = Vec::new();
+          loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= n {
+              break out;
+            }
+            out.push((i, f(&mut state, i)));
+          }
+        })
+      })
+      .collect();
+    workers
+      .into_iter()
+      .map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+      .collect()
+  });
+  let mut slots: Vec<Option<T>> = (0..n).map(|_| None).collect();
+  for (i, value) in parts.into_iter().flatten() {
+    slots[i] = Some(value);
+  }
+  slots
+    .into_iter()
+    .map(|s| s.expect("every item was computed"))
+    .collect()
+}
+
+/// The number of threads a build uses unless told otherwise.
+pub fn default_threads() -> usize {
+  std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+impl Graph {
+  /// Stores `vectors` (prepared rows) and links every batch they complete.
+  pub(crate) fn push(&mut self, vectors: &[f32], threads: usize) {
+    self.vectors.extend_from_slice(vectors);
+    loop {
+      let start = self.linked();
+      let end = (start / BATCH + 1) * BATCH;
+      if end > self.len() {
+        break;
+      }
+      self.link_batch(start, end, threads);
+    }
+  }
+
+  /// Links the vectors of an incomplete batch, if any.
+  pub(crate) fn link_pending(&mut self, threads: usize) {
+    if self.linked() < self.len() {
+      self.link_batch(self.linked(), self.len(), threads);
+    }
+  }
+
+  pub(crate) fn has_pending(&self) -> bool {
+    self.linked() < self.len()
+  }
+
+  fn cap(&self, layer: usize) -> usize {
+    if layer == 0 {
+      2 * self.params.m
+    } else {
+      self.params.m
+    }
+  }
+
+  fn link_batch(&mut self, start: usize, end: usize, threads: usize) {
+    let m = self.params.m;
+    let levels: Vec<u8> = (start..end).map(|p| level_of(p as u32, m)).collect();
+    // 1. Each new point's own neighbours, against the graph as it is now.
+    let own: Vec<Vec<Vec<u32>>> = {
+      let this = &*self;
+      par_map(
+        end - start,
+        threads,
+        || Visited::new(start),
+        |visited, i| this.neighbours_of(start, start + i, &levels, visited),
+      )
+    };
+    // 2. The links back, grouped by the point receiving them, in label order.
+    let mut incoming: Vec<(u32, usize, Vec<u32>)> = Vec::new();
+    {
+      let mut at = std::collections::HashMap::new();
+      for (i, lists) in own.iter().enumerate() {
+        for (layer, list) in lists.iter().enumerate() {
+          for &to in list {
+            let slot = *at.entry((to, layer)).or_insert_with(|| {
+              incoming.push((to, layer, Vec::new()));
+              incoming.len() - 1
+            });
+            incoming[slot].2.push((start + i) as u32);
+          }
+        }
+      }
+    }
+    self.links.extend(own);
+    let merged: Vec<Vec<u32>> = {
+      let this = &*self;
+      par_map(
+        incoming.len(),
+        threads,
+        || (),
+        |_, j| {
+          let (to, layer, ref from) = incoming[j];
+          this.merge_links(to, layer, from)
+        },
+      )
+    };
+    for ((to, layer, _), list) in incoming.into_iter().zip(merged) {
+      self.links[to as usize][layer] = list;
+    }
+    for (i, &level) in levels.iter().enumerate() {
+      if self.entry.is_none_or(|(_, top)| level > top) {
+        self.entry = Some(((start + i) as u32, level));
+      }
+    }
+  }
+
+  /// The neighbours of new point `p` on each of its layers (step 1 of the module comment).
+  fn neighbours_of(&self, start: usize, p: usize, levels: &[u8], visited: &mut Visited) -> Vec<Vec<u32>> {
+    let q = self.vector(p as u32);
+    let level = levels[p - start] as usize;
+    let ef = self.params.ef_construction;
+    let mut candidates: Vec<Vec<Hit>> = vec![Vec::new(); level + 1];
+    if let Some((entry, top)) = self.entry {
+      let top = top as usize;
+      let mut cur = Hit {
+        dist: self.dist(q, entry),
+        label: entry,
+      };
+      for layer in (level + 1..=top).rev() {
+        cur = self.greedy(q, cur, layer);
+      }
+      let mut from = vec![cur];
+      for layer in (0..=level.min(top)).rev() {
+        from = self.beam(q, &from, layer, ef, visited, start);
+        candidates[layer].clone_from(&from);
+      }
+    }
+    for o in start..p {
+      let shared = level.min(levels[o - start] as usize);
+      let hit = Hit {
+        dist: self.dist(q, o as u32),
+        label: o as u32,
+      };
+      for list in &mut candidates[..=shared] {
+        list.push(hit);
+      }
+    }
+    candidates
+      .into_iter()
+      .map(|mut c| {
+        c.sort_unstable();
+        c.truncate(ef.max(self.params.m));
+        self.select(&c, self.params.m)
+      })
+      .collect()
+  }
+
+  /// The HNSW neighbour heuristic over `sorted` candidates: at most `keep` of them.
+  fn select(&self, sorted: &[Hit], keep: usize) -> Vec<u32> {
+    let mut out: Vec<u32> = Vec::with_capacity(keep);
+    for c in sorted {
+      if out.len() >= keep {
+        break;
+      }
+      let v = self.vector(c.label);
+      if out.iter().all(|&s| self.dist(v, s) >= c.dist) {
+        out.push(c.label);
+      }
+    }
+    out
+  }
+
+  /// `to`'s list on `layer` with the links from `from` added; shrunk when over capacity.
+  fn merge_links(&self, to: u32, layer: usize, from: &[u32]) -> Vec<u32> {
+    let mut list = self.links[to as usize][layer].clone();
+    for &f in from {
+      if f != to && !list.contains(&f) {
+        list.push(f);
+      }
+    }
+    let cap = self.cap(layer);
+    if list.len() <= cap {
+      return list;
+    }
+    let v = self.vector(to);
+    let mut hits: Vec<Hit> = list
+      .iter()
+      .map(|&label| Hit {
+        dist: self.dist(v, label),
+        label,
+      })
+      .collect();
+    hits.sort_unstable();
+    self.select(&hits, cap)
+  }
+
+  /// `label`'s links on `layer` that lead to points having that layer (all of them in a
+  /// graph built here; hnsw_rs's graphs of format 1 may link to points below it).
+  fn layer_links(&self, label: u32, layer: usize) -> impl Iterator<Item = u32> + '_ {
+    self.links[label as usize][layer]
+      .iter()
+      .copied()
+      .filter(move |&nb| layer == 0 || self.links[nb as usize].len() > layer)
+  }
+
+  /// Greedy descent on an upper layer: move to a closer neighbour while there is one.
+  fn greedy(&self, q: &[f32], mut cur: Hit, layer: usize) -> Hit {
+    loop {
+      let mut moved = false;
+      for nb in self.layer_links(cur.label, layer) {
+        let h = Hit {
+          dist: self.dist(q, nb),
+          label: nb,
+        };
+        if h < cur {
+          cur = h;
+          moved = true;
+        }
+      }
+      if !moved {
+        return cur;
+      }
+    }
+  }
+
+  /// Beam search of width `ef` on `layer` from `from`, over the first `frozen` labels;
+  /// the beam sorted by (distance, label).
+  fn beam(
+    &self,
+    q: &[f32],
+    from: &[Hit],
+    layer: usize,
+    ef: usize,
+    visited: &mut Visited,
+    frozen: usize,
+  ) -> Vec<Hit> {
+    visited.reset(frozen);
+    let mut candidates: BinaryHeap<Reverse<Hit>> = BinaryHeap::with_capacity(ef * 2);
+    let mut results: BinaryHeap<Hit> = BinaryHeap::with_capacity(ef + 1);
+    for &h in from {
+      if visited.insert(h.label) {
+        candidates.push(Reverse(h));
+        results.push(h);
+      }
+    }
+    while results.len() > ef {
+      results.pop();
+    }
+    while let Some(Reverse(c)) = candidates.pop() {
+      if results.len() >= ef && results.peek().is_some_and(|w| c > *w) {
+        break;
+      }
+      for nb in self.layer_links(c.label, layer) {
+        if !visited.insert(nb) {
+          continue;
+        }
+        let h = Hit {
+          dist: self.dist(q, nb),
+          label: nb,
+        };
+        if results.len() < ef || results.peek().is_some_and(|w| h < *w) {
+          candidates.push(Reverse(h));
+          results.push(h);
+          if results.len() > ef {
+            results.pop();
+          }
+        }
+      }
+    }
+    results.into_sorted_vec()
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::par_map;
+
+  #[test]
+  fn par_map_returns_results_in_index_order_on_any_thread_count() {
+    for threads in [1, 2, 5] {
+      let out = par_map(
+        1000,
+        threads,
+        || 0usize,
+        |calls, i| {
+          *calls += 1;
+          i * 3
+        },
+      );
+      assert_eq!(out, (0..1000).map(|i| i * 3).collect::<Vec<_>>());
+    }
+  }
+}
