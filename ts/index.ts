@@ -51,6 +51,7 @@ export {
 } from './llm/index.js';
 export { NODE_TYPES, type NodeType } from './model/types.js';
 export {
+  type AnswerEvent,
   type AnswerQuestionOptions,
   type Citation,
   NodeSearch,

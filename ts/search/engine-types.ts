@@ -37,3 +37,11 @@ export interface AnswerOptions {
   /** Earlier turns of a conversation, oldest first, passed to the model before the question. */
   history?: { role: 'user' | 'assistant'; content: string }[];
 }
+
+/**
+ * What a streamed answer yields: the answer's text deltas as the model writes them, then one
+ * `done` with the whole result (the answer, its sources and citations, the token counts).
+ */
+export type AnswerEvent<R extends AnswerResult = AnswerResult> =
+  | { type: 'delta'; text: string }
+  | { type: 'done'; result: R };

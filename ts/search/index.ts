@@ -1,4 +1,5 @@
 export { CONTEXT_SECTION_ORDER, type ContextSection, formatContext } from './context.js';
+export type { AnswerEvent } from './engine-types.js';
 export { LoadedIndex, type LoadTimings } from './loaded-index.js';
 export {
   type AnswerQuestionOptions,

@@ -21,7 +21,7 @@ import { ClosedError, IndexNotBuiltError } from '../errors.js';
 import { createProviders, type ModelProviders, o200kTokenCounter } from '../llm/create-providers.js';
 import type { TokenCounter } from '../llm/token-cap.js';
 import type { CallOptions } from '../llm/types.js';
-import type { AnswerOptions, EngineStatus } from './engine-types.js';
+import type { AnswerEvent, AnswerOptions, EngineStatus } from './engine-types.js';
 import { indexFingerprint, parseStateText, readStateText } from './index-files.js';
 import { LoadedIndex } from './loaded-index.js';
 import { validateQuestion } from './question.js';
@@ -37,8 +37,12 @@ import {
 } from './retrieve.js';
 import { buildCitations, buildSources, type ChunkOf, citedContext, citedNumbers } from './sources.js';
 
-/** The provider calls search makes (ModelProviders has them; tests may pass a stand-in). */
-export type SearchProviders = Pick<ModelProviders, 'run' | 'embedQuery'>;
+/**
+ * The provider calls search makes (ModelProviders has them; tests may pass a stand-in, whose
+ * `stream` is optional: without it a streamed answer comes in one piece).
+ */
+export type SearchProviders = Pick<ModelProviders, 'run' | 'embedQuery'> &
+  Partial<Pick<ModelProviders, 'stream'>>;
 
 export interface NodeSearchOptions {
   /** Providers to use instead of building them from the config. */
@@ -154,13 +158,42 @@ export class NodeSearch {
    */
   async answer(question: string, options: AnswerQuestionOptions = {}): Promise<SearchAnswer> {
     const { retrieval: r, chunkOf } = await this.#retrieve(question, options);
-    const call: CallOptions = options.signal ? { signal: options.signal } : {};
-    const input: { context: string; question: string; history?: AnswerOptions['history'] } = {
-      context: citedContext(r.items),
-      question,
-    };
-    if (options.history && options.history.length > 0) input.history = options.history;
-    const response = await this.#providers.run('answer', input, call);
+    const response = await this.#providers.run('answer', answerInput(r, question, options), callOf(options));
+    return this.#answerResult(response, r, chunkOf);
+  }
+
+  /**
+   * `answer` as it is written: the answer's text deltas as the model streams them (OpenAI,
+   * Gemini; `local` in word pieces), then one `done` event with the same result `answer`
+   * gives. Errors of the retrieval and of the model before its first delta are thrown by the
+   * first step of the loop; leaving the loop early (or aborting `signal`) cancels the model's
+   * request.
+   *
+   *   for await (const e of search.answerStream('Who founded the observatory?')) {
+   *     if (e.type === 'delta') process.stdout.write(e.text);
+   *     else console.log(e.result.sources);
+   *   }
+   */
+  async *answerStream(
+    question: string,
+    options: AnswerQuestionOptions = {},
+  ): AsyncGenerator<AnswerEvent<SearchAnswer>, void, undefined> {
+    const { retrieval: r, chunkOf } = await this.#retrieve(question, options);
+    const input = answerInput(r, question, options);
+    const call = callOf(options);
+    // Stand-in providers without streaming answer in one piece.
+    const deltas = this.#providers.stream
+      ? this.#providers.stream('answer', input, call)
+      : [await this.#providers.run('answer', input, call)];
+    let text = '';
+    for await (const delta of deltas) {
+      text += delta;
+      yield { type: 'delta', text: delta };
+    }
+    yield { type: 'done', result: this.#answerResult(text.trim(), r, chunkOf) };
+  }
+
+  #answerResult(response: string, r: Retrieval, chunkOf: ChunkOf): SearchAnswer {
     const cited = citedNumbers(response, r.items.length);
     return answerResult(response, r.context, r.items, this.#count, {
       sources: buildSources(r.items, cited, chunkOf),
@@ -220,7 +253,7 @@ export class NodeSearch {
     };
     const cached = this.#cache.get(q);
     if (cached) return { retrieval: cached, chunkOf };
-    const call: CallOptions = options.signal ? { signal: options.signal } : {};
+    const call = callOf(options);
     // §6.2 step 2: both calls at once; either failing fails the question.
     const needsVector = vectorK(index, this.#params) > 0;
     const [embedding, decomposition] = await Promise.all([
@@ -341,6 +374,24 @@ export class NodeSearch {
     this.#loading = loading;
     return loading;
   }
+}
+
+/** The ANS task's input: the context with its items numbered, the question, earlier turns. */
+function answerInput(
+  r: Retrieval,
+  question: string,
+  options: AnswerOptions,
+): { context: string; question: string; history?: AnswerOptions['history'] } {
+  const input: { context: string; question: string; history?: AnswerOptions['history'] } = {
+    context: citedContext(r.items),
+    question,
+  };
+  if (options.history && options.history.length > 0) input.history = options.history;
+  return input;
+}
+
+function callOf(options: QuestionOptions): CallOptions {
+  return options.signal ? { signal: options.signal } : {};
 }
 
 function closedError(): ClosedError {

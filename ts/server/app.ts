@@ -14,7 +14,7 @@ import { errorHandler, HttpError, readJsonObject, withRequestSignal } from './ht
 import { type AccessLogLine, createMetrics, noteFacts, observe } from './observe.js';
 import { openAiRoutes } from './openai-compat.js';
 import { type ProjectDeps, projectRoutes } from './project-routes.js';
-import { pieces, sseResponse, streamFlag } from './stream.js';
+import { ANSWER_EVENTS, streamAnswer, streamFlag } from './stream.js';
 
 export { MAX_BODY_BYTES, statusFor } from './http.js';
 
@@ -102,20 +102,12 @@ export function createApp(deps: AppDeps): Hono {
   app.post('/answer', async (c) => {
     const body = await readJsonObject(c);
     const q = validateQuestion(body.question);
-    const stream = streamFlag(body.stream);
+    if (streamFlag(body.stream)) {
+      return streamAnswer(c, { engine, question: q, timeoutMs }, ANSWER_EVENTS, logError);
+    }
     const r = await run(c, (signal) => engine.answer(q, signal));
     noteFacts(c, { retrievalTokens: () => r.retrievalTokens, answerTokens: () => r.responseTokens });
-    const reply = { answer: r.response, sources: r.sources ?? [], citations: r.citations ?? [] };
-    if (!stream) return c.json(reply);
-    return sseResponse([
-      ...pieces(r.response).map((text) => ({ type: 'delta', text })),
-      {
-        type: 'done',
-        ...reply,
-        responseTokens: r.responseTokens,
-        retrievalTokens: r.retrievalTokens,
-      },
-    ]);
+    return c.json({ answer: r.response, sources: r.sources ?? [], citations: r.citations ?? [] });
   });
 
   app.post('/retrieval', async (c) => {
@@ -138,7 +130,7 @@ export function createApp(deps: AppDeps): Hono {
   });
 
   if (deps.project) app.route('/', projectRoutes(deps.project, deps.cors));
-  app.route('/v1', openAiRoutes({ engine, modelName: deps.modelName ?? 'noderag', timeoutMs }));
+  app.route('/v1', openAiRoutes({ engine, modelName: deps.modelName ?? 'noderag', timeoutMs, logError }));
 
   return app;
 }

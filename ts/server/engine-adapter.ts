@@ -10,5 +10,6 @@ export function searchEngine(search: NodeSearch): SearchEngine {
     status: () => search.status(),
     retrieve: (question, signal) => search.search(question, { signal }),
     answer: (question, signal, options) => search.answer(question, { ...options, signal }),
+    answerStream: (question, signal, options) => search.answerStream(question, { ...options, signal }),
   };
 }

@@ -8,8 +8,8 @@
  *   (client `system`/`developer` messages are not: the answer prompt is ours). The reply is a
  *   `chat.completion` whose text ends with the numbered source list, with the structured
  *   `sources` and `citations` (as `/answer` gives them) as extra top-level fields. With
- *   `"stream": true` the same as `chat.completion.chunk` events (./stream.ts): the answer in
- *   pieces, the source list, a last chunk with `finish_reason: "stop"` and the extra fields,
+ *   `"stream": true` the same as `chat.completion.chunk` events (./stream.ts): the answer's
+ *   deltas as the model writes them, the source list, a last chunk with `finish_reason: "stop"` and the extra fields,
  *   the usage chunk when `stream_options.include_usage`, then `[DONE]`.
  *
  * Errors keep the server's `{"error": {"code", "message"}}` shape, which the SDK reads.
@@ -18,16 +18,18 @@ import { randomUUID } from 'node:crypto';
 import { Hono } from 'hono';
 import { validateQuestion } from '../search/question.js';
 import { sourceList } from '../search/sources.js';
-import type { AnswerOptions, SearchEngine } from './engine.js';
+import type { AnswerOptions, AnswerResult, SearchEngine } from './engine.js';
 import { HttpError, readJsonObject, withRequestSignal } from './http.js';
 import { noteFacts } from './observe.js';
-import { pieces, sseResponse, streamFlag } from './stream.js';
+import { type SseFormat, streamAnswer, streamFlag } from './stream.js';
 
 export interface OpenAiDeps {
   engine: SearchEngine;
   /** The model name the index is served as. */
   modelName: string;
   timeoutMs: number;
+  /** Where unexpected errors of a stream already started are reported. */
+  logError: (e: unknown) => void;
 }
 
 /** How many earlier turns are passed on at most (the most recent ones). */
@@ -101,7 +103,7 @@ export function questionAndHistory(messages: unknown): {
 }
 
 export function openAiRoutes(deps: OpenAiDeps): Hono {
-  const { engine, modelName, timeoutMs } = deps;
+  const { engine, modelName, timeoutMs, logError } = deps;
   const created = Math.floor(Date.now() / 1000);
   const model = { id: modelName, object: 'model', created, owned_by: 'noderag' };
   const app = new Hono();
@@ -122,39 +124,20 @@ export function openAiRoutes(deps: OpenAiDeps): Hono {
     if (body.n !== undefined && body.n !== 1) throw new HttpError(400, 'invalid_n', '"n" must be 1');
     const { question, history } = questionAndHistory(body.messages);
     const options: AnswerOptions = history.length > 0 ? { history } : {};
+    const id = `chatcmpl-${randomUUID()}`;
+    const created = Math.floor(Date.now() / 1000);
+    if (stream) {
+      return streamAnswer(
+        c,
+        { engine, question, options, timeoutMs },
+        chunkFormat({ id, created, model: modelName, includeUsage }),
+        logError,
+      );
+    }
     const r = await withRequestSignal(c, (signal) => engine.answer(question, signal, options), timeoutMs);
     noteFacts(c, { retrievalTokens: () => r.retrievalTokens, answerTokens: () => r.responseTokens });
     const sources = r.sources ?? [];
     const citations = r.citations ?? [];
-    const list = sourceList(sources, citations);
-    const tail = list === '' ? '' : `\n\nSources:\n${list}`;
-    const id = `chatcmpl-${randomUUID()}`;
-    const created = Math.floor(Date.now() / 1000);
-    const usage = {
-      prompt_tokens: r.retrievalTokens,
-      completion_tokens: r.responseTokens,
-      total_tokens: r.retrievalTokens + r.responseTokens,
-    };
-    if (stream) {
-      const chunk = (delta: Record<string, string>, finish: string | null, extra: object = {}) => ({
-        id,
-        object: 'chat.completion.chunk',
-        created,
-        model: modelName,
-        choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
-        ...extra,
-      });
-      return sseResponse([
-        chunk({ role: 'assistant', content: '' }, null),
-        ...pieces(r.response).map((content) => chunk({ content }, null)),
-        ...(tail === '' ? [] : [chunk({ content: tail }, null)]),
-        chunk({}, 'stop', { sources, citations }),
-        ...(includeUsage
-          ? [{ id, object: 'chat.completion.chunk', created, model: modelName, choices: [], usage }]
-          : []),
-        '[DONE]',
-      ]);
-    }
     return c.json({
       id,
       object: 'chat.completion',
@@ -163,18 +146,61 @@ export function openAiRoutes(deps: OpenAiDeps): Hono {
       choices: [
         {
           index: 0,
-          message: { role: 'assistant', content: r.response + tail },
+          message: { role: 'assistant', content: r.response + sourceTail(r) },
           finish_reason: 'stop',
           logprobs: null,
         },
       ],
-      usage,
+      usage: usageOf(r),
       sources,
       citations,
     });
   });
 
   return app;
+}
+
+/** The numbered source list appended to the answer's text (empty when nothing is cited). */
+function sourceTail(r: AnswerResult): string {
+  const list = sourceList(r.sources ?? [], r.citations ?? []);
+  return list === '' ? '' : `\n\nSources:\n${list}`;
+}
+
+function usageOf(r: AnswerResult) {
+  return {
+    prompt_tokens: r.retrievalTokens,
+    completion_tokens: r.responseTokens,
+    total_tokens: r.retrievalTokens + r.responseTokens,
+  };
+}
+
+/**
+ * The streamed reply as `chat.completion.chunk` events: the role, one chunk per delta, the
+ * source list, a `finish_reason: "stop"` chunk with `sources` and `citations`, the usage
+ * chunk when asked, `[DONE]`. A failure after the start is an `{"error": …}` event, which the
+ * openai SDK throws as an APIError.
+ */
+function chunkFormat(m: { id: string; created: number; model: string; includeUsage: boolean }): SseFormat {
+  const base = { id: m.id, object: 'chat.completion.chunk', created: m.created, model: m.model };
+  const chunk = (delta: Record<string, string>, finish: string | null, extra: object = {}) => ({
+    ...base,
+    choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+    ...extra,
+  });
+  return {
+    start: () => [chunk({ role: 'assistant', content: '' }, null)],
+    delta: (content) => [chunk({ content }, null)],
+    done: (r) => {
+      const tail = sourceTail(r);
+      return [
+        ...(tail === '' ? [] : [chunk({ content: tail }, null)]),
+        chunk({}, 'stop', { sources: r.sources ?? [], citations: r.citations ?? [] }),
+        ...(m.includeUsage ? [{ ...base, choices: [], usage: usageOf(r) }] : []),
+        '[DONE]',
+      ];
+    },
+    error: (error) => [{ error }],
+  };
 }
 
 /** `stream_options.include_usage`: a last chunk with the usage and no choices. */
