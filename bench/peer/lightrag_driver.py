@@ -28,7 +28,8 @@ bench, bench/lib/lightrag.ts), embeddings go to that server instead (the e5 serv
 `openai_embed`, with LightRAG's own asymmetric-embedding support: `EmbeddingFunc(supports_asymmetric=True)`
 passes `context="query"` for query-time texts (the question and its keywords) and "document" for
 everything it indexes (chunks, entity and relation descriptions), and `openai_embed` puts
-`query_prefix` / `document_prefix` before them (e5's "query: " / "passage: ").
+`query_prefix` / `document_prefix` before them (e5's "query: " / "passage: "); its embedding timeout
+is raised from 30 s to 1800 s (the local e5 server is slower than a hosted API; results do not change).
 
 `contexts` (bench quality) runs each question once in mix mode, `QueryParam(mode="mix",
 only_need_context=True, enable_rerank=False)`, every other query setting at its default, and returns
@@ -119,6 +120,10 @@ def make_rag(folder, **extra):
             PROVIDER["emb"][k] = r
         return r
 
+    if EMBEDDING:
+        # The e5 server embeds one batch at a time on a shared CPU: LightRAG's 8 concurrent batches
+        # queue there far longer than its 30 s embedding timeout allows (the build failed at 60 s).
+        extra.setdefault("default_embedding_timeout", 1800)
     return LightRAG(working_dir=folder, llm_model_func=llm, llm_model_name="gpt-4o-mini",
                     embedding_func=EmbeddingFunc(embedding_dim=DIM, max_token_size=8192, func=embed,
                                                  model_name=EMBEDDING["model"] if EMBEDDING else "text-embedding-3-small",
