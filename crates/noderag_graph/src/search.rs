@@ -440,8 +440,11 @@ impl SearchGraph {
         work.rows_read += before as u64;
         work.bytes_touched += read * 12 + before as u64 * 24 + s.ball.len() as u64 * 20;
         work.line_bytes += read * (12 + 64) + (before + s.ball.len()) as u64 * 64;
-        for &i in &s.ball[before..] {
-          ball_entries += self.graph.degree(i) as u64;
+        if steps + 1 < params.max_iter {
+          // Only the next step's choice of strategy reads it.
+          for &i in &s.ball[before..] {
+            ball_entries += self.graph.degree(i) as u64;
+          }
         }
         level_start = before;
         d
@@ -468,27 +471,42 @@ impl SearchGraph {
     let alpha = params.alpha;
     let (c, x) = (s.cur, 1 - s.cur);
     let Scratch {
-      cells, ball, epoch, ..
+      cells,
+      ball,
+      grow,
+      epoch,
+      ..
     } = s;
     let epoch = *epoch;
-    let old_len = ball.len();
+    if grow.len() <= cells.len() {
+      grow.resize(cells.len() + 1, 0);
+    }
+    // Local slices, and new nodes written to `grow` by index instead of `ball.push`: the
+    // loop keeps every pointer and length in registers (a push may reallocate, which made
+    // the compiler reload them from `s` for every entry).
+    let cells = cells.as_mut_slice();
+    let grow = grow.as_mut_slice();
+    let inv = self.inv_strength.as_slice();
+    let mut added = 0usize;
     let mut read = 0u64;
-    for idx in 0..old_len {
-      let j = ball[idx] as usize;
+    for &j in ball.iter() {
+      let j = j as usize;
       // Every ball node pushes (even with p = 0) so that the ball stays the exact k-hop ball.
-      let push = alpha * cells[j].v[c] * self.inv_strength[j];
+      let push = alpha * cells[j].v[c] * inv[j];
       let (a, b) = (offsets[j], offsets[j + 1]);
       read += (b - a) as u64;
-      for e in a..b {
-        let i = nb[e] as usize;
-        let cell = &mut cells[i];
-        if cell.mark != epoch {
-          cell.mark = epoch;
-          ball.push(i as u32);
-        }
-        cell.v[x] += wt[e] * push;
+      for (&i, &w) in nb[a..b].iter().zip(&wt[a..b]) {
+        let cell = &mut cells[i as usize];
+        // Branch-free: the node is written past the new ones and kept only when it is new
+        // (`grow` has room for every node plus one), so an unpredictable "new node?" test
+        // never flushes the loads in flight. Ball order is the order of first visits, as before.
+        grow[added] = i;
+        added += usize::from(cell.mark != epoch);
+        cell.mark = epoch;
+        cell.v[x] += w * push;
       }
     }
+    ball.extend_from_slice(&grow[..added]);
     let lazy = match params.mode {
       PropagationMode::Walk => 1.0 - alpha,
       PropagationMode::Restart => {
@@ -620,6 +638,8 @@ struct Scratch {
   q: Vec<f64>,
   epoch: u32,
   ball: Vec<u32>,
+  /// Scratch of the sparse step: the nodes it reaches first (node count + 1 entries).
+  grow: Vec<u32>,
   dense: bool,
 }
 
@@ -639,6 +659,7 @@ impl Scratch {
       q: Vec::new(),
       epoch: 0,
       ball: Vec::new(),
+      grow: Vec::new(),
       dense: false,
     }
   }
