@@ -79,7 +79,12 @@ function writeProject(root: string, files: [string, string][]): void {
 /** Builds in process; wall seconds and the model calls of the generations it ran. */
 async function build(
   root: string,
-): Promise<{ seconds: number; calls: number; byStage: Map<string, number> }> {
+): Promise<{
+  seconds: number;
+  calls: number;
+  byStage: Map<string, number>;
+  stageSeconds: Map<string, number>;
+}> {
   const logFile = join(root, 'info', 'info.log');
   const logBefore = (() => {
     try {
@@ -106,7 +111,11 @@ async function build(
     calls += Number(m[2]);
     byStage.set(m[1]!, (byStage.get(m[1]!) ?? 0) + Number(m[2]));
   }
-  return { seconds, calls, byStage };
+  const stageSeconds = new Map<string, number>();
+  for (const m of log.matchAll(/INFO (\S+(?: text)?) pipeline \(generation \d+\) finished in ([\d.]+) s/g)) {
+    stageSeconds.set(m[1]!, (stageSeconds.get(m[1]!) ?? 0) + Number(m[2]));
+  }
+  return { seconds, calls, byStage, stageSeconds };
 }
 
 const sortedList = <T>(xs: Iterable<T>) => [...xs].sort();
@@ -282,6 +291,10 @@ try {
   console.log('|---|---:|---:|');
   for (const [stage, n] of cleanRun.byStage)
     console.log(`| ${stage} | ${sync.byStage.get(stage) ?? 0} | ${n} |`);
+  console.log('\n| stage | seconds of the sync | of the clean build |');
+  console.log('|---|---:|---:|');
+  for (const [stage, t] of cleanRun.stageSeconds)
+    console.log(`| ${stage} | ${(sync.stageSeconds.get(stage) ?? 0).toFixed(1)} | ${t.toFixed(1)} |`);
   console.log(
     `\nremoved by the sync: ${removedTexts.length} chunks, ${removedUnits.length} semantic units; tables equal to the clean build: ${tablesEqual ? 'yes' : `no (${differing.join(', ')})`}`,
   );

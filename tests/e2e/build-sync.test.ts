@@ -265,6 +265,70 @@ describe('build syncs the index to its input folder', () => {
     }
   }, 120_000);
 
+  it('an attribute whose prompt input is unchanged is kept without a model call; a changed input regenerates it', async () => {
+    const all = exampleFiles();
+    const p = await project(all);
+    expect((await build(p.root)).code).toBe(0);
+    const attributesOf = async (root: string) => {
+      const index = new IndexData(root, DIM);
+      return { rows: await index.attributes(), inputs: (await index.attributeInputs()).inputs };
+    };
+    const first = await attributesOf(p.root);
+    expect(first.inputs.size).toBe(first.rows.size);
+
+    // One sentence edited: its chunk goes and a new one comes, so every entity of that chunk
+    // leaves the index and is added again; most of their material is the same.
+    const name = Object.keys(all)[1]!;
+    await p.writeInput(
+      name,
+      editSentence(all[name]!, 'Okafor is best known', 'Okafor is remembered for comets'),
+    );
+    const sync = await build(p.root);
+    expect(sync.code, sync.out).toBe(0);
+    const second = await attributesOf(p.root);
+    expect(second.inputs.size).toBe(second.rows.size);
+    expect((await new IndexData(p.root, DIM).attributeInputs()).retired.size).toBe(0);
+
+    let same = 0;
+    let changed = 0;
+    for (const [id, row] of second.rows) {
+      const was = first.rows.get(id);
+      if (first.inputs.get(id) === second.inputs.get(id)) {
+        // Same input: the very attribute, number and vector of the first build.
+        expect(row.context, id).toBe(was!.context);
+        expect(row.humanReadableId, id).toBe(was!.humanReadableId);
+        expect([...row.embedding!], id).toEqual([...was!.embedding!]);
+        same++;
+      } else {
+        expect(row.updatedGeneration, id).toBe(2);
+        changed++;
+      }
+    }
+    expect(same).toBeGreaterThan(0);
+    expect(changed).toBeGreaterThan(0);
+    // A model call for each changed or new input, none for the others.
+    const log = await p.readText('info/info.log');
+    const calls = /Attribute pipeline \(generation 2\) finished in .*\bcalls=(\d+)/.exec(log);
+    expect(Number(calls![1])).toBe(changed);
+    expect(sync.out).toMatch(new RegExp(`\\b${changed} regenerated|${changed} attributes? created`));
+
+    // A reused attribute is what the model gives for that input: a clean build of the final
+    // folder wrote the same text wherever it recorded the same input.
+    const finalFiles: Record<string, string> = {};
+    for (const f of readdirSync(p.path('input')).sort())
+      finalFiles[f] = readFileSync(p.path('input', f), 'utf8');
+    const q = await project(finalFiles);
+    expect((await build(q.root)).code).toBe(0);
+    const clean = await attributesOf(q.root);
+    let compared = 0;
+    for (const [id, row] of second.rows) {
+      if (clean.inputs.get(id) !== second.inputs.get(id)) continue;
+      expect(row.context, id).toBe(clean.rows.get(id)!.context);
+      compared++;
+    }
+    expect(compared).toBeGreaterThan(same / 2);
+  }, 120_000);
+
   it('deleting every document but one leaves an index of that one', async () => {
     const all = exampleFiles();
     const names = Object.keys(all).slice(0, 3);

@@ -18,6 +18,7 @@ import type {
   TitleRow,
 } from '../model/types.js';
 import { CACHE_FILES, resolveInProject } from '../project/layout.js';
+import { ATTRIBUTE_INPUTS_FILE, type AttributeInputs, readAttributeInputs } from './attribute-inputs.js';
 import { readDecompositions } from './decomposition.js';
 import { ELEMENT_MEMBERS_FILE, readElementMembers } from './element-members.js';
 import type { IndexTable } from './table-spec.js';
@@ -108,6 +109,13 @@ export class IndexData {
   elementMembers(): Promise<Map<string, string[]>> {
     return this.#once('elementMembers', () =>
       readElementMembers(resolveInProject(this.root, ELEMENT_MEMBERS_FILE), ELEMENT_MEMBERS_FILE),
+    );
+  }
+
+  /** cache/attribute_inputs.json: what each attribute was written from, and those a sync retired. */
+  attributeInputs(): Promise<AttributeInputs> {
+    return this.#once('attributeInputs', () =>
+      readAttributeInputs(resolveInProject(this.root, ATTRIBUTE_INPUTS_FILE), ATTRIBUTE_INPUTS_FILE),
     );
   }
 

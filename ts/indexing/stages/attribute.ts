@@ -2,16 +2,27 @@
  * Attribute pipeline (docs/method.md §3.5). Importance is judged on the core graph C (semantic
  * units, entities, relationships of the whole merged graph): an entity is important when
  * its weight is > 1 and it is in the k-core or its betweenness exceeds the threshold.
- * Important entities without an attribute, and important entities touched in generation g,
- * get one plain call (prompt A) each; results are applied in the order of the entities'
- * numbers. A regenerated attribute keeps its id and number; its vector is cleared.
+ * An important entity gets one plain call (prompt A) when it has no attribute, or when its
+ * prompt input differs from the one its attribute was written from (recorded as a SHA-256 in
+ * cache/attribute_inputs.json); results are applied in the order of the entities' numbers.
+ * A regenerated attribute keeps its id and number; its vector is cleared. An attribute a
+ * sync retired (ts/indexing/stages/document.ts) is put back unchanged, vector included,
+ * when its input is the same again.
  */
+import { createHash } from 'node:crypto';
 import { betweenness, coreNumbers } from '../../graph/index.js';
+import { ATTRIBUTE_INPUTS_FILE, serializeAttributeInputs } from '../../index-io/attribute-inputs.js';
 import { TABLES } from '../../index-io/tables.js';
 import { adjacency, toDense } from '../../model/adjacency.js';
 import type { BaseGraph } from '../../model/graph-store.js';
 import { type MaterialItem, rankMaterial, trimToBudget } from '../../model/material.js';
-import type { AttributeRow, EntityRow, NodeType } from '../../model/types.js';
+import type {
+  AttributeRow,
+  EntityRow,
+  NodeType,
+  RelationshipRow,
+  SemanticUnitRow,
+} from '../../model/types.js';
 import { attributeId } from '../../text/index.js';
 import type { StageContext, StageResult } from './context.js';
 import { countTokensBatch } from './core.js';
@@ -61,55 +72,110 @@ interface Prompt {
   relationships: string[];
 }
 
+/** SHA-256 of what a reply depends on: the chat model and the task input of prompt A. */
+function inputHash(ctx: StageContext, p: Prompt): string {
+  const { provider, model, params } = ctx.providers.chat.identity;
+  return createHash('sha256')
+    .update(JSON.stringify([provider, model, params, p.entity.context, p.units, p.relationships]))
+    .digest('hex');
+}
+
+/** Prompt A's material for one entity: neighbouring units and relationships, ranked and trimmed. */
+function promptFor(
+  entity: EntityRow,
+  graph: BaseGraph,
+  adj: ReturnType<typeof adjacency>,
+  tables: { units: Map<string, SemanticUnitRow>; relationships: Map<string, RelationshipRow> },
+  budget: number,
+): Prompt {
+  const items: (MaterialItem & { kind: 'unit' | 'relationship' })[] = [];
+  for (const nb of adj.get(entity.hashId) ?? []) {
+    const node = graph.nodes.get(nb.id)!;
+    if (node.type === 'semantic_unit') {
+      items.push({
+        id: nb.id,
+        text: tables.units.get(nb.id)!.context,
+        primary: nb.weight,
+        secondary: node.weight,
+        kind: 'unit',
+      });
+    } else if (node.type === 'relationship') {
+      const r = tables.relationships.get(nb.id)!;
+      items.push({
+        id: nb.id,
+        text: r.relations.join('; '),
+        primary: nb.weight,
+        secondary: node.weight,
+        kind: 'relationship',
+      });
+    }
+  }
+  const nameTokens = countTokensBatch([entity.context])[0] ?? 0;
+  const kept = trimToBudget(rankMaterial(items), budget, countTokensBatch, nameTokens);
+  return {
+    entity,
+    units: kept.filter((i) => i.kind === 'unit').map((i) => i.text),
+    relationships: kept.filter((i) => i.kind === 'relationship').map((i) => i.text),
+  };
+}
+
 export async function attributeStage(ctx: StageContext): Promise<StageResult> {
   const graph = await ctx.index.graph();
   const entities = await ctx.index.entities();
   const units = await ctx.index.units();
   const relationships = await ctx.index.relationships();
   const attributes = await ctx.index.attributes();
+  const recorded = await ctx.index.attributeInputs();
   const g = ctx.g;
 
   const { important, nodes, k, threshold } = await importantEntities(graph);
   ctx.stop.check();
-  const selected = [...important]
-    .map((id) => entities.get(id)!)
-    .filter((e) => !attributes.has(attributeId(e.hashId)) || e.updatedGeneration === g)
-    .sort((a, b) => a.humanReadableId - b.humanReadableId);
 
-  // Material: neighbouring units and relationships ranked by (edge weight, neighbour weight, id).
+  // Every important entity's prompt input is compared with the one its attribute was written
+  // from (attribute_inputs.json): a model call only when it changed. An attribute the sync's
+  // Document commit retired comes back as it was when its input is the same again.
   const adj = adjacency(graph);
   const budget = ctx.config.config.material_token_budget;
-  const prompts: Prompt[] = selected.map((entity) => {
-    const items: (MaterialItem & { kind: 'unit' | 'relationship' })[] = [];
-    for (const nb of adj.get(entity.hashId) ?? []) {
-      const node = graph.nodes.get(nb.id)!;
-      if (node.type === 'semantic_unit') {
-        items.push({
-          id: nb.id,
-          text: units.get(nb.id)!.context,
-          primary: nb.weight,
-          secondary: node.weight,
-          kind: 'unit',
-        });
-      } else if (node.type === 'relationship') {
-        const r = relationships.get(nb.id)!;
-        items.push({
-          id: nb.id,
-          text: r.relations.join('; '),
-          primary: nb.weight,
-          secondary: node.weight,
-          kind: 'relationship',
-        });
-      }
+  const prompts: Prompt[] = [];
+  const hashes: string[] = [];
+  let kept = 0;
+  let restored = 0;
+  for (const entity of [...important]
+    .map((id) => entities.get(id)!)
+    .sort((a, b) => a.humanReadableId - b.humanReadableId)) {
+    const id = attributeId(entity.hashId);
+    const known = attributes.get(id);
+    const was = recorded.inputs.get(id);
+    // An attribute of an older index (no recorded input): regenerated when its entity changed.
+    if (known && was === undefined && entity.updatedGeneration !== g) continue;
+    const p = promptFor(entity, graph, adj, { units, relationships }, budget);
+    const hash = inputHash(ctx, p);
+    if (known && was === hash) {
+      kept++;
+      continue;
     }
-    const nameTokens = countTokensBatch([entity.context])[0] ?? 0;
-    const kept = trimToBudget(rankMaterial(items), budget, countTokensBatch, nameTokens);
-    return {
-      entity,
-      units: kept.filter((i) => i.kind === 'unit').map((i) => i.text),
-      relationships: kept.filter((i) => i.kind === 'relationship').map((i) => i.text),
-    };
-  });
+    const retired = recorded.retired.get(id);
+    if (!known && retired?.input === hash) {
+      attributes.set(id, {
+        hashId: id,
+        humanReadableId: retired.humanReadableId,
+        node: entity.hashId,
+        context: retired.context,
+        weight: entity.weight,
+        embedding: retired.embedding,
+        generation: retired.generation,
+        updatedGeneration: retired.updatedGeneration,
+      });
+      graph.bumpNode(id, 'attribute', g);
+      graph.ensureEdge(entity.hashId, id, g);
+      recorded.inputs.set(id, hash);
+      restored++;
+      continue;
+    }
+    prompts.push(p);
+    hashes.push(hash);
+  }
+  recorded.retired.clear();
 
   const before = ctx.providers.chat.stats();
   const note = () => {
@@ -138,6 +204,7 @@ export async function attributeStage(ctx: StageContext): Promise<StageResult> {
   prompts.forEach((p, i) => {
     const id = attributeId(p.entity.hashId);
     const context = replies[i]!;
+    recorded.inputs.set(id, hashes[i]!);
     const known = attributes.get(id);
     if (known) {
       known.context = context;
@@ -166,6 +233,7 @@ export async function attributeStage(ctx: StageContext): Promise<StageResult> {
   });
 
   await ctx.out.table(TABLES.attributes, attributes.values(), ctx.config.config.dim);
+  await ctx.out.file(ATTRIBUTE_INPUTS_FILE, serializeAttributeInputs(recorded));
   await stageGraphTables(ctx.index, ctx.out);
   const s = ctx.providers.chat.stats();
   return {
@@ -175,6 +243,6 @@ export async function attributeStage(ctx: StageContext): Promise<StageResult> {
       cacheHits: s.cacheHits - before.cacheHits,
       retries: s.retries - before.retries,
     },
-    summary: `${important.size} important entities of ${entities.size} (core graph ${nodes} nodes, k=${k}, threshold ${threshold.toFixed(2)}); ${created} attributes created, ${regenerated} regenerated; ${note()}`,
+    summary: `${important.size} important entities of ${entities.size} (core graph ${nodes} nodes, k=${k}, threshold ${threshold.toFixed(2)}); ${created} attributes created, ${regenerated} regenerated, ${restored} restored and ${kept} kept (same input); ${note()}`,
   };
 }

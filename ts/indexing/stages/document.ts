@@ -10,11 +10,16 @@
  * left out of document_hash.json, so the next build retries it.
  */
 import { NodeRagError } from '../../errors.js';
+import {
+  ATTRIBUTE_INPUTS_FILE,
+  type AttributeInputs,
+  serializeAttributeInputs,
+} from '../../index-io/attribute-inputs.js';
 import { serializeDecompositions } from '../../index-io/decomposition.js';
 import { ELEMENT_MEMBERS_FILE, serializeElementMembers } from '../../index-io/element-members.js';
 import { TABLES } from '../../index-io/tables.js';
 import { type PruneResult, pruneChunks } from '../../model/prune.js';
-import type { DocumentRow, TextRow } from '../../model/types.js';
+import type { AttributeRow, DocumentRow, TextRow } from '../../model/types.js';
 import { CACHE_FILES, INFO_FILES } from '../../project/layout.js';
 import { textId } from '../../text/index.js';
 import { compareCodePoints } from '../discover.js';
@@ -190,6 +195,33 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
 }
 
 /**
+ * The attributes a sync removes wait in `retired` for the Attribute stage of the cycle, which
+ * puts one back without a model call when its entity is important again and its prompt input
+ * hashes the same (an edit re-adds most of a file's entities unchanged). Only attributes whose
+ * input was recorded can be matched.
+ */
+function retireAttributes(
+  removed: readonly string[],
+  before: ReadonlyMap<string, AttributeRow>,
+  recorded: AttributeInputs,
+): void {
+  for (const id of removed) {
+    const input = recorded.inputs.get(id);
+    const row = before.get(id);
+    recorded.inputs.delete(id);
+    if (input === undefined || !row) continue;
+    recorded.retired.set(id, {
+      input,
+      humanReadableId: row.humanReadableId,
+      context: row.context,
+      embedding: row.embedding,
+      generation: row.generation,
+      updatedGeneration: row.updatedGeneration,
+    });
+  }
+}
+
+/**
  * Removes the chunks no document lists (docs/method.md §4.5) and everything only they
  * support (ts/model/prune.ts), and stages every table that changed. A kept chunk whose
  * document was removed moves to the first remaining document that lists it.
@@ -223,7 +255,10 @@ async function pruneUnlisted(ctx: StageContext, documents: readonly DocumentRow[
     elementMembers: await ctx.index.elementMembers(),
   };
   const graph = await ctx.index.graph();
+  const attributesBefore = new Map(tables.attributes);
   const result = pruneChunks(unlisted, tables, graph, ctx.g, textOps);
+  const attributeInputs = await ctx.index.attributeInputs();
+  retireAttributes(result.removed.attribute, attributesBefore, attributeInputs);
   if (unlisted.size === 0 && result.changed === 0) return result;
   const dim = ctx.config.config.dim;
   await ctx.out.file(CACHE_FILES.textDecomposition, serializeDecompositions(tables.decompositions.values()));
@@ -234,6 +269,7 @@ async function pruneUnlisted(ctx: StageContext, documents: readonly DocumentRow[
   await ctx.out.table(TABLES.elements, tables.elements.values(), dim);
   await ctx.out.table(TABLES.titles, tables.titles.values());
   await ctx.out.file(ELEMENT_MEMBERS_FILE, serializeElementMembers(tables.elementMembers));
+  await ctx.out.file(ATTRIBUTE_INPUTS_FILE, serializeAttributeInputs(attributeInputs));
   await stageGraphTables(ctx.index, ctx.out);
   return result;
 }

@@ -1,0 +1,76 @@
+/** cache/attribute_inputs.json (ts/index-io/attribute-inputs.ts): round trip and damage reports. */
+import { describe, expect, it } from 'vitest';
+import { IndexFileError } from '../../ts/errors.js';
+import {
+  emptyAttributeInputs,
+  parseAttributeInputs,
+  serializeAttributeInputs,
+} from '../../ts/index-io/attribute-inputs.js';
+
+const LABEL = 'cache/attribute_inputs.json';
+
+describe('attribute_inputs.json', () => {
+  it('round-trips inputs and retired attributes, vectors bit for bit', () => {
+    const a = emptyAttributeInputs();
+    a.inputs.set('attr-b', 'h2');
+    a.inputs.set('attr-a', 'h1');
+    const vector = new Float32Array([0.1, -2.5, Number.MIN_VALUE, 3e38]);
+    // A view into a larger buffer, as rows read from parquet are.
+    const backing = new Float32Array(8);
+    backing.set(vector, 2);
+    a.retired.set('attr-c', {
+      input: 'h3',
+      humanReadableId: 7,
+      context: 'Ada — a name with "quotes"',
+      embedding: backing.subarray(2, 6),
+      generation: 1,
+      updatedGeneration: 3,
+    });
+    a.retired.set('attr-d', {
+      input: 'h4',
+      humanReadableId: 8,
+      context: 'x',
+      embedding: null,
+      generation: 2,
+      updatedGeneration: 2,
+    });
+    const text = serializeAttributeInputs(a);
+    expect(text.indexOf('attr-a')).toBeLessThan(text.indexOf('attr-b'));
+    const back = parseAttributeInputs(text, LABEL);
+    expect([...back.inputs]).toEqual([
+      ['attr-a', 'h1'],
+      ['attr-b', 'h2'],
+    ]);
+    const c = back.retired.get('attr-c')!;
+    expect(c.context).toBe('Ada — a name with "quotes"');
+    expect(c.humanReadableId).toBe(7);
+    expect(c.updatedGeneration).toBe(3);
+    expect([...c.embedding!]).toEqual([...vector]);
+    expect(back.retired.get('attr-d')!.embedding).toBeNull();
+    expect(serializeAttributeInputs(back)).toBe(text);
+  });
+
+  it('names the file and what is wrong when it is damaged', () => {
+    const bad = [
+      ['{', /not valid JSON/],
+      ['[]', /expected \{ "version": 1, "inputs"/],
+      ['{"version":1,"inputs":{"a":3},"retired":{}}', /inputs\.a must be a string/],
+      ['{"version":1,"inputs":{},"retired":{"a":{"input":"h"}}}', /retired\.a must have input/],
+      [
+        '{"version":1,"inputs":{},"retired":{"a":{"input":"h","human_readable_id":1,"context":"c","embedding":"AAA=","generation":1,"updated_generation":1}}}',
+        /embedding of retired a is not a list of f32/,
+      ],
+    ] as const;
+    for (const [text, message] of bad) {
+      let error: unknown;
+      try {
+        parseAttributeInputs(text, LABEL);
+      } catch (e) {
+        error = e;
+      }
+      expect(error, text).toBeInstanceOf(IndexFileError);
+      expect((error as Error).message).toContain(LABEL);
+      expect((error as Error).message).toMatch(message);
+    }
+  });
+});

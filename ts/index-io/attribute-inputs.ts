@@ -1,0 +1,142 @@
+/**
+ * cache/attribute_inputs.json: what each attribute was written from, so that a sync asks the
+ * model again only for attributes whose prompt input changed (docs/method.md §4.5).
+ *
+ *   { "version": 1,
+ *     "inputs":  { "<attribute id>": "<SHA-256 of its prompt input>" },
+ *     "retired": { "<attribute id>": { "input": "<SHA-256>", "human_readable_id": n,
+ *                  "context": "…", "embedding": "<base64 f32 LE>" | null,
+ *                  "generation": g, "updated_generation": g } } }
+ *
+ * `inputs` covers the attributes in attributes.parquet. `retired` holds the attributes a sync
+ * removed in its Document commit (their entity went, or its support changed): the Attribute
+ * stage of the same cycle puts one back, text and vector unchanged and without a model call,
+ * when the entity is important again and its new prompt input hashes the same; it then
+ * empties `retired`. Written in the same commits as attributes.parquet, so the two always
+ * agree. Indexes built before this file existed have none: their attributes are judged as
+ * before (regenerated when their entity changed).
+ */
+import { readFile } from 'node:fs/promises';
+import { IndexFileError } from '../errors.js';
+
+export const ATTRIBUTE_INPUTS_FILE = 'cache/attribute_inputs.json';
+const VERSION = 1;
+
+export interface RetiredAttribute {
+  input: string;
+  humanReadableId: number;
+  context: string;
+  embedding: Float32Array | null;
+  generation: number;
+  updatedGeneration: number;
+}
+
+export interface AttributeInputs {
+  /** attribute id → SHA-256 of the prompt input it was written from. */
+  inputs: Map<string, string>;
+  /** attribute id → the attribute a sync removed in this cycle, until the Attribute stage. */
+  retired: Map<string, RetiredAttribute>;
+}
+
+export function emptyAttributeInputs(): AttributeInputs {
+  return { inputs: new Map(), retired: new Map() };
+}
+
+function encodeVector(v: Float32Array | null): string | null {
+  return v === null ? null : Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
+}
+
+function decodeVector(s: string, label: string, id: string): Float32Array {
+  const bytes = Buffer.from(s, 'base64');
+  if (bytes.byteLength % 4 !== 0) {
+    throw new IndexFileError(
+      'index_damaged',
+      `${label}: the embedding of retired ${id} is not a list of f32`,
+    );
+  }
+  const out = new Float32Array(bytes.byteLength / 4);
+  new Uint8Array(out.buffer).set(bytes);
+  return out;
+}
+
+export function serializeAttributeInputs(a: AttributeInputs): string {
+  const inputs: Record<string, string> = {};
+  for (const id of [...a.inputs.keys()].sort()) inputs[id] = a.inputs.get(id)!;
+  const retired: Record<string, unknown> = {};
+  for (const id of [...a.retired.keys()].sort()) {
+    const r = a.retired.get(id)!;
+    retired[id] = {
+      input: r.input,
+      human_readable_id: r.humanReadableId,
+      context: r.context,
+      embedding: encodeVector(r.embedding),
+      generation: r.generation,
+      updated_generation: r.updatedGeneration,
+    };
+  }
+  return `${JSON.stringify({ version: VERSION, inputs, retired })}\n`;
+}
+
+const isInt = (x: unknown): x is number => Number.isSafeInteger(x);
+
+export function parseAttributeInputs(text: string, label: string): AttributeInputs {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new IndexFileError('index_damaged', `${label}: not valid JSON (${(error as Error).message})`);
+  }
+  const v = value as { version?: unknown; inputs?: unknown; retired?: unknown } | null;
+  const isObject = (x: unknown): x is Record<string, unknown> =>
+    x !== null && typeof x === 'object' && !Array.isArray(x);
+  if (!isObject(v) || v.version !== VERSION || !isObject(v.inputs) || !isObject(v.retired)) {
+    throw new IndexFileError(
+      'index_damaged',
+      `${label}: expected { "version": ${VERSION}, "inputs": {…}, "retired": {…} }`,
+    );
+  }
+  const out = emptyAttributeInputs();
+  for (const [id, hash] of Object.entries(v.inputs)) {
+    if (typeof hash !== 'string')
+      throw new IndexFileError('index_damaged', `${label}: inputs.${id} must be a string`);
+    out.inputs.set(id, hash);
+  }
+  for (const [id, raw] of Object.entries(v.retired)) {
+    const r = raw as Record<string, unknown>;
+    if (
+      !isObject(r) ||
+      typeof r.input !== 'string' ||
+      typeof r.context !== 'string' ||
+      !(r.embedding === null || typeof r.embedding === 'string') ||
+      !isInt(r.human_readable_id) ||
+      !isInt(r.generation) ||
+      !isInt(r.updated_generation)
+    ) {
+      throw new IndexFileError(
+        'index_damaged',
+        `${label}: retired.${id} must have input, human_readable_id, context, embedding, generation and updated_generation`,
+      );
+    }
+    out.retired.set(id, {
+      input: r.input,
+      humanReadableId: r.human_readable_id,
+      context: r.context,
+      embedding: r.embedding === null ? null : decodeVector(r.embedding as string, label, id),
+      generation: r.generation,
+      updatedGeneration: r.updated_generation,
+    });
+  }
+  return out;
+}
+
+/** The recorded inputs, or none when the file does not exist (older indexes). */
+export async function readAttributeInputs(path: string, label: string): Promise<AttributeInputs> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return emptyAttributeInputs();
+    throw error;
+  }
+  return parseAttributeInputs(text, label);
+}
