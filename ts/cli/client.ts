@@ -1,8 +1,9 @@
 /**
  * The terminal client's HTTP side (docs/method.md §7.3): picks the route from -r/-a, posts the
- * question, and turns the reply into the text to print. Failures become CliExit with one
+ * question, and turns the reply into the text to print; or reads a streamed answer. Failures become CliExit with one
  * clear line; the caller prints and exits.
  */
+import { type Citation, type Source, sourceList } from '../search/sources.js';
 import { CliExit, EXIT } from './exit.js';
 
 export interface ClientRequest {
@@ -34,30 +35,7 @@ export function baseUrl(host: string, port: number): string {
 /** Posts the question and returns what the CLI prints on stdout. */
 export async function askServer(req: ClientRequest): Promise<string> {
   const route = routeFor(req.retrieval, req.answer);
-  const url = `${baseUrl(req.host, req.port)}${route}`;
-  let res: Response;
-  try {
-    res = await fetch(url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        ...(req.apiKey ? { authorization: `Bearer ${req.apiKey}` } : {}),
-      },
-      body: JSON.stringify({ question: req.question }),
-      signal: AbortSignal.timeout(req.timeoutMs),
-    });
-  } catch (e) {
-    if (isTimeout(e)) {
-      throw new CliExit(
-        EXIT.FAILURE,
-        `No reply from ${baseUrl(req.host, req.port)} within ${req.timeoutMs / 1000} s.`,
-      );
-    }
-    throw new CliExit(
-      EXIT.FAILURE,
-      `No search server is running at ${baseUrl(req.host, req.port)}. Start it with: ${req.startHint}`,
-    );
-  }
+  const { res, url } = await post(req, route, { question: req.question });
   let body: unknown;
   try {
     body = await res.json();
@@ -65,18 +43,98 @@ export async function askServer(req: ClientRequest): Promise<string> {
     throw new CliExit(EXIT.FAILURE, `The server at ${url} did not answer with JSON (status ${res.status}).`);
   }
   const obj = (body ?? {}) as Record<string, unknown>;
-  if (!res.ok) {
-    const err = (obj.error ?? {}) as { code?: string; message?: string };
-    const hint = res.status === 401 ? " (set NODERAG_API_KEY to the server's key)" : '';
-    throw new CliExit(
-      EXIT.FAILURE,
-      `${err.code ?? `http_${res.status}`}: ${err.message ?? 'no message'}${hint}`,
-    );
-  }
+  if (!res.ok) throw replyError(res.status, obj.error);
   if (route === '/answer_retrieval') {
     return JSON.stringify({ answer: obj.answer, retrieval: obj.retrieval }, null, 2);
   }
   return String(route === '/answer' ? obj.answer : obj.retrieval);
+}
+
+/**
+ * Asks `/answer` with `"stream": true` and passes each piece of the answer to `write` as the
+ * server sends it (docs/method.md §7.3). Returns what is printed after the answer: its
+ * numbered sources (`[n] file`), or '' when there are none.
+ */
+export async function streamAnswer(req: ClientRequest, write: (text: string) => void): Promise<string> {
+  const { res, url } = await post(req, '/answer', { question: req.question, stream: true });
+  if (!res.ok || !(res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+    const obj = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+    if (!res.ok) throw replyError(res.status, obj.error);
+    throw new CliExit(EXIT.FAILURE, `The server at ${url} did not stream the answer (status ${res.status}).`);
+  }
+  try {
+    for await (const event of sseData(res)) {
+      const e = event as { type?: string; text?: string; error?: unknown } & Partial<DoneEvent>;
+      if (e.type === 'delta' && typeof e.text === 'string') write(e.text);
+      else if (e.type === 'error') throw replyError(500, e.error);
+      else if (e.type === 'done') return sourceList(e.sources ?? [], e.citations ?? []);
+    }
+  } catch (e) {
+    if (e instanceof CliExit) throw e;
+    if (isTimeout(e)) throw noReply(req);
+    throw new CliExit(EXIT.FAILURE, `The stream from ${url} broke off: ${(e as Error).message}`);
+  }
+  throw new CliExit(EXIT.FAILURE, `The server at ${url} ended the stream before the answer was complete.`);
+}
+
+interface DoneEvent {
+  sources: Source[];
+  citations: Citation[];
+}
+
+/** The JSON values of the `data:` lines of a server-sent event stream, as they arrive. */
+async function* sseData(res: Response): AsyncGenerator<unknown, void, undefined> {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of res.body ?? []) {
+    buffer += decoder.decode(chunk, { stream: true });
+    for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const data = [...block.matchAll(/^data: ?(.*)$/gm)].map((m) => m[1]).join('\n');
+      if (data !== '' && data !== '[DONE]') yield JSON.parse(data);
+    }
+  }
+}
+
+async function post(
+  req: ClientRequest,
+  route: string,
+  body: Record<string, unknown>,
+): Promise<{ res: Response; url: string }> {
+  const url = `${baseUrl(req.host, req.port)}${route}`;
+  try {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        ...(req.apiKey ? { authorization: `Bearer ${req.apiKey}` } : {}),
+      },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(req.timeoutMs),
+    });
+    return { res, url };
+  } catch (e) {
+    if (isTimeout(e)) throw noReply(req);
+    throw new CliExit(
+      EXIT.FAILURE,
+      `No search server is running at ${baseUrl(req.host, req.port)}. Start it with: ${req.startHint}`,
+    );
+  }
+}
+
+function noReply(req: ClientRequest): CliExit {
+  return new CliExit(
+    EXIT.FAILURE,
+    `No reply from ${baseUrl(req.host, req.port)} within ${req.timeoutMs / 1000} s.`,
+  );
+}
+
+/** An error reply's `{code, message}` as the one line the CLI prints. */
+function replyError(status: number, error: unknown): CliExit {
+  const err = (error ?? {}) as { code?: string; message?: string };
+  const hint = status === 401 ? " (set NODERAG_API_KEY to the server's key)" : '';
+  return new CliExit(EXIT.FAILURE, `${err.code ?? `http_${status}`}: ${err.message ?? 'no message'}${hint}`);
 }
 
 function isTimeout(e: unknown): boolean {

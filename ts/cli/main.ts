@@ -30,6 +30,10 @@ const rootArgs = {
   question: { type: 'string', alias: 'q', description: 'question to ask the running search server' },
   retrieval: { type: 'boolean', alias: 'r', description: 'print the retrieval context' },
   answer: { type: 'boolean', alias: 'a', description: 'print the answer (with -r: both, as JSON)' },
+  stream: {
+    type: 'boolean',
+    description: 'print the answer as it is written, then its sources (default on a terminal; --no-stream)',
+  },
   timeout: { type: 'string', description: 'seconds to wait for the server (default 300)' },
   url: {
     type: 'string',

@@ -1,6 +1,8 @@
 /**
- * The root command: `noderag -f DIR -q "question" [-r] [-a] [--timeout S] [--url U] [--port P]`
- * posts the question to the running search server (docs/method.md §7.3). The server is at
+ * The root command: `noderag -f DIR -q "question" [-r] [-a] [--stream] [--timeout S] [--url U]
+ * [--port P]` posts the question to the running search server (docs/method.md §7.3). On a
+ * terminal (or with --stream) the answer is printed as the server streams it, then its
+ * sources; piped, the plain answer once it is whole (--stream to stream anyway). The server is at
  * config.url:config.port unless `--url` (a host, or `http://host:port`) or `--port` say
  * otherwise, e.g. for a server started with `noderag search --port 5001`. With `--url` or
  * `--port`, `-f` may be left out (the defaults are then 127.0.0.1 and 5000). A server started
@@ -11,7 +13,7 @@ import { resolve } from 'node:path';
 import { NodeConfig } from '../config/index.js';
 import { ConfigError } from '../errors.js';
 import { folderValue, parsePort } from './args.js';
-import { askServer } from './client.js';
+import { askServer, streamAnswer } from './client.js';
 import { CliExit, EXIT } from './exit.js';
 
 export interface QueryArgs {
@@ -22,6 +24,8 @@ export interface QueryArgs {
   timeout?: string;
   url?: string;
   port?: string;
+  /** Print the answer as it is written, then its sources (default: when stdout is a terminal). */
+  stream?: boolean;
 }
 
 /** Where the server listens when no config says otherwise (the schema's defaults). */
@@ -94,7 +98,7 @@ export async function runQuery(args: QueryArgs): Promise<void> {
   }
   const server = resolveServer(args, defaults);
   const portHint = server.port === defaults.port ? '' : ` --port ${server.port}`;
-  const out = await askServer({
+  const request = {
     host: server.host,
     port: server.port,
     question: args.question,
@@ -103,6 +107,15 @@ export async function runQuery(args: QueryArgs): Promise<void> {
     timeoutMs: timeoutS * 1000,
     startHint: `noderag search -f ${folderText ?? '<folder>'}${portHint}`,
     ...(process.env.NODERAG_API_KEY ? { apiKey: process.env.NODERAG_API_KEY } : {}),
-  });
-  console.log(out);
+  };
+  if (args.stream && args.retrieval) {
+    throw new CliExit(EXIT.USAGE, '--stream prints an answer as it is written; leave out -r');
+  }
+  // On a terminal the answer is shown as it is written; piped output stays the plain answer.
+  if (!args.retrieval && (args.stream ?? process.stdout.isTTY === true)) {
+    const sources = await streamAnswer(request, (text) => process.stdout.write(text));
+    process.stdout.write(sources === '' ? '\n' : `\n\nSources:\n${sources}\n`);
+    return;
+  }
+  console.log(await askServer(request));
 }
