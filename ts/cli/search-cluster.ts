@@ -7,9 +7,13 @@
  * one is listening, prints one banner, and on SIGINT/SIGTERM asks them over IPC to stop
  * gracefully and waits for them. A worker that fails to start sends its one-line message;
  * the primary prints it once, stops the others and exits with the worker's code. A worker
- * that dies after start is replaced.
+ * that dies after start is replaced. With --metrics, a worker's scrape of GET /metrics asks
+ * the primary, which sums every worker's registry (prom-client's AggregatorRegistry) and
+ * answers it (ts/server/observe.ts).
  */
 import cluster, { type Worker } from 'node:cluster';
+import { AggregatorRegistry, type PrometheusContentType } from 'prom-client';
+import { SCRAPE_REPLY, SCRAPE_REQUEST } from '../server/observe.js';
 import { CliExit, EXIT } from './exit.js';
 
 /** Messages between a worker and the primary. */
@@ -59,10 +63,23 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   let stopping = false;
   let started = false;
   const live = new Set<Worker>();
+  let aggregator: AggregatorRegistry<PrometheusContentType> | undefined;
+  const answerScrape = (w: Worker, m: { type?: unknown; id?: unknown }) => {
+    if (m?.type !== SCRAPE_REQUEST) return;
+    aggregator ??= new AggregatorRegistry();
+    const reply = (r: { text: string } | { error: string }) => {
+      if (w.isConnected()) w.send({ type: SCRAPE_REPLY, id: m.id, ...r });
+    };
+    aggregator.clusterMetrics().then(
+      (text) => reply({ text }),
+      (e: unknown) => reply({ error: e instanceof Error ? e.message : String(e) }),
+    );
+  };
 
   const fork = (): Worker => {
     const w = cluster.fork();
     live.add(w);
+    w.on('message', (m) => answerScrape(w, m));
     w.on('exit', (code, signal) => {
       live.delete(w);
       if (stopping || !started) return;

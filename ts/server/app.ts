@@ -11,7 +11,7 @@ import { validateQuestion } from '../search/question.js';
 import { corsFor, requireApiKey } from './auth.js';
 import type { SearchEngine } from './engine.js';
 import { errorHandler, HttpError, readJsonObject, withRequestSignal } from './http.js';
-import { type AccessLogLine, createMetrics, noteFacts, observe } from './observe.js';
+import { type AccessLogLine, createMetrics, noteFacts, observe, type ServerMetrics } from './observe.js';
 import { openAiRoutes } from './openai-compat.js';
 import { type ProjectDeps, projectRoutes } from './project-routes.js';
 import { ANSWER_EVENTS, streamAnswer, streamFlag } from './stream.js';
@@ -30,8 +30,12 @@ export interface AppDeps {
   cors?: string;
   /** The model name of the index on /v1 (./openai-compat.ts; default "noderag"). */
   modelName?: string;
-  /** Serve Prometheus metrics on GET /metrics (./observe.ts; behind the key when one is set). */
-  metrics?: boolean;
+  /**
+   * Serve Prometheus metrics on GET /metrics (./observe.ts; behind the key when one is set):
+   * true for a registry of the app's own, or one made by `createMetrics` (the server's
+   * provider-call counters then share it).
+   */
+  metrics?: boolean | ServerMetrics;
   /** Receives one line per request (JSON access log); none by default. */
   accessLog?: (line: AccessLogLine) => void;
   /** The served project: documents and builds over HTTP (./project-routes.ts); none by default. */
@@ -57,7 +61,7 @@ export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
 
   app.onError(errorHandler(logError));
-  const metrics = deps.metrics ? createMetrics(engine) : undefined;
+  const metrics = deps.metrics === true ? createMetrics(engine) : deps.metrics || undefined;
   app.use(
     '*',
     observe({ ...(metrics ? { metrics } : {}), ...(deps.accessLog ? { accessLog: deps.accessLog } : {}) }),
@@ -95,7 +99,7 @@ export function createApp(deps: AppDeps): Hono {
 
   if (metrics) {
     app.get('/metrics', async (c) =>
-      c.body(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType }),
+      c.body(await metrics.scrape(), 200, { 'Content-Type': metrics.registry.contentType }),
     );
   }
 
@@ -111,7 +115,16 @@ export function createApp(deps: AppDeps): Hono {
   });
 
   app.post('/retrieval', async (c) => {
-    const q = await readQuestion(c);
+    const body = await readJsonObject(c);
+    const q = validateQuestion(body.question);
+    // A retrieval is one reply: a bad "stream" is refused as on /answer, and so is true.
+    if (streamFlag(body.stream)) {
+      throw new HttpError(
+        400,
+        'invalid_stream',
+        '"stream": true is offered on /answer and /v1/chat/completions; /retrieval replies in one piece',
+      );
+    }
     const r = await run(c, (signal) => engine.retrieve(q, signal));
     noteFacts(c, { retrievalTokens: () => r.retrievalTokens });
     return c.json({ retrieval: r.retrievalInfo, sources: r.sources ?? [] });

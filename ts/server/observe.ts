@@ -3,15 +3,19 @@
  * client's when it sent a sane one, else a new UUID), an optional JSON access-log line per
  * request, and Prometheus metrics on `GET /metrics` through prom-client.
  *
- * Metrics are per process: with `--workers N` a scrape reaches one worker (the port is
- * shared), so sum over scrapes per `instance` or run one worker per scrape target.
+ * With `--workers N` every worker answers a scrape with the sum over all workers: it asks the
+ * primary (ts/cli/search-cluster.ts), which gathers each worker's registry through
+ * prom-client's AggregatorRegistry. Counters and histograms are summed; the index gauges
+ * take the lowest value (the generation every worker serves).
  * Routes are labelled by their pattern (`/answer`, `/v1/chat/completions`), unknown paths
  * as `unmatched`, so label cardinality stays bounded.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import cluster from 'node:cluster';
 import { randomUUID } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { SearchEngine } from './engine.js';
 
 /** What a route reports for the access log (tokens are counted only when a log is kept). */
@@ -27,6 +31,15 @@ export function noteFacts(c: Context, facts: RequestFacts): void {
   FACTS.set(c, { ...FACTS.get(c), ...facts });
 }
 
+/** Model calls made for the request being handled (kept only while an access log is). */
+const CALLS = new AsyncLocalStorage<{ query: number }>();
+
+/** Called by the counted providers (./provider-metrics.ts) for each model call. */
+export function noteProviderCall(task: string): void {
+  const calls = CALLS.getStore();
+  if (calls && task === 'query') calls.query++;
+}
+
 export interface AccessLogLine {
   time: string;
   id: string;
@@ -37,6 +50,8 @@ export interface AccessLogLine {
   ms: number;
   retrieval_tokens?: number;
   answer_tokens?: number;
+  /** For a retrieval: served from the retrieval cache (no query call to the model). */
+  cache_hit?: boolean;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/u;
@@ -45,9 +60,13 @@ export interface ServerMetrics {
   registry: Registry;
   requests: Counter<'route' | 'method' | 'status'>;
   duration: Histogram<'route' | 'method' | 'status'>;
+  providerCalls: Counter<'task' | 'provider'>;
+  providerTokens: Counter<'task' | 'provider' | 'direction'>;
+  /** The text of a scrape: this process's metrics, or with --workers the sum over workers. */
+  scrape(): Promise<string>;
 }
 
-export function createMetrics(engine: SearchEngine): ServerMetrics {
+export function createMetrics(engine: Pick<SearchEngine, 'status'>): ServerMetrics {
   const registry = new Registry();
   const requests = new Counter({
     name: 'noderag_http_requests_total',
@@ -62,9 +81,22 @@ export function createMetrics(engine: SearchEngine): ServerMetrics {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [registry],
   });
+  const providerCalls = new Counter({
+    name: 'noderag_provider_calls_total',
+    help: 'Model calls the server made, by task (query, answer, embed_query) and provider',
+    labelNames: ['task', 'provider'] as const,
+    registers: [registry],
+  });
+  const providerTokens = new Counter({
+    name: 'noderag_provider_tokens_total',
+    help: 'Tokens of the text sent to (input) and received from (output) the model, o200k_base count',
+    labelNames: ['task', 'provider', 'direction'] as const,
+    registers: [registry],
+  });
   new Gauge({
     name: 'noderag_index_generation',
-    help: 'Generation of the loaded index (0 while not built)',
+    help: 'Generation of the loaded index (0 while not built); over workers, the lowest',
+    aggregator: 'min',
     registers: [registry],
     async collect() {
       this.set((await engine.status()).generation);
@@ -72,13 +104,41 @@ export function createMetrics(engine: SearchEngine): ServerMetrics {
   });
   new Gauge({
     name: 'noderag_index_nodes',
-    help: 'Nodes of the loaded index',
+    help: 'Nodes of the loaded index; over workers, the lowest',
+    aggregator: 'min',
     registers: [registry],
     async collect() {
       this.set((await engine.status()).nodes);
     },
   });
-  return { registry, requests, duration };
+  const scrape = cluster.isWorker ? clusterScrape(registry) : () => registry.metrics();
+  return { registry, requests, duration, providerCalls, providerTokens, scrape };
+}
+
+/** Messages of a worker's scrape: asked of the primary, answered with the sum. */
+export const SCRAPE_REQUEST = 'noderag:metrics-request';
+export const SCRAPE_REPLY = 'noderag:metrics-reply';
+
+/**
+ * In a worker: this registry answers the primary's AggregatorRegistry, and a scrape asks
+ * the primary for the sum over all workers (ts/cli/search-cluster.ts answers).
+ */
+function clusterScrape(registry: Registry): () => Promise<string> {
+  new AggregatorRegistry(); // installs the worker's answer to the primary's requests
+  AggregatorRegistry.setRegistries([registry]);
+  let next = 0;
+  return () =>
+    new Promise((resolve, reject) => {
+      const id = next++;
+      const onReply = (m: { type?: string; id?: number; text?: string; error?: string }) => {
+        if (m?.type !== SCRAPE_REPLY || m.id !== id) return;
+        process.off('message', onReply);
+        if (m.error !== undefined) reject(new Error(`metrics of the workers: ${m.error}`));
+        else resolve(m.text ?? '');
+      };
+      process.on('message', onReply);
+      process.send!({ type: SCRAPE_REQUEST, id });
+    });
 }
 
 /** The pattern of the route that handled the request (middleware are method ALL). */
@@ -100,8 +160,9 @@ export function observe(opts: {
     const start = performance.now();
     const given = c.req.header('x-request-id');
     const id = given !== undefined && REQUEST_ID.test(given) ? given : randomUUID();
+    const calls = accessLog ? { query: 0 } : null;
     try {
-      await next();
+      await (calls ? CALLS.run(calls, next) : next());
     } finally {
       c.res.headers.set('X-Request-Id', id);
       const ms = performance.now() - start;
@@ -125,6 +186,8 @@ export function observe(opts: {
         const facts = FACTS.get(c);
         if (facts?.retrievalTokens) line.retrieval_tokens = facts.retrievalTokens();
         if (facts?.answerTokens) line.answer_tokens = facts.answerTokens();
+        // A retrieval that asked the model nothing came from the retrieval cache.
+        if (facts?.retrievalTokens) line.cache_hit = calls!.query === 0;
         accessLog(line);
       }
     }
