@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { formatContext, sectionHeader } from '../../ts/search/context.js';
-import { selectNodes } from '../../ts/search/select.js';
+import { type RankedNode, selectNodes } from '../../ts/search/select.js';
 
 describe('selectNodes (docs/method.md §6.5)', () => {
   const attr = new Map([['e1', 'a1']]);
   const elem = new Map([['t1', 'h1']]);
   const select = (
     hits: string[],
-    ranking: Parameters<typeof selectNodes>[1],
+    ranking: RankedNode[],
     q = { crossNode: 2, entity: 1, relationship: 1, title: 1 },
   ) =>
     selectNodes(

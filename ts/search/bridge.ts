@@ -24,6 +24,7 @@
  */
 import { nodeTypeCode } from '../model/types.js';
 import type { LoadedIndex } from './loaded-index.js';
+import { retrievalScratch } from './node-marks.js';
 
 export interface BridgeParams {
   /** `bridge_passages`: passages added at most (0 disables the step). */
@@ -36,42 +37,60 @@ export interface BridgeParams {
 export const BRIDGE_BEAM = 100;
 
 /**
- * Text nodes to add to a context that already holds the passages `contextChunks` (text node
- * indexes), best first.
+ * Text nodes to add to a context that already holds the passages `contextChunks` (distinct
+ * text node indexes), best first.
+ *
+ * Per question this runs on every request, so it walks the adjacency arrays directly and keeps
+ * its sets in the index's reusable marks (node-marks.ts) instead of a Set, a Map and a
+ * subarray per visited node.
  */
 export function bridgePassages(
   index: LoadedIndex,
-  contextChunks: ReadonlySet<number>,
+  contextChunks: readonly number[],
   /** Distance to the question of the nodes its vector search returned. */
   near: ReadonlyMap<number, number>,
   params: BridgeParams,
 ): number[] {
-  if (params.passages <= 0 || contextChunks.size === 0) return [];
+  if (params.passages <= 0 || contextChunks.length === 0) return [];
   const unitCode = nodeTypeCode('semantic_unit');
   const entityCode = nodeTypeCode('entity');
+  const { offsets, targets } = index.adjacency;
+  const { types, chunkOf } = index;
+  const s = retrievalScratch(index, index.nodeCount);
+  s.drawnOn.clear();
+  for (const chunk of contextChunks) s.drawnOn.add(chunk);
 
   // Entities of the context's units, specific enough to be a bridge.
-  const entities = new Set<number>();
+  s.entities.clear();
+  const entities: number[] = [];
   for (const chunk of contextChunks) {
-    for (const unit of index.neighbors(chunk)) {
-      if (index.types[unit] !== unitCode) continue;
-      for (const e of index.neighbors(unit)) {
-        if (index.types[e] === entityCode && index.neighbors(e).length <= params.maxDegree) entities.add(e);
+    for (let a = offsets[chunk]!, aEnd = offsets[chunk + 1]!; a < aEnd; a++) {
+      const unit = targets[a]!;
+      if (types[unit] !== unitCode) continue;
+      for (let b = offsets[unit]!, bEnd = offsets[unit + 1]!; b < bEnd; b++) {
+        const e = targets[b]!;
+        if (types[e] === entityCode && offsets[e + 1]! - offsets[e]! <= params.maxDegree && s.entities.add(e))
+          entities.push(e);
       }
     }
   }
   // Passages those entities lead to, with the number of bridge entities reaching each.
-  const links = new Map<number, number>();
+  s.candidates.clear();
+  const candidates: number[] = [];
+  const links = s.links;
   for (const e of entities) {
-    const reached = new Set<number>();
-    for (const unit of index.neighbors(e)) {
-      if (index.types[unit] !== unitCode) continue;
-      const chunk = index.chunkOf[unit]!;
-      if (chunk >= 0 && !contextChunks.has(chunk)) reached.add(chunk);
+    s.reached.clear();
+    for (let a = offsets[e]!, aEnd = offsets[e + 1]!; a < aEnd; a++) {
+      const unit = targets[a]!;
+      if (types[unit] !== unitCode) continue;
+      const chunk = chunkOf[unit]!;
+      if (chunk < 0 || s.drawnOn.has(chunk) || !s.reached.add(chunk)) continue;
+      if (s.candidates.add(chunk)) {
+        links[chunk] = 1;
+        candidates.push(chunk);
+      } else links[chunk]!++;
     }
-    for (const c of reached) links.set(c, (links.get(c) ?? 0) + 1);
   }
-  if (links.size === 0) return [];
 
   const byDistance = (a: number, b: number) => {
     const da = near.get(a);
@@ -79,7 +98,16 @@ export function bridgePassages(
     if (da === undefined || db === undefined) return (da === undefined ? 1 : 0) - (db === undefined ? 1 : 0);
     return da - db;
   };
-  return [...links.keys()]
-    .sort((a, b) => byDistance(a, b) || links.get(b)! - links.get(a)! || a - b)
-    .slice(0, params.passages);
+  // A strict total order (ties end on the node index), so keeping the best few while
+  // scanning gives exactly the first `passages` of the sorted candidates.
+  const before = (a: number, b: number) => (byDistance(a, b) || links[b]! - links[a]! || a - b) < 0;
+  const best: number[] = [];
+  for (const c of candidates) {
+    if (best.length === params.passages && !before(c, best[best.length - 1]!)) continue;
+    let at = best.length;
+    while (at > 0 && before(c, best[at - 1]!)) at--;
+    best.splice(at, 0, c);
+    if (best.length > params.passages) best.pop();
+  }
+  return best;
 }

@@ -1,8 +1,11 @@
 /**
  * The retrieval of one question on a loaded index, once the provider calls are done
  * (docs/method.md §6.2 steps 3–6): vector search, exact matching, seeds, propagation, typed
- * selection, context. Synchronous and free of shared mutable state, so many questions can
- * be retrieved at once on one index.
+ * selection, context. Synchronous, so many questions can be retrieved at once on one index:
+ * the only state it shares is the index's scratch marks (node-marks.ts), used within one call.
+ *
+ * Everything runs on dense node indexes; hash ids are looked up only for the items returned
+ * (string ids in Sets and Maps were a fifth of the per-question JavaScript time).
  */
 import type { ConfigSettings } from '../config/node-config.js';
 import type { PropagationOptions } from '../graph/index.js';
@@ -116,7 +119,7 @@ function nativeQuotas(quotas: Quotas, hitsPerType: Uint32Array): Uint32Array {
 export function retrieve(index: LoadedIndex, query: QueryInputs, params: SearchParams): Retrieval {
   const t0 = performance.now();
 
-  // Vector search: hits ordered by distance, ties by node id. With bridge passages on, one
+  // Vector search: hits ordered by distance, ties by node index. With bridge passages on, one
   // wider search also gives the distances that rank the bridge candidates (§6.7); the hits
   // are its first k.
   let hits: { node: number; distance: number }[] = [];
@@ -131,7 +134,8 @@ export function retrieve(index: LoadedIndex, query: QueryInputs, params: SearchP
     }
     hits.sort((a, b) => a.distance - b.distance || a.node - b.node);
   }
-  const near = new Map(hits.map((h) => [h.node, h.distance]));
+  const near = new Map<number, number>();
+  for (const h of hits) near.set(h.node, h.distance);
   hits = hits.slice(0, k);
   const t1 = performance.now();
 
@@ -145,15 +149,18 @@ export function retrieve(index: LoadedIndex, query: QueryInputs, params: SearchP
   const seedIds = new Uint32Array(seedCount);
   const seedWeights = new Float64Array(seedCount);
   const hitsPerType = new Uint32Array(NODE_TYPES.length);
-  hits.forEach((h, i) => {
-    seedIds[i] = h.node;
+  const hitNodes: number[] = [];
+  for (let i = 0; i < hits.length; i++) {
+    const node = hits[i]!.node;
+    hitNodes.push(node);
+    seedIds[i] = node;
     seedWeights[i] = params.similarityWeight;
-    hitsPerType[index.types[h.node]!]!++;
-  });
-  matches.forEach((m, i) => {
-    seedIds[hits.length + i] = m;
+    hitsPerType[index.types[node]!]!++;
+  }
+  for (let i = 0; i < matches.length; i++) {
+    seedIds[hits.length + i] = matches[i]!;
     seedWeights[hits.length + i] = params.accuracyWeight;
-  });
+  }
   const top =
     seedCount > 0
       ? index.graph.topNodes(
@@ -165,56 +172,61 @@ export function retrieve(index: LoadedIndex, query: QueryInputs, params: SearchP
   const t3 = performance.now();
 
   // Selection (§6.5).
-  const ranking: RankedNode[] = [];
+  const ranking: RankedNode<number>[] = [];
   if (top) {
-    for (let i = 0; i < top.ids.length; i++) {
-      ranking.push({ id: index.ids[top.ids[i]!]!, type: NODE_TYPES[top.types[i]!]! });
-    }
+    for (let i = 0; i < top.ids.length; i++)
+      ranking.push({ id: top.ids[i]!, type: NODE_TYPES[top.types[i]!]! });
   }
-  const hitIds = hits.map((h) => index.ids[h.node]!);
-  const via = new Map<string, number>();
+  /** Ranking position of the node that brought each listed node (hits are absent). */
+  const via = new Map<number, number>();
   const selection = selectNodes(
-    hitIds,
+    hitNodes,
     ranking,
     params.quotas,
-    (entity) => nodeId(index, index.attributeOf[index.indexOf(entity)!]!),
-    (title) => nodeId(index, index.elementOf[index.indexOf(title)!]!),
-    (id, position) => via.set(id, position),
+    (entity) => nodeOrUndefined(index.attributeOf[entity]!),
+    (title) => nodeOrUndefined(index.elementOf[title]!),
+    (node, position) => {
+      if (position >= 0) via.set(node, position);
+    },
   );
   const t4 = performance.now();
 
   // Items and the context string (§6.6).
-  const distanceOf = new Map(hits.map((h) => [index.ids[h.node]!, h.distance]));
-  const item = (id: string, position: number): RetrievedItem => {
-    const node = index.indexOf(id)!;
-    const fromVector = position < 0;
-    return {
-      id,
-      type: index.typeOf(node) as ContextSection,
-      text: index.textOf(node),
-      document: index.documentOf(node),
-      origin: fromVector ? 'vector' : 'propagation',
-      score: fromVector ? null : top!.scores[position]!,
-      distance: fromVector ? (distanceOf.get(id) ?? null) : null,
-    };
-  };
-  const positionOf = new Map(ranking.map((r, i) => [r.id, i]));
+  const item = (node: number, position: number, origin: RetrievedItem['origin']): RetrievedItem => ({
+    id: index.ids[node]!,
+    type: index.typeOf(node) as ContextSection,
+    text: index.textOf(node),
+    document: index.documentOf(node),
+    origin,
+    score: origin === 'propagation' ? top!.scores[position]! : null,
+    distance: origin === 'vector' ? (near.get(node) ?? null) : null,
+  });
   // No text twice: a semantic unit whose chunk is in the context adds nothing.
-  const listedNodes = selection.searchList.map((id) => index.indexOf(id)!);
-  const contextChunks = new Set<number>();
-  for (const node of listedNodes) if (index.chunkOf[node] === node) contextChunks.add(node);
-  const kept = listedNodes.filter((node) => {
-    const c = index.chunkOf[node]!;
-    return c < 0 || c === node || !contextChunks.has(c);
+  const listed = selection.searchList;
+  const chunkOf = index.chunkOf;
+  const inContext = new Set<number>();
+  for (const node of listed) if (chunkOf[node] === node) inContext.add(node);
+  const kept = listed.filter((node) => {
+    const c = chunkOf[node]!;
+    return c < 0 || c === node || !inContext.has(c);
   });
   // Bridge passages (§6.7): from every passage the context draws on, units included.
-  const drawnOn = new Set<number>();
-  for (const node of kept) if (index.chunkOf[node]! >= 0) drawnOn.add(index.chunkOf[node]!);
+  const drawnOn: number[] = [];
+  for (const node of kept) {
+    const c = chunkOf[node]!;
+    if (c >= 0 && !drawnOn.includes(c)) drawnOn.push(c);
+  }
   const bridges = bridgePassages(index, drawnOn, near, params.bridge);
+  const positionOf = new Map<number, number>();
+  for (let i = 0; i < ranking.length; i++)
+    if (ranking[i]!.type === 'relationship') positionOf.set(ranking[i]!.id, i);
   const items = orderForContext([
-    ...kept.map((node) => item(index.ids[node]!, via.get(index.ids[node]!) ?? -1)),
-    ...bridges.map((node) => ({ ...item(index.ids[node]!, -1), origin: 'bridge' as const, distance: null })),
-    ...selection.relationships.map((id) => item(id, positionOf.get(id)!)),
+    ...kept.map((node) => {
+      const position = via.get(node);
+      return position === undefined ? item(node, -1, 'vector') : item(node, position, 'propagation');
+    }),
+    ...bridges.map((node) => item(node, -1, 'bridge')),
+    ...selection.relationships.map((node) => item(node, positionOf.get(node)!, 'propagation')),
   ]);
   const context = formatContext(items);
   const t5 = performance.now();
@@ -222,7 +234,7 @@ export function retrieve(index: LoadedIndex, query: QueryInputs, params: SearchP
   return {
     items,
     context,
-    seeds: { hits: hitIds, matches: matches.map((m) => index.ids[m]!) },
+    seeds: { hits: hitNodes.map((node) => index.ids[node]!), matches: matches.map((m) => index.ids[m]!) },
     timings: {
       vectorMs: t1 - t0,
       matchMs: t2 - t1,
@@ -233,6 +245,6 @@ export function retrieve(index: LoadedIndex, query: QueryInputs, params: SearchP
   };
 }
 
-function nodeId(index: LoadedIndex, node: number): string | undefined {
-  return node >= 0 ? index.ids[node] : undefined;
+function nodeOrUndefined(node: number): number | undefined {
+  return node >= 0 ? node : undefined;
 }

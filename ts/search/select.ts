@@ -16,16 +16,17 @@ export interface Quotas {
   title: number;
 }
 
-export interface RankedNode {
-  id: string;
+/** `Id`: what names a node; retrieve.ts passes dense node indexes, the tests string ids. */
+export interface RankedNode<Id = string> {
+  id: Id;
   type: NodeType;
 }
 
-export interface Selection {
-  /** Node ids whose texts make up the context: the hits, then additions in ranking order. */
-  searchList: string[];
-  /** Relationship ids in ranking order. */
-  relationships: string[];
+export interface Selection<Id = string> {
+  /** Nodes whose texts make up the context: the hits, then additions in ranking order. */
+  searchList: Id[];
+  /** Relationships in ranking order. */
+  relationships: Id[];
 }
 
 /**
@@ -33,17 +34,17 @@ export interface Selection {
  * `ranking` of the node that brought it (−1 for a hit), so callers can report why an item
  * is in the context without repeating the walk.
  */
-export function selectNodes(
-  hits: readonly string[],
-  ranking: readonly RankedNode[],
+export function selectNodes<Id>(
+  hits: readonly Id[],
+  ranking: readonly RankedNode<Id>[],
   quotas: Quotas,
-  attributeOf: (entityId: string) => string | undefined,
-  elementOfTitle: (titleId: string) => string | undefined,
-  onAdd?: (id: string, position: number) => void,
-): Selection {
-  const searchList: string[] = [];
-  const inList = new Set<string>();
-  const push = (id: string, position: number) => {
+  attributeOf: (entity: Id) => Id | undefined,
+  elementOfTitle: (title: Id) => Id | undefined,
+  onAdd?: (id: Id, position: number) => void,
+): Selection<Id> {
+  const searchList: Id[] = [];
+  const inList = new Set<Id>();
+  const push = (id: Id, position: number) => {
     if (!inList.has(id)) {
       inList.add(id);
       searchList.push(id);
@@ -52,7 +53,7 @@ export function selectNodes(
   };
   for (const h of hits) push(h, -1);
 
-  const relationships: string[] = [];
+  const relationships: Id[] = [];
   let cross = 0;
   let ent = 0;
   let rel = 0;
@@ -69,7 +70,7 @@ export function selectNodes(
         if (ent >= quotas.entity) break;
         ent++;
         const a = attributeOf(node.id);
-        if (a) push(a, position);
+        if (a !== undefined) push(a, position);
         break;
       }
       case 'relationship':
@@ -81,7 +82,7 @@ export function selectNodes(
         if (title >= quotas.title) break;
         title++;
         const e = elementOfTitle(node.id);
-        if (e) push(e, position);
+        if (e !== undefined) push(e, position);
         break;
       }
       default:

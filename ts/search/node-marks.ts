@@ -1,0 +1,69 @@
+/**
+ * Sets of node indexes for the per-question retrieval, without a Set or Map per question.
+ *
+ * A retrieval is synchronous, so one set of buffers per loaded index serves every question
+ * (no two retrievals interleave on the JS thread). Membership is an epoch stamp: `clear()`
+ * costs one increment, not a pass over the node count, and a question touches only the
+ * nodes it marks.
+ */
+
+export class NodeMarks {
+  readonly #stamp: Uint32Array;
+  #epoch = 1;
+
+  constructor(nodeCount: number) {
+    this.#stamp = new Uint32Array(nodeCount);
+  }
+
+  /** Empties the set. */
+  clear(): void {
+    this.#epoch++;
+    if (this.#epoch === 0x1_0000_0000) {
+      // After 2³² clears the stamps would repeat: start again from a zeroed array.
+      this.#stamp.fill(0);
+      this.#epoch = 1;
+    }
+  }
+
+  has(node: number): boolean {
+    return this.#stamp[node] === this.#epoch;
+  }
+
+  /** Adds `node`; false when it was already in the set. */
+  add(node: number): boolean {
+    if (this.#stamp[node] === this.#epoch) return false;
+    this.#stamp[node] = this.#epoch;
+    return true;
+  }
+}
+
+/** Marks and counters that a retrieval on one index reuses (see the module comment). */
+export interface RetrievalScratch {
+  /** Text nodes the context draws on (bridge.ts). */
+  drawnOn: NodeMarks;
+  /** Bridge entities already taken. */
+  entities: NodeMarks;
+  /** Passages one bridge entity reaches (cleared per entity). */
+  reached: NodeMarks;
+  /** Candidate passages, with `links[node]` valid for the marked ones. */
+  candidates: NodeMarks;
+  links: Uint32Array;
+}
+
+const scratchOf = new WeakMap<object, RetrievalScratch>();
+
+/** The scratch of the index `owner` with `nodeCount` nodes, made on first use. */
+export function retrievalScratch(owner: object, nodeCount: number): RetrievalScratch {
+  let s = scratchOf.get(owner);
+  if (!s) {
+    s = {
+      drawnOn: new NodeMarks(nodeCount),
+      entities: new NodeMarks(nodeCount),
+      reached: new NodeMarks(nodeCount),
+      candidates: new NodeMarks(nodeCount),
+      links: new Uint32Array(nodeCount),
+    };
+    scratchOf.set(owner, s);
+  }
+  return s;
+}
