@@ -25,13 +25,16 @@ import { defineCommand } from 'citty';
 import { NodeConfig } from '../config/index.js';
 import { ConfigError, IndexNotBuiltError } from '../errors.js';
 import { runBuild } from '../indexing/pipeline.js';
+import { createProviders, o200kTokenCounter } from '../llm/create-providers.js';
 import { isSearchable } from '../project/state.js';
 import { parseStateText, readStateText } from '../search/index-files.js';
-import { NodeSearch } from '../search/node-search.js';
+import { NodeSearch, type SearchProviders } from '../search/node-search.js';
 import { DEFAULT_RETRIEVAL_CACHE_SIZE } from '../search/retrieval-cache.js';
 import { createApp } from '../server/app.js';
 import { apiKeyProblem, corsOriginProblem } from '../server/auth.js';
 import { searchEngine } from '../server/engine-adapter.js';
+import { createMetrics } from '../server/observe.js';
+import { countedProviders } from '../server/provider-metrics.js';
 import { isLoopback, type RunningServer, ServerStartError, serveApp } from '../server/serve.js';
 import { DEFAULT_MAX_UPLOAD_BYTES } from '../server/upload.js';
 import { folderArg, folderValue, parsePort } from './args.js';
@@ -149,12 +152,14 @@ async function startEngine(
   retrievalCacheSize: number,
   quiet: boolean,
   reload: boolean,
+  providers: SearchProviders,
 ): Promise<NodeSearch> {
   const root = config.mainFolder;
   const stateText = await requireBuilt(config, folderArgText);
   // Every worker follows new generations; the first one (or the only process) says so.
   const logs = !cluster.isWorker || cluster.worker?.id === 1;
   const search = new NodeSearch(config, {
+    providers,
     retrievalCacheSize,
     watch: reload,
     onReload: (r) => {
@@ -363,7 +368,20 @@ async function openServer(
     maxUploadBytes: number;
   },
 ): Promise<OpenServer> {
-  const search = await startEngine(config, o.folderArgText, o.cacheSize, o.quiet, o.reload);
+  // The gauges read the engine's status only when scraped, after it exists.
+  let search: NodeSearch | undefined;
+  const metrics = o.metrics ? createMetrics({ status: () => search!.status() }) : undefined;
+  const models = createProviders(config, { mode: 'search', tokenCounter: o200kTokenCounter });
+  // Counted for the metrics and the access log's cache_hit (ts/server/provider-metrics.ts).
+  const providers =
+    metrics || o.accessLog
+      ? countedProviders(models, {
+          names: { chat: models.chat.identity.provider, embedding: models.embedding.identity.provider },
+          tokens: o200kTokenCounter,
+          ...(metrics ? { metrics } : {}),
+        })
+      : models;
+  search = await startEngine(config, o.folderArgText, o.cacheSize, o.quiet, o.reload, providers);
   let server: RunningServer;
   try {
     const app = createApp({
@@ -371,7 +389,7 @@ async function openServer(
       modelName: basename(config.mainFolder),
       ...(o.apiKey ? { apiKey: o.apiKey } : {}),
       ...(o.cors ? { cors: o.cors } : {}),
-      metrics: o.metrics,
+      ...(metrics ? { metrics } : {}),
       project: {
         folder: config.mainFolder,
         maxUploadBytes: o.maxUploadBytes,
