@@ -29,19 +29,12 @@ export function encodeStrings(strings: {
   return { offsets, bytes };
 }
 
-/** Whether `offsets` can index `byteLength` bytes: starts at 0, never decreases, ends at the length. */
-export function offsetsValid(offsets: Uint32Array, byteLength: number): boolean {
-  if (offsets.length === 0 || offsets[0] !== 0 || offsets[offsets.length - 1] !== byteLength) return false;
-  for (let i = 1; i < offsets.length; i++) if (offsets[i]! < offsets[i - 1]!) return false;
-  return true;
-}
-
 /** A string column read in place: row i is decoded when asked for (node texts: only context items need them). */
 export class StringColumn {
   readonly #offsets: Uint32Array;
   readonly #bytes: Buffer;
 
-  /** `offsets` must be valid for `bytes` (offsetsValid). */
+  /** `offsets`: `length + 1` non-decreasing offsets into `bytes`, the first 0, the last its length. */
   constructor({ offsets, bytes }: EncodedStrings) {
     this.#offsets = offsets;
     this.#bytes = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
