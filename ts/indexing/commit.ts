@@ -196,8 +196,13 @@ export class StageCommit {
     return this.entries.map((e) => e.destination);
   }
 
-  /** Make every staged file visible at its destination, atomically as a set. */
-  async commit(): Promise<void> {
+  /**
+   * Make every staged file visible at its destination, atomically as a set.
+   * `deferGraphSnapshot`: leave cache/search_graph.bin as it is (a commit in the middle of a
+   * cycle: the cycle's last commit derives it once; meanwhile it no longer matches the
+   * recorded tables, so search reads the tables, which are always current).
+   */
+  async commit(options: { deferGraphSnapshot?: boolean } = {}): Promise<void> {
     if (this.finished) throw new InternalError('internal_error', 'commit already finished');
     const stagingDir = resolveInProject(this.root, STAGING_DIR);
     for (const entry of this.entries) {
@@ -207,7 +212,9 @@ export class StageCommit {
         throw new InternalError('internal_error', `staged file for ${entry.destination} was never written`);
       }
     }
-    const sources = await this.#stageGraphSnapshot();
+    const sources = options.deferGraphSnapshot
+      ? new Map<string, FileChecksum>()
+      : await this.#stageGraphSnapshot();
     await this.#stageChecksums(sources);
     this.finished = true;
     for (const entry of this.entries) await fsyncFile(`${stagingDir}/${entry.staged}`);

@@ -567,7 +567,9 @@ class BuildRun {
       if (result.embedding) next = { ...next, embedding: result.embedding };
       await ctx.out.file(INFO_FILES.indices, serializeIndices(ctx.counters));
       await ctx.out.file(INFO_FILES.state, serializeState(next));
-      await commit.commit();
+      // The search-graph snapshot is derived once per cycle, by its last commit (a sync
+      // would otherwise derive it from the whole graph at each of its eight commits).
+      await commit.commit({ deferGraphSnapshot: next.current_state !== 'FINISHED' });
     } catch (error) {
       progress.abandon();
       await commit.discard().catch(() => undefined);
