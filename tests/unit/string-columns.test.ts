@@ -1,0 +1,58 @@
+/**
+ * ts/index-io/string-columns.ts: the string column of search_graph.bin (offsets + UTF-8, rows
+ * decoded on demand) and its id table (hash id → dense index without a Map).
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  buildIdTable,
+  encodeStrings,
+  idSlotCount,
+  lookupId,
+  StringColumn,
+} from '../../ts/index-io/string-columns.js';
+
+describe('string column', () => {
+  it('gives back every string, multi-byte and empty ones included', () => {
+    const strings = ['Marie Curie', '', 'Zoë in Łódź', '居里夫人', 'emoji 🧪 test', 'a\nb'];
+    const encoded = encodeStrings(strings)!;
+    expect(encoded.offsets[strings.length]).toBe(encoded.bytes.byteLength);
+    const column = new StringColumn(encoded);
+    expect(column.length).toBe(strings.length);
+    expect(Array.from({ length: column.length }, (_, i) => column.at(i))).toEqual(strings);
+    expect(column.at(-1)).toBeUndefined();
+    expect(column.at(strings.length)).toBeUndefined();
+  });
+
+  it('reads in place from a section of a larger buffer', () => {
+    const encoded = encodeStrings(['x', 'yz'])!;
+    const shared = new Uint8Array(new SharedArrayBuffer(64));
+    shared.set(encoded.bytes, 40);
+    const column = new StringColumn({ offsets: encoded.offsets, bytes: shared.subarray(40, 43) });
+    expect([column.at(0), column.at(1)]).toEqual(['x', 'yz']);
+  });
+});
+
+describe('id table', () => {
+  const hex = (i: number) => (i * 2654435761).toString(16).padStart(64, '0');
+
+  it('finds every id at its index and no unknown id', () => {
+    const ids = Array.from({ length: 5000 }, (_, i) => hex(i + 1)).sort();
+    const table = buildIdTable(ids);
+    expect(table.length).toBe(idSlotCount(ids.length));
+    expect(table.length).toBeGreaterThanOrEqual(2 * ids.length);
+    ids.forEach((id, i) => {
+      expect(lookupId(table, ids, id)).toBe(i);
+    });
+    for (const unknown of ['', 'x', hex(0), `${ids[0]}0`])
+      expect(lookupId(table, ids, unknown)).toBeUndefined();
+  });
+
+  it('handles an empty graph and never answers with another id when damaged', () => {
+    expect(lookupId(buildIdTable([]), [], 'a')).toBeUndefined();
+    const ids = ['a', 'b', 'c'];
+    // A full table pointing everywhere at 'a': 'b' is missed, not mistaken for 'a'.
+    const damaged = new Uint32Array(idSlotCount(ids.length)).fill(1);
+    expect(lookupId(damaged, ids, 'b')).toBeUndefined();
+    expect(lookupId(damaged, ids, 'a')).toBe(0);
+  });
+});
