@@ -574,3 +574,35 @@ describe('ui app over a real socket: a client that leaves mid-body (issue 18 ite
     expect(readdirSync(join(folder, 'input'))).toEqual(['big.txt']);
   });
 });
+
+describe('ui app: API key', () => {
+  const KEY = 'ui-key-0123456789abcdef';
+
+  it('requires the key on every /api route; the page itself stays open so the key can be typed', async () => {
+    const { app } = makeApp({ apiKey: KEY });
+    const page = await app.request('/', { headers: { host: HOST } });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('id="api-key"');
+    for (const [path, init] of [
+      ['/api/status', { headers: { host: HOST } }],
+      ['/api/build/events', { headers: { host: HOST } }],
+      ['/api/build', { method: 'POST', headers: SAME }],
+    ] as const) {
+      const none = await app.request(path, init);
+      expect(none.status).toBe(401);
+      expect(((await none.json()) as { error: { code: string } }).error.code).toBe('unauthorized');
+      const wrong = await app.request(path, {
+        ...init,
+        headers: { ...init.headers, authorization: 'Bearer not-the-key-at-all-000' },
+      });
+      expect(wrong.status).toBe(401);
+    }
+    const ok = await app.request('/api/status', { headers: { host: HOST, authorization: `Bearer ${KEY}` } });
+    expect(ok.status).toBe(200);
+  });
+
+  it('needs no key when started without one', async () => {
+    const { app } = makeApp();
+    expect((await app.request('/api/status', { headers: { host: HOST } })).status).toBe(200);
+  });
+});

@@ -1,9 +1,10 @@
 /**
- * `noderag ui -f <folder> [--port N]`: the local web UI (configure, upload, build with live
+ * `noderag ui -f <folder> [--port N] [--api-key KEY]`: the local web UI (configure, upload, build with live
  * progress, inspect the indices, ask questions) on 127.0.0.1. An existing folder without
  * Node_config.yaml gets the commented template first, so the page opens on a valid config;
  * a folder that does not exist (a mistyped -f) is refused, never created.
- * Port 0 picks a free port. Stops on SIGINT/SIGTERM.
+ * Port 0 picks a free port. Stops on SIGINT/SIGTERM. With `--api-key` (or NODERAG_API_KEY,
+ * as `noderag search`) every /api route needs the key, which the page asks for.
  */
 import { resolve } from 'node:path';
 import { defineCommand } from 'citty';
@@ -13,6 +14,7 @@ import { createUiApp } from '../ui/app.js';
 import { realUiDeps } from '../ui/deps.js';
 import { folderArg, folderValue, parsePort } from './args.js';
 import { CliExit, EXIT } from './exit.js';
+import { API_KEY_ENV, parseApiKey } from './search.js';
 
 export const DEFAULT_UI_PORT = 8501;
 
@@ -24,17 +26,22 @@ export default defineCommand({
       type: 'string',
       description: `port on 127.0.0.1 (default ${DEFAULT_UI_PORT}; 0 = any free port)`,
     },
+    'api-key': {
+      type: 'string',
+      description: `require "Authorization: Bearer KEY" on the API; the page asks for it (default: $${API_KEY_ENV})`,
+    },
   },
   async run({ args }) {
     const folder = resolve(folderValue(args.folder));
     const port = args.port === '0' ? 0 : parsePort(args.port, DEFAULT_UI_PORT);
+    const apiKey = parseApiKey(args['api-key']);
     // The UI writes the template into an existing folder (it is how a project starts there),
     // but never creates a folder a mistyped -f names.
     const notFolder = projectFolderProblem(folder);
     if (notFolder) throw new CliExit(EXIT.USAGE, notFolder);
     const ensured = ensureConfig(folder);
     if (ensured.created) console.log(`Created ${ensured.configPath} from the template; edit it in the UI.`);
-    const app = createUiApp(realUiDeps(folder));
+    const app = createUiApp({ ...realUiDeps(folder), ...(apiKey ? { apiKey } : {}) });
     let server: Awaited<ReturnType<typeof serveApp>>;
     try {
       server = await serveApp(app, { host: '127.0.0.1', port, graceMs: 1000 });
@@ -42,7 +49,8 @@ export default defineCommand({
       if (e instanceof ServerStartError) throw new CliExit(EXIT.FAILURE, `Cannot start the UI: ${e.message}`);
       throw e;
     }
-    console.log(`noderag UI for ${folder}: ${server.url}/ (Ctrl-C to stop)`);
+    const keyNote = apiKey ? '; API key required' : '';
+    console.log(`noderag UI for ${folder}: ${server.url}/ (Ctrl-C to stop${keyNote})`);
     await new Promise<void>((done) => {
       const stop = () => {
         process.off('SIGINT', stop);

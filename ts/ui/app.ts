@@ -4,12 +4,15 @@
  * under /api, one module per resource in ./routes (status, config, files, build, indices,
  * chat). Errors are `{"error": {"code", "message", "problems"?}}`, mapped and logged by the
  * handler the search API uses (ts/server/http.ts). Every /api request must name a loopback
- * Host, and requests that change state must come from the app's own page (./guards.ts).
+ * Host, and requests that change state must come from the app's own page (./guards.ts);
+ * with `apiKey`, every /api request also needs `Authorization: Bearer KEY` (the page and its
+ * static files stay open, so the key can be typed in).
  *
  * The build, the search engine and the index statistics are injected (./deps.ts has the real
  * ones), so the routes are tested with `app.request()` without the native addon.
  */
 import { Hono } from 'hono';
+import { requireApiKey } from '../server/auth.js';
 import { errorHandler, HttpError } from '../server/http.js';
 import { hostProblem, originProblem } from './guards.js';
 import { buildRoutes } from './routes/build.js';
@@ -49,6 +52,8 @@ export function createUiApp(deps: UiDeps): Hono {
     }
     await next();
   });
+  // With a key, every API route needs it (the page sends the one typed into its key field).
+  if (deps.apiKey) app.use('/api/*', requireApiKey(deps.apiKey));
 
   app.route('/', staticRoutes(readPublicFiles()));
   for (const routes of [statusRoutes, configRoutes, filesRoutes, buildRoutes, indicesRoutes, chatRoutes]) {

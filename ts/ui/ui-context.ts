@@ -36,6 +36,8 @@ export interface UiDeps {
   /** Largest accepted upload, per file and per request (default 20 MiB). */
   maxUploadBytes?: number;
   logError?: (e: unknown) => void;
+  /** With a key, every /api route needs `Authorization: Bearer KEY` (ts/server/auth.ts). */
+  apiKey?: string;
 }
 
 export interface UiContext {

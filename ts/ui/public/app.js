@@ -61,6 +61,26 @@ class ApiError extends Error {
 /** @param {unknown} e */
 const messageOf = (e) => (e instanceof Error ? e.message : String(e));
 
+// ---- API key (a UI started with --api-key): typed once, kept in sessionStorage ----
+const KEY_STORE = 'noderag.apiKey';
+const keyBox = byId('key-box', HTMLElement);
+const keyInput = byId('api-key', HTMLInputElement);
+const keyMessage = byId('key-message', HTMLDivElement);
+keyInput.value = sessionStorage.getItem(KEY_STORE) ?? '';
+keyBox.hidden = keyInput.value === '';
+
+/** @returns {Record<string, string>} */
+function authHeader() {
+  return keyInput.value ? { authorization: `Bearer ${keyInput.value}` } : {};
+}
+
+/** @param {string} message */
+function askForKey(message) {
+  keyBox.hidden = false;
+  keyMessage.className = 'err';
+  keyMessage.textContent = message;
+}
+
 /**
  * Calls the API and returns its JSON reply, typed by the caller.
  * @template T
@@ -69,7 +89,9 @@ const messageOf = (e) => (e instanceof Error ? e.message : String(e));
  * @returns {Promise<T>}
  */
 async function api(path, init) {
-  const res = await fetch(path, init);
+  const headers = new Headers(init?.headers);
+  for (const [k, v] of Object.entries(authHeader())) headers.set(k, v);
+  const res = await fetch(path, { ...init, headers });
   /** @type {unknown} */
   let body = null;
   try {
@@ -79,6 +101,7 @@ async function api(path, init) {
   }
   if (!res.ok) {
     const error = /** @type {ErrorReply | null} */ (body);
+    if (res.status === 401) askForKey(error?.error?.message ?? 'this UI needs its API key');
     throw new ApiError(error?.error?.message ?? `${res.status} ${res.statusText}`, res.status, error);
   }
   return /** @type {T} */ (body);
@@ -298,9 +321,8 @@ fileInput.addEventListener('change', () => {
 const log = byId('build-log', HTMLPreElement);
 const buildMessage = byId('build-message', HTMLDivElement);
 const buildStage = byId('build-stage', HTMLSpanElement);
-const events = new EventSource('/api/build/events');
-events.addEventListener('line', (ev) => {
-  const e = /** @type {Extract<BuildEvent, { kind: 'line' }>} */ (JSON.parse(ev.data));
+/** @param {Extract<BuildEvent, { kind: 'line' }>} e */
+function onBuildLine(e) {
   log.append(el('span', e.stream === 'err' ? { class: 'err' } : null, `${e.text}\n`));
   while (log.childNodes.length > 500) log.firstChild?.remove();
   log.scrollTop = log.scrollHeight;
@@ -310,16 +332,51 @@ events.addEventListener('line', (ev) => {
     buildButton.disabled = true;
     void refreshStatus();
   }
-});
-events.addEventListener('done', (ev) => {
-  const e = /** @type {Extract<BuildEvent, { kind: 'done' }>} */ (JSON.parse(ev.data));
+}
+/** @param {Extract<BuildEvent, { kind: 'done' }>} e */
+function onBuildDone(e) {
   buildMessage.className = e.exitCode === 0 ? 'ok' : 'err';
   buildMessage.textContent = e.message;
   buildStage.textContent = '';
   void refreshStatus();
   void refreshFiles();
   if (e.exitCode === 0) void refreshIndices();
-});
+}
+
+/**
+ * Follows GET /api/build/events, read with fetch because EventSource cannot send the key;
+ * reconnects after a pause when the stream ends or fails (the server sends the current
+ * build's events so far on each connection).
+ */
+async function followBuildEvents() {
+  for (;;) {
+    try {
+      const res = await fetch('/api/build/events', { headers: authHeader() });
+      if (res.status === 401) askForKey('this UI needs its API key');
+      if (res.ok && res.body) {
+        const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+        let buffer = '';
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          buffer += value;
+          for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+            const block = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            const data = /^data: ?(.*)$/m.exec(block)?.[1];
+            if (data === undefined) continue; // a keep-alive comment
+            const e = /** @type {BuildEvent} */ (JSON.parse(data));
+            if (e.kind === 'line') onBuildLine(e);
+            else onBuildDone(e);
+          }
+        }
+      }
+    } catch {
+      // The server went away or the page is closing: try again below.
+    }
+    await new Promise((r) => setTimeout(r, 2000));
+  }
+}
 buildButton.addEventListener('click', async () => {
   try {
     log.replaceChildren();
@@ -467,9 +524,19 @@ question.addEventListener('keydown', (ev) => {
   chatForm.requestSubmit();
 });
 
-loadConfig().catch((e) => {
-  byId('save-result', HTMLDivElement).textContent = messageOf(e);
+function loadPage() {
+  loadConfig().catch((e) => {
+    byId('save-result', HTMLDivElement).textContent = messageOf(e);
+  });
+  void refreshFiles();
+  void refreshStatus();
+}
+keyInput.addEventListener('change', () => {
+  sessionStorage.setItem(KEY_STORE, keyInput.value);
+  keyMessage.className = 'muted';
+  keyMessage.textContent = 'Kept for this tab only.';
+  loadPage();
 });
-void refreshFiles();
-void refreshStatus();
+loadPage();
+void followBuildEvents();
 setInterval(refreshStatus, 2000);
