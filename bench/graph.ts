@@ -9,13 +9,23 @@
  * PageRank, Leiden (vs graphology's Louvain). Use a release addon:
  * `node scripts/build-native.mjs --release`.
  *
+ * petgraph (issue 17 item 5): the same graphs are written to temp files and
+ * crates/noderag_graph/examples/petgraph_compare.rs (built here with cargo, release profile of
+ * the host target) times our CSR, Dijkstra, shortest paths and PageRank against petgraph's on
+ * them; skipped with a note when cargo is not on PATH.
+ *
  * Optional arguments: a scale factor (default 1; 0.1 for a smoke run) and `--quick`
  * (native measurements only, no peers).
  */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AbstractGraph } from 'graphology-types';
 import { leiden, pagerank, SearchGraph } from '../ts/graph/index.js';
 import { NODE_TYPES, type NodeType, nodeTypeCode } from '../ts/model/types.js';
+import { REPO_ROOT } from './lib/hotpot.js';
 import { mulberry32 } from './lib/random.js';
 
 // graphology ships CommonJS whose typings do not resolve under NodeNext: load it with require.
@@ -332,6 +342,76 @@ function graphologyTopNodes(graph: Graphology, seeds: number[], quotas: number[]
 }
 
 // ---------------------------------------------------------------------------------------
+// petgraph: the same graphs through crates/noderag_graph/examples/petgraph_compare.rs
+// ---------------------------------------------------------------------------------------
+
+/** Scales of the graphs petgraph's PageRank runs on: it visits all n² node pairs per iteration. */
+const PAGERANK_SCALES = [0.005, 0.01];
+
+/** The example's input (see its header): counts, base src/dst/weight, similarity src/dst; little-endian. */
+function writeGraphFile(file: string, syn: Synthetic): void {
+  const head = Uint32Array.of(syn.types.length, syn.base.src.length, syn.sim.src.length);
+  const parts = [head, syn.base.src, syn.base.dst, syn.base.weight, syn.sim.src, syn.sim.dst];
+  writeFileSync(file, Buffer.concat(parts.map((a) => Buffer.from(a.buffer, a.byteOffset, a.byteLength))));
+}
+
+/** `PETGRAPH <what> key=value …` lines of the example, by <what>. */
+type PetgraphResults = Map<string, Record<string, number>>;
+
+/** Builds and runs the example on `syn` and the PageRank graphs; a string says why it could not. */
+function comparePetgraph(syn: Synthetic): PetgraphResults | string {
+  const build = spawnSync(
+    process.execPath,
+    [
+      join(REPO_ROOT, 'scripts', 'cargo-host-release.mjs'),
+      'build',
+      '-p',
+      'noderag_graph',
+      '--example',
+      'petgraph_compare',
+      '--message-format=json-render-diagnostics',
+    ],
+    { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 << 20 },
+  );
+  if (build.status !== 0) return `building the example failed (exit ${build.status}; it needs cargo on PATH)`;
+  let exe: string | undefined;
+  for (const line of build.stdout.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    const msg = JSON.parse(line) as {
+      reason?: string;
+      target?: { name?: string };
+      executable?: string | null;
+    };
+    if (msg.reason === 'compiler-artifact' && msg.target?.name === 'petgraph_compare' && msg.executable)
+      exe = msg.executable;
+  }
+  if (!exe) return 'cargo reported no petgraph_compare executable';
+  const dir = mkdtempSync(join(tmpdir(), 'noderag-petgraph-'));
+  try {
+    const files = [syn, ...PAGERANK_SCALES.map((s) => synthesize(s))].map((g, i) => {
+      const file = join(dir, `graph-${i}.bin`);
+      writeGraphFile(file, g);
+      return file;
+    });
+    const run = spawnSync(exe, files, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    if (run.status !== 0) return `the example failed (exit ${run.status})`;
+    const results: PetgraphResults = new Map();
+    for (const line of run.stdout.split('\n')) {
+      const [tag, what, ...pairs] = line.trim().split(/\s+/);
+      if (tag !== 'PETGRAPH' || !what) continue;
+      const values = Object.fromEntries(
+        pairs.map((p) => [p.slice(0, p.indexOf('=')), Number(p.slice(p.indexOf('=') + 1))]),
+      );
+      // Several PageRank lines (one per graph): keep each under its node count.
+      results.set(what === 'pagerank' ? `pagerank ${values.nodes}` : what, values);
+    }
+    return results;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------
 // Measurement helpers
 // ---------------------------------------------------------------------------------------
 
@@ -586,13 +666,61 @@ async function main() {
   row('  ratio Louvain / Leiden', fmt(louvainMs / leidenMs, 1));
   sg.close();
 
+  // petgraph on the same graphs (ratios are petgraph / ours: above 1, ours is faster).
+  console.log('');
+  const pg = comparePetgraph(syn);
+  const ratios: Record<string, number> = {};
+  if (typeof pg === 'string') row('petgraph comparison', 'skipped', pg);
+  else {
+    const csr = pg.get('csr')!;
+    const dij = pg.get('dijkstra')!;
+    const path = pg.get('path')!;
+    ratios.csr_build = csr.build_petgraph_ms! / csr.build_ours_ms!;
+    ratios.walk = csr.walk_petgraph_ms! / csr.walk_ours_ms!;
+    ratios.dijkstra = dij.petgraph_ms! / dij.ours_ms!;
+    ratios.path = path.petgraph_ms! / path.ours_ms!;
+    row(
+      'CSR build from the edge lists: ours / petgraph',
+      `${fmt(csr.build_ours_ms!, 0)} / ${fmt(csr.build_petgraph_ms!, 0)} ms`,
+      `petgraph: sort + merge + Csr::from_sorted_edges; from_sorted_edges alone ${fmt(csr.build_petgraph_presorted_ms!, 0)} ms`,
+    );
+    row(
+      'CSR neighbour walk y = A·x: ours / petgraph',
+      `${fmt(csr.walk_ours_ms!, 2)} / ${fmt(csr.walk_petgraph_ms!, 2)} ms`,
+      `${csr.entries} entries, petgraph ${fmt(ratios.walk)}×; ours with pagerank.rs's indexed loop ${fmt(csr.walk_ours_indexed_ms!, 2)} ms`,
+    );
+    row(
+      'single-source Dijkstra (length 1/w): ours / petgraph',
+      `${fmt(dij.ours_ms!, 1)} / ${fmt(dij.petgraph_ms!, 1)} ms`,
+      `petgraph ${fmt(ratios.dijkstra)}×, max abs distance diff ${dij.max_abs_diff!.toExponential(1)}`,
+    );
+    row(
+      'shortest path s→t: bidirectional / petgraph astar(h=0)',
+      `${fmt(path.ours_ms!, 3)} / ${fmt(path.petgraph_ms!, 3)} ms`,
+      `petgraph ${fmt(ratios.path)}×, max abs length diff ${path.max_abs_diff!.toExponential(1)}`,
+    );
+    for (const [key, pr] of pg) {
+      if (!key.startsWith('pagerank ')) continue;
+      ratios.pagerank = pr.petgraph_ms! / pr.ours_ms!; // the largest graph is last
+      row(
+        `PageRank, unweighted, ${pr.nodes} nodes, ${pr.iterations} iterations: ours / petgraph`,
+        `${fmt(pr.ours_ms!, 2)} / ${fmt(pr.petgraph_ms!, 0)} ms`,
+        `petgraph ${fmt(ratios.pagerank, 0)}×, max abs score diff ${pr.max_abs_diff!.toExponential(1)}`,
+      );
+    }
+  }
+
   console.log('');
   console.log('| measure | value | note |');
   console.log('|---|---|---|');
   for (const [a, b, c] of rows) console.log(`| ${a.trim()} | ${b} | ${c} |`);
   console.log('');
   console.log(
-    `RESULT graph ppr_p50_ms=${fmt(p50, 3)} ppr_ratio_vs_graphology=${fmt(glP50 / p50, 1)} bandwidth_bound_ms=${fmt(boundP50, 3)} leiden_ms=${fmt(leidenMs, 0)}`,
+    `RESULT graph ppr_p50_ms=${fmt(p50, 3)} ppr_ratio_vs_graphology=${fmt(glP50 / p50, 1)} bandwidth_bound_ms=${fmt(boundP50, 3)} leiden_ms=${fmt(leidenMs, 0)}${Object.entries(
+      ratios,
+    )
+      .map(([k, v]) => ` petgraph_${k}_ratio=${fmt(v)}`)
+      .join('')}`,
   );
 }
 
