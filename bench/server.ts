@@ -9,6 +9,10 @@
  * from /proc before and after. autocannon runs in this process on the same 2 cores as the
  * server, so the load generator takes CPU from it.
  *
+ * Then two more measurements: POST /answer with "stream": true (time to the first event and
+ * to the end of the stream, 1 and 10 clients at a time) on a cache-off server, and the
+ * default server without and with --api-key in alternating turns (auth_overhead_ratio).
+ *
  * With --profile (or when a goal is missed) a second, short run at 50 connections under
  * `node --cpu-prof` lists the server's top functions by self time.
  */
@@ -91,6 +95,74 @@ async function sanity(url: string): Promise<Buffer> {
   if (r.status !== 200 || !body.retrieval)
     throw new Error(`POST /retrieval answered ${r.status}: ${bytes.toString('utf8').slice(0, 300)}`);
   return bytes;
+}
+
+/** A /retrieval load whose requests carry `Authorization: Bearer <apiKey>`. */
+async function loadWithKey(url: string, connections: number, seconds: number, apiKey: string) {
+  let next = 0;
+  return autocannon({
+    url: `${url}/retrieval`,
+    connections,
+    duration: seconds,
+    timeout: 10,
+    requests: [
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+        setupRequest: (req) => ({ ...req, body: bodies[next++ % bodies.length] }),
+      },
+    ],
+  });
+}
+
+interface StreamRow {
+  concurrency: number;
+  requests: number;
+  errors: number;
+  /** ms from sending the request to the first byte of the first event. */
+  firstEvent: number[];
+  /** ms from sending the request to the end of the stream (after the done event). */
+  whole: number[];
+  deltas: number;
+}
+
+/**
+ * POST /answer with "stream": true from `concurrency` loops for `seconds`, the questions
+ * rotated: the time to the first event and to the end of each stream (fetch client).
+ */
+async function streamLoad(url: string, concurrency: number, seconds: number): Promise<StreamRow> {
+  const row: StreamRow = { concurrency, requests: 0, errors: 0, firstEvent: [], whole: [], deltas: 0 };
+  const end = performance.now() + seconds * 1000;
+  let next = 0;
+  const loop = async () => {
+    while (performance.now() < end) {
+      const question = JSON.parse(bodies[next++ % bodies.length]!).question as string;
+      const t0 = performance.now();
+      try {
+        const res = await fetch(`${url}/answer`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ question, stream: true }),
+        });
+        if (res.status !== 200 || !res.body) throw new Error(`status ${res.status}`);
+        let first = -1;
+        let text = '';
+        for await (const chunk of res.body) {
+          if (first < 0) first = performance.now() - t0;
+          text += Buffer.from(chunk).toString('utf8');
+        }
+        if (!text.includes('"type":"done"')) throw new Error('no done event');
+        row.firstEvent.push(first);
+        row.whole.push(performance.now() - t0);
+        row.deltas += text.split('"type":"delta"').length - 1;
+        row.requests++;
+      } catch {
+        row.errors++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, loop));
+  return row;
 }
 
 /**
@@ -179,6 +251,67 @@ for (const mode of MODES) {
     await server.stop();
   }
 }
+// Streaming: POST /answer "stream": true on a cache-off server (every request a whole
+// retrieval, then the local provider's answer in word pieces), one and 10 clients at a time.
+const STREAM_LEVELS = [1, 10];
+const streamSeconds = Math.min(10, duration);
+const streamRows: StreamRow[] = [];
+{
+  const server = await spawnSearchServer(folder, { args: ['--cache-size', '0'] });
+  try {
+    await streamLoad(server.url, 4, Math.min(2, streamSeconds)); // warm-up, not reported
+    for (const c of STREAM_LEVELS) {
+      const row = await streamLoad(server.url, c, streamSeconds);
+      streamRows.push(row);
+      console.log(
+        `stream, ${c} at a time: first event p50 ${fmt(percentile(row.firstEvent, 50), 1)} ms, p99 ${fmt(percentile(row.firstEvent, 99), 1)} ms, errors ${row.errors}`,
+      );
+    }
+  } finally {
+    await server.stop();
+  }
+}
+
+// Auth: the default server (cache on: the HTTP layer is most of a request, so a per-request
+// cost shows most) without and with --api-key, both running, measured in turns A B A B A B.
+const AUTH_KEY = 'bench-key-0123456789abcdef';
+const AUTH_CONNECTIONS = 50;
+const authSeconds = Math.min(10, duration);
+const AUTH_ROUNDS = 3;
+const authTotals = {
+  off: { requests: 0, seconds: 0, errors: 0, p99: [] as number[] },
+  on: { requests: 0, seconds: 0, errors: 0, p99: [] as number[] },
+};
+{
+  const off = await spawnSearchServer(folder);
+  const on = await spawnSearchServer(folder, { args: ['--api-key', AUTH_KEY] });
+  try {
+    await load(off.url, 10, Math.min(3, authSeconds));
+    await loadWithKey(on.url, 10, Math.min(3, authSeconds), AUTH_KEY);
+    for (let round = 0; round < AUTH_ROUNDS; round++) {
+      for (const side of ['off', 'on'] as const) {
+        const r =
+          side === 'off'
+            ? await load(off.url, AUTH_CONNECTIONS, authSeconds)
+            : await loadWithKey(on.url, AUTH_CONNECTIONS, authSeconds, AUTH_KEY);
+        const t = authTotals[side];
+        t.requests += r.requests.total;
+        t.seconds += r.duration;
+        t.errors += r.non2xx + r.errors;
+        t.p99.push(r.latency.p99);
+        console.log(
+          `auth ${side}, round ${round + 1}: ${fmt(r.requests.average, 0)} req/s, p99 ${r.latency.p99} ms`,
+        );
+      }
+    }
+  } finally {
+    await off.stop();
+    await on.stop();
+  }
+}
+const authRps = (side: 'off' | 'on') => authTotals[side].requests / Math.max(1e-9, authTotals[side].seconds);
+const authRatio = authRps('off') / authRps('on');
+
 const rows = runs.flatMap((r) => r.rows);
 const modeOf = new Map(runs.flatMap((run) => run.rows.map((row) => [row, run.mode] as const)));
 const peakRss = (() => {
@@ -268,7 +401,54 @@ if (args.profile || missed.length > 0) {
   }
 }
 
-const resultLine = `RESULT server rps=${fmt(headline.rps, 0)} p99_ms=${headline.p99} errors=${headline.errors}`;
+const streamTtfbP50 = percentile(streamRows[0]?.firstEvent ?? [], 50);
+const resultLine = `RESULT server rps=${fmt(headline.rps, 0)} p99_ms=${headline.p99} errors=${headline.errors} stream_ttfb_p50_ms=${fmt(streamTtfbP50, 1)} auth_overhead_ratio=${fmt(authRatio, 3)}`;
+const streamTable = markdownTable(
+  [
+    'clients at a time',
+    'streams',
+    'errors',
+    'first event p50 ms',
+    'first event p99 ms',
+    'whole stream p50 ms',
+    'whole stream p99 ms',
+    'delta events / stream',
+  ],
+  streamRows.map((r) => [
+    r.concurrency,
+    r.requests,
+    r.errors,
+    fmt(percentile(r.firstEvent, 50), 1),
+    fmt(percentile(r.firstEvent, 99), 1),
+    fmt(percentile(r.whole, 50), 1),
+    fmt(percentile(r.whole, 99), 1),
+    fmt(r.deltas / Math.max(1, r.requests), 1),
+  ]),
+);
+const authTable = markdownTable(
+  ['server (cache on, 1 worker)', 'connections', 'seconds', 'requests', 'req/s', 'p99 ms per turn', 'errors'],
+  (['off', 'on'] as const).map((side) => [
+    side === 'off' ? 'no API key' : '--api-key (Bearer checked per request)',
+    AUTH_CONNECTIONS,
+    fmt(authTotals[side].seconds, 0),
+    authTotals[side].requests,
+    fmt(authRps(side), 0),
+    authTotals[side].p99.join(', '),
+    authTotals[side].errors,
+  ]),
+);
+const authVerdict = `auth_overhead_ratio = req/s without key / with key = ${fmt(authRps('off'), 0)} / ${fmt(authRps('on'), 0)} = ${fmt(authRatio, 3)} (goal ≤ 1.05: ${authRatio <= 1.05 ? 'met' : 'MISSED'}).`;
+const extrasText = [
+  `Streaming: POST /answer with \`"stream": true\` on a cache-off server (\`--cache-size 0\`, 1 worker: each request a whole retrieval, then the \`local\` provider's answer in word pieces, one event-loop turn apart), ${streamSeconds} s per row, fetch client in the benchmark process, the 100 questions rotated. First event = the first body bytes (the first delta).`,
+  '',
+  streamTable,
+  '',
+  `Auth: the default server (cache on, 1 worker) without and with \`--api-key\`, both running, POST /retrieval at ${AUTH_CONNECTIONS} connections in turns (off, on, … ${AUTH_ROUNDS} times each, ${authSeconds} s per turn after a warm-up).`,
+  '',
+  authTable,
+  '',
+  authVerdict,
+].join('\n');
 const serialText = [
   ...runs.map(
     (run) =>
@@ -296,6 +476,7 @@ const verdictWithFloor = floorText ? `${verdict}\n\n${floorText}` : verdict;
 console.log(`\nPOST /retrieval load test, HotpotQA-100 index, ${duration} s per row\n`);
 console.log(table);
 console.log(`\n${serialText}\n${verdictWithFloor}`);
+console.log(`\n${extrasText}`);
 if (profileText) console.log(`\n${profileText}`);
 
 if (duration >= 30) {
@@ -319,13 +500,15 @@ if (duration >= 30) {
       'Errors = non-2xx + socket errors + timeouts (10 s, autocannon closes the connection). RSS from',
       `/proc of the server process before and after each row. Peak RSS seen: ${mib(peakRss)} MiB.`,
       '',
-      `Command: \`npm run bench -- server\` (about ${Math.round((MODES.length * levels.length * (duration + 1) + 20) / 60)} min; \`--duration 5\` for a smoke run)`,
+      `Command: \`npm run bench -- server\` (about ${Math.round((MODES.length * levels.length * (duration + 1) + 20 + STREAM_LEVELS.length * streamSeconds + 2 * AUTH_ROUNDS * authSeconds + 15) / 60)} min; \`--duration 5\` for a smoke run)`,
       '',
       table,
       '',
       serialText,
       '',
       verdictWithFloor,
+      '',
+      extrasText,
       ...(profileText ? ['', profileText] : []),
       '',
       resultLine,
