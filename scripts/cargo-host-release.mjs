@@ -2,10 +2,10 @@
 // `node scripts/cargo-host-release.mjs <cargo args…>` runs `cargo <args…> --release --target
 // <host triple>`: the profile and target folder of the release addon, which `napi build`
 // (scripts/build-native.mjs) always builds with an explicit --target, into
-// target/<host triple>/release/. `npm run test:rust` and the testing addon
-// (scripts/build-testing-addon.mjs) build there so that they reuse the addon's dependency
-// builds (arrow, parquet, hnsw_rs …) instead of compiling the whole tree a second time in the
-// dev profile.
+// target/<host triple>/release/. `npm run test:rust`, `npm run lint:rust` (clippy) and the
+// testing addon (scripts/build-testing-addon.mjs) build there so that they reuse the addon's
+// dependency builds (arrow, parquet, hnsw_rs …), build scripts (zstd's C library) and proc
+// macros instead of compiling them a second time in the dev profile.
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,10 +21,15 @@ export function hostTriple() {
   return line.slice('host: '.length).trim();
 }
 
-/** Runs cargo with `args` in the release profile for the host target; returns the exit status. */
+/**
+ * Runs cargo with `args` in the release profile for the host target; returns the exit status.
+ * The flags go before a `--` in `args` (`clippy … -- -D warnings`), so cargo reads them.
+ */
 export function cargoHostRelease(args) {
   const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-  const r = spawnSync('cargo', [...args, '--release', '--target', hostTriple()], {
+  const flags = ['--release', '--target', hostTriple()];
+  const end = args.includes('--') ? args.indexOf('--') : args.length;
+  const r = spawnSync('cargo', [...args.slice(0, end), ...flags, ...args.slice(end)], {
     cwd: root,
     stdio: 'inherit',
   });
