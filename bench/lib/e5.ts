@@ -93,8 +93,14 @@ export interface E5Server {
   stop(): Promise<void>;
 }
 
-/** Starts the server on E5_PORT (or a free port when it is busy) and waits until it answers. */
-export async function startE5Server(log: (line: string) => void): Promise<E5Server> {
+/**
+ * Starts the server on E5_PORT (or a free port when it is busy) and waits until it answers.
+ * `threads`: the engine's OpenMP threads (default: one per core). On a machine busier than
+ * its cores, 1 is faster: the threads' barriers wait for descheduled siblings (measured at
+ * load 15 on 2 cores: 64 short passages in 23–27 s with 1 thread, 66–73 s with 2, and 4× the
+ * CPU time).
+ */
+export async function startE5Server(log: (line: string) => void, threads?: number): Promise<E5Server> {
   ensureE5Venv(log);
   let port = E5_PORT;
   if (!(await portFree(port))) {
@@ -106,10 +112,14 @@ export async function startE5Server(log: (line: string) => void): Promise<E5Serv
   mkdirSync(BENCH_DATA, { recursive: true });
   const logFile = join(BENCH_DATA, 'e5-server.log');
   const fd = openSync(logFile, 'w');
-  const child = spawn(PYTHON, [SERVER, '--port', String(port)], {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', fd, fd],
-  });
+  const child = spawn(
+    PYTHON,
+    [SERVER, '--port', String(port), ...(threads ? ['--threads', String(threads)] : [])],
+    {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', fd, fd],
+    },
+  );
   closeSync(fd);
   const pid = child.pid;
   if (pid === undefined) throw new Error(`could not start ${SERVER}`);

@@ -132,6 +132,8 @@ export interface LightragEmbedding {
   dim: number;
   query_prefix: string;
   document_prefix: string;
+  /** Texts are cut to this many tokens (cl100k, by LightRAG's openai_embed) before they are sent. */
+  max_token_size: number;
 }
 
 /**
@@ -197,30 +199,49 @@ export interface LightragChunk {
   partial: false;
 }
 
+/** The fenced blocks of a LightRAG context (PROMPTS["kg_query_context"]); '' where one is missing. */
+export interface LightragBlocks {
+  entities: string;
+  relationships: string;
+  chunks: string;
+  references: string;
+}
+
+/** The fenced block after the first line starting with `heading`. */
+function fencedAfter(context: string, heading: string): string {
+  const at = context.search(new RegExp(`^${heading}`, 'm'));
+  if (at < 0) return '';
+  const open = context.indexOf('```', at);
+  const start = open < 0 ? -1 : context.indexOf('\n', open);
+  const end = start < 0 ? -1 : context.indexOf('\n```', start);
+  return end < 0 ? '' : context.slice(start + 1, end);
+}
+
+export function lightragContextBlocks(context: string): LightragBlocks {
+  return {
+    entities: fencedAfter(context, 'Knowledge Graph Data \\(Entity\\)'),
+    relationships: fencedAfter(context, 'Knowledge Graph Data \\(Relationship\\)'),
+    chunks: fencedAfter(context, 'Document Chunks'),
+    references: fencedAfter(context, 'Reference Document List'),
+  };
+}
+
 /**
- * The document chunks of a LightRAG mix/naive context (PROMPTS["kg_query_context"]): the JSON
- * lines `{"reference_id": "1", "content": "…"}` of the block after "Document Chunks", joined
- * to the file paths of the "Reference Document List" (`[1] path`). Entities and relationships
- * are derived text, so they are not returned (they do not count as support, as noderag's
- * attributes and relationships do not).
+ * The document chunks of a LightRAG mix/naive context: the JSON lines
+ * `{"reference_id": "1", "content": "…"}` of the "Document Chunks" block, joined to the file
+ * paths of the "Reference Document List" (`[1] path`). Entities and relationships are derived
+ * text, so they are not returned (they do not count as support, as noderag's attributes and
+ * relationships do not).
  */
 export function lightragContextItems(context: string): LightragChunk[] {
-  const block = (heading: string): string[] => {
-    const at = context.indexOf(heading);
-    if (at < 0) return [];
-    const open = context.indexOf('```', at);
-    const start = context.indexOf('\n', open);
-    const end = context.indexOf('\n```', start);
-    if (open < 0 || start < 0 || end < 0) return [];
-    return context.slice(start + 1, end).split('\n');
-  };
+  const b = lightragContextBlocks(context);
   const paths = new Map<string, string>();
-  for (const line of block('Reference Document List')) {
+  for (const line of b.references.split('\n')) {
     const m = /^\[([^\]]+)\]\s*(.*)$/.exec(line.trim());
     if (m) paths.set(m[1]!, m[2]!.trim());
   }
   const chunks: LightragChunk[] = [];
-  for (const line of block('Document Chunks')) {
+  for (const line of b.chunks.split('\n')) {
     if (!line.trim()) continue;
     let row: { reference_id?: unknown; content?: unknown };
     try {

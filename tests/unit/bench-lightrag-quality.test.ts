@@ -163,6 +163,7 @@ describe("the cache key of LightRAG's index", () => {
     dim: 384,
     query_prefix: 'query: ',
     document_prefix: 'passage: ',
+    max_token_size: 512,
   };
 
   it('changes with the files and the embedding settings, not with the server address', () => {
@@ -172,6 +173,7 @@ describe("the cache key of LightRAG's index", () => {
     expect(key).toMatch(/^[0-9a-f]{12}$/);
     expect(lightragIndexKey(input, { ...e5, base_url: 'http://127.0.0.1:40000/v1' })).toBe(key);
     expect(lightragIndexKey(input, { ...e5, document_prefix: '' })).not.toBe(key);
+    expect(lightragIndexKey(input, { ...e5, max_token_size: 8192 })).not.toBe(key);
     writeFileSync(join(input, '0002-B.txt'), 'B\n\nSecond, edited.\n');
     const edited = lightragIndexKey(input, e5);
     expect(edited).not.toBe(key);
