@@ -263,8 +263,9 @@ export function lightragContextItems(context: string): LightragChunk[] {
 
 /**
  * The value of an integer knob in [lo, hi] whose average tokens come closest to `target`,
- * for a `tokensAt` that grows with the knob (binary search; ties to the smaller value).
- * Returns the value and its tokens. Every value looked at is evaluated once.
+ * for a `tokensAt` that grows with the knob: doubling from `lo` until the target is passed
+ * (large values are the slow ones: they are not tried unless needed), then a binary search;
+ * ties go to the smaller value. Returns the value and its tokens; each value is evaluated once.
  */
 export function closestByTokens(
   target: number,
@@ -281,11 +282,15 @@ export function closestByTokens(
     }
     return t;
   };
+  if (at(lo) >= target) return { value: lo, tokens: at(lo) };
   let a = lo;
-  let b = hi;
-  if (at(b) <= target) return { value: b, tokens: at(b) };
-  if (at(a) >= target) return { value: a, tokens: at(a) };
-  // Invariant: at(a) < target < at(b).
+  let b = Math.min(hi, Math.max(lo + 1, lo * 2));
+  while (at(b) < target) {
+    if (b === hi) return { value: hi, tokens: at(hi) };
+    a = b;
+    b = Math.min(hi, b * 2);
+  }
+  // Invariant: at(a) < target <= at(b).
   while (b - a > 1) {
     const mid = Math.floor((a + b) / 2);
     if (at(mid) < target) a = mid;
