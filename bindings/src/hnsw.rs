@@ -343,6 +343,18 @@ impl HnswIndex {
     guard(|| self.with(|i| Ok(i.params().ef_construction as u32)))
   }
 
+  /// How many threads link vectors in `add`/`addBatch` (default: the available
+  /// parallelism). The graph and the saved bytes are the same for any value.
+  #[napi]
+  pub fn set_build_threads(&self, threads: u32) -> napi::Result<()> {
+    guard(|| {
+      let mut g = write(&self.inner)?;
+      let index = g.as_mut().ok_or_else(|| err(codes::CLOSED, CLOSED_MSG))?;
+      index.set_build_threads(threads as usize);
+      Ok(())
+    })
+  }
+
   /// Frees the index. Idempotent; any later use fails with NATIVE_CLOSED.
   #[napi]
   pub fn close(&self) -> napi::Result<()> {

@@ -106,7 +106,7 @@ describe('VectorIndex', () => {
       m: 12,
       efConstruction: 64,
       count: 3000,
-      library: 'hnsw_rs',
+      library: 'noderag_hnsw',
     });
     const loaded = await VectorIndex.load(file, { expectedDim: dim, expectedCount: 3000 });
     expect(loaded.params.space).toBe('cosine');
@@ -120,6 +120,34 @@ describe('VectorIndex', () => {
     expect(Array.from(loaded.layer0Edges().dst)).toEqual(Array.from(index.layer0Edges().dst));
     index.close();
     loaded.close();
+  });
+
+  it('writes the same bytes on one thread as on several, however the batches are split', async () => {
+    const bytes: Buffer[] = [];
+    for (const [threads, split] of [
+      [1, [3000]],
+      [4, [1, 255, 700, 44, 2000]],
+      [2, [1000, 1000, 1000]],
+    ] as const) {
+      const index = VectorIndex.create({ ...params, space: 'cosine' });
+      index.setBuildThreads(threads);
+      let at = 0;
+      for (const n of split) {
+        expect(await index.addBatch(data.subarray(at * dim, (at + n) * dim), { deferView: true })).toBe(at);
+        at += n;
+      }
+      const file = join(dir, `threads-${threads}.bin`);
+      await index.save(file);
+      bytes.push(readFileSync(file));
+      // Still searchable after the save linked the last, incomplete batch.
+      expect(index.search(query, 1, 40).labels[0]).toBe(5);
+      index.close();
+    }
+    expect(bytes[1]!.equals(bytes[0]!)).toBe(true);
+    expect(bytes[2]!.equals(bytes[0]!)).toBe(true);
+    expect(catchError(() => VectorIndex.create(params).setBuildThreads(0))).toBeInstanceOf(
+      InvalidArgumentError,
+    );
   });
 
   it('loads for search in place: creates nothing beside the file, removes what killed loads left', async () => {

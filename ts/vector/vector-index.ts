@@ -1,6 +1,7 @@
 /**
- * The vector index (docs/method.md §3.9): an HNSW graph built with the hnsw_rs crate, behind
- * the native `HnswIndex` class (bindings/src/hnsw.rs). Vectors go in as one flat
+ * The vector index (docs/method.md §3.9): an HNSW graph built by crates/noderag_hnsw
+ * (parallel, deterministic construction: the same vectors give the same file on any number
+ * of threads), behind the native `HnswIndex` class (bindings/src/hnsw.rs). Vectors go in as one flat
  * Float32Array (rows × dim); results come back as parallel typed arrays, best first,
  * ordered by (distance, label).
  *
@@ -138,7 +139,8 @@ export class VectorIndex {
    * `deferView`, the search structures are not remade after the batch (an insertion split
    * into many batches pays for that once): the next call without it, e.g.
    * `addBatch(new Float32Array(0))`, or the next search remakes them. Batches give the
-   * same graph as one call with all the vectors.
+   * same graph as one call with all the vectors (vectors that do not fill the index's own
+   * batch of 256 wait, unlinked, until then or until `save`).
    */
   addBatch(vectors: Float32Array, options: { deferView?: boolean } = {}): Promise<number> {
     return callNativeAsync(() => this.#native.addBatch(vectors, options.deferView === true));
@@ -173,6 +175,15 @@ export class VectorIndex {
   layer0Edges(): LayerZeroEdges {
     const e = callNative(() => this.#native.layer0Edges());
     return { src: e.src, dst: e.dst };
+  }
+
+  /**
+   * Threads that link added vectors (default: the available parallelism). Changes only the
+   * speed: the graph and the saved bytes are the same for any value.
+   */
+  setBuildThreads(threads: number): void {
+    checkCount('threads', threads, 1);
+    callNative(() => this.#native.setBuildThreads(threads));
   }
 
   /** Writes the index atomically (temp file in the same folder, fsync, rename). */

@@ -13,10 +13,12 @@
  * across an interruption by checkpoints in cache/.hnsw-resume/: after `CHECKPOINT_MIN`
  * vectors, then each time the index has grown by half, the index is saved there and loaded
  * back. An interrupted stage resumes from its last checkpoint, so at most the vectors
- * inserted since are inserted again. The index bytes stay a function of the input alone:
- * hnsw_rs restarts its level generator when it loads an index, so an uninterrupted run
- * saves and loads at the very same points as a resumed one (batches themselves change
- * nothing: insertion is sequential in label order). The checkpoint names what it was made
+ * inserted since are inserted again. The index bytes stay a function of the input alone
+ * (crates/noderag_hnsw/src/build.rs): levels are a hash of the label, the native index links
+ * fixed batches of 256 labels on all cores with the same result on any thread count, and
+ * vectors that do not fill a batch wait, so the batches of this loop change nothing; a
+ * checkpoint's save links the incomplete batch, and an uninterrupted run saves and loads at
+ * the very same points as a resumed one. The checkpoint names what it was made
  * from (parameters, the committed id map, the labels to retire, the new vectors), so a
  * checkpoint of other input is never used.
  */
@@ -320,7 +322,7 @@ export async function hnswStage(ctx: StageContext, options: HnswStageOptions = {
       ctx.stop.check();
       const most = Math.min(batch, fresh.length - done, checkpointAt - done);
       // A batch ends where the vectors stop being contiguous (a table's end), so each batch
-      // is a view; batch bounds do not change the index (insertion is sequential).
+      // is a view; batch bounds do not change the index (the native batches are fixed).
       const run = contiguousRun(fresh, done, most, c.dim);
       const n = run >= Math.min(most, FIRST_BATCH) ? run : most;
       const started = performance.now();
