@@ -66,7 +66,13 @@ interface Row {
   load: number;
 }
 
-async function load(url: string, connections: number, seconds: number): Promise<autocannon.Result> {
+/** POST /retrieval load; with `apiKey`, each request carries `Authorization: Bearer <apiKey>`. */
+async function load(
+  url: string,
+  connections: number,
+  seconds: number,
+  apiKey?: string,
+): Promise<autocannon.Result> {
   let next = 0;
   return autocannon({
     url: `${url}/retrieval`,
@@ -76,7 +82,10 @@ async function load(url: string, connections: number, seconds: number): Promise<
     requests: [
       {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: {
+          'content-type': 'application/json',
+          ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
+        },
         setupRequest: (req) => ({ ...req, body: bodies[next++ % bodies.length] }),
       },
     ],
@@ -95,24 +104,6 @@ async function sanity(url: string): Promise<Buffer> {
   if (r.status !== 200 || !body.retrieval)
     throw new Error(`POST /retrieval answered ${r.status}: ${bytes.toString('utf8').slice(0, 300)}`);
   return bytes;
-}
-
-/** A /retrieval load whose requests carry `Authorization: Bearer <apiKey>`. */
-async function loadWithKey(url: string, connections: number, seconds: number, apiKey: string) {
-  let next = 0;
-  return autocannon({
-    url: `${url}/retrieval`,
-    connections,
-    duration: seconds,
-    timeout: 10,
-    requests: [
-      {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
-        setupRequest: (req) => ({ ...req, body: bodies[next++ % bodies.length] }),
-      },
-    ],
-  });
 }
 
 interface StreamRow {
@@ -287,13 +278,13 @@ const authTotals = {
   const on = await spawnSearchServer(folder, { args: ['--api-key', AUTH_KEY] });
   try {
     await load(off.url, 10, Math.min(3, authSeconds));
-    await loadWithKey(on.url, 10, Math.min(3, authSeconds), AUTH_KEY);
+    await load(on.url, 10, Math.min(3, authSeconds), AUTH_KEY);
     for (let round = 0; round < AUTH_ROUNDS; round++) {
       for (const side of ['off', 'on'] as const) {
         const r =
           side === 'off'
             ? await load(off.url, AUTH_CONNECTIONS, authSeconds)
-            : await loadWithKey(on.url, AUTH_CONNECTIONS, authSeconds, AUTH_KEY);
+            : await load(on.url, AUTH_CONNECTIONS, authSeconds, AUTH_KEY);
         const t = authTotals[side];
         t.requests += r.requests.total;
         t.seconds += r.duration;
