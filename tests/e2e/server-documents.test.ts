@@ -33,6 +33,8 @@ const FILES = {
     '# The Adeyemi Telescope\n\nConstruction began in 1964 and the telescope was completed in 1968.',
 };
 
+afterAll(killAll);
+
 interface Listing {
   documents: { path: string; size: number | null; status: string }[];
   accepted: string[];
@@ -68,7 +70,6 @@ describe('documents and builds over HTTP', () => {
   }, 120_000);
   afterAll(async () => {
     if (server) expect(await stop(server)).toBe(0);
-    killAll();
     await p?.remove();
     await rm(outside, { recursive: true, force: true });
   });
@@ -182,5 +183,36 @@ describe('documents and builds over HTTP', () => {
     const reply = (await r.json()) as { sources: { document: string }[] };
     expect(reply.sources.map((s) => s.document)).toContain('lighthouse.txt');
     expect(reply.sources.map((s) => s.document)).not.toContain('notes/telescope.md');
+  }, 120_000);
+});
+
+describe('builds over HTTP with --workers 2', () => {
+  it('runs one build across the workers and every worker streams its events', async () => {
+    const p = await createProject({ files: FILES });
+    try {
+      const built = await p.build();
+      expect(built.code, built.stderr).toBe(0);
+      const server = await serve(p.root, ['--port', String(await freePort()), '--workers', '2'], envWith());
+      try {
+        // New connections alternate between the workers: streams are open on both.
+        const streams = await Promise.all([0, 1, 2, 3].map(() => fetch(`${server.url}/build/events`)));
+        await p.writeInput('lighthouse.txt', 'The Skarv lighthouse keeper logged 312 storms.');
+        const starts = await Promise.all(
+          [0, 1, 2, 3].map(() => fetch(`${server.url}/build`, { method: 'POST' })),
+        );
+        expect(starts.map((r) => r.status).sort()).toEqual([202, 409, 409, 409]);
+        for (const s of streams) {
+          const seen = await readEvents(s, (event) => event === 'done', 30_000);
+          expect(JSON.parse(seen[seen.length - 1]!.data)).toMatchObject({ kind: 'done', exitCode: 0 });
+        }
+        const health = async () =>
+          ((await (await fetch(`${server.url}/health`)).json()) as { generation: number }).generation;
+        await waitFor(async () => (await health()) === 2 && (await health()) === 2);
+      } finally {
+        expect(await stop(server)).toBe(0);
+      }
+    } finally {
+      await p.remove();
+    }
   }, 120_000);
 });

@@ -18,7 +18,7 @@ const children: ChildProcess[] = [];
 
 /** The environment without NODERAG_API_KEY, plus `extra`. */
 export function envWith(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
-  const env = { ...process.env, NO_COLOR: '1' };
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
   delete env.NODERAG_API_KEY;
   for (const [k, v] of Object.entries(extra)) if (v !== undefined) env[k] = v;
   return env;
@@ -77,12 +77,33 @@ export async function waitFor(check: () => Promise<boolean>, timeoutMs = 30_000)
   }
 }
 
-/** Reads server-sent events from `res` until `until(event, data)` is true; returns them all. */
+/**
+ * Reads server-sent events from `res` until `until(event, data)` is true; returns them all.
+ * Throws when that takes longer than `timeoutMs`.
+ */
 export async function readEvents(
   res: Response,
   until: (event: string, data: string) => boolean,
+  timeoutMs = 60_000,
 ): Promise<{ event: string; data: string }[]> {
   const reader = res.body!.getReader();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    void reader.cancel();
+  }, timeoutMs);
+  try {
+    return await readUntil(reader, until);
+  } finally {
+    clearTimeout(timer);
+    if (timedOut) throw new Error(`the awaited event did not come within ${timeoutMs} ms`);
+  }
+}
+
+async function readUntil(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  until: (event: string, data: string) => boolean,
+): Promise<{ event: string; data: string }[]> {
   const decoder = new TextDecoder();
   const events: { event: string; data: string }[] = [];
   let buffer = '';

@@ -13,7 +13,9 @@
  */
 import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry, type PrometheusContentType } from 'prom-client';
+import type { RelayedBuildEvent } from '../server/build-job.js';
 import { SCRAPE_REPLY, SCRAPE_REQUEST } from '../server/observe.js';
+import type { BuildRelay } from '../server/project-routes.js';
 import { CliExit, EXIT } from './exit.js';
 
 /** Messages between a worker and the primary. */
@@ -24,6 +26,23 @@ const STOP = { type: 'noderag:stop' } as const;
 
 export function isClusterWorker(): boolean {
   return cluster.isWorker;
+}
+
+const BUILD_EVENT = 'noderag:build-event';
+
+/**
+ * Worker side: build events go to the primary, which passes them to the other workers
+ * (runPrimary), so each worker's GET /build/events shows a build another worker runs.
+ */
+export function workerBuildRelay(): BuildRelay {
+  return {
+    publish: (event) => process.send?.({ type: BUILD_EVENT, event }),
+    subscribe: (listener) => {
+      process.on('message', (m: { type?: unknown; event?: RelayedBuildEvent }) => {
+        if (m?.type === BUILD_EVENT && m.event) listener(m.event);
+      });
+    },
+  };
 }
 
 /** Worker side: tell the primary the server is listening. */
@@ -79,7 +98,12 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   const fork = (): Worker => {
     const w = cluster.fork();
     live.add(w);
-    w.on('message', (m) => answerScrape(w, m));
+    w.on('message', (m) => {
+      answerScrape(w, m);
+      if (m?.type === BUILD_EVENT) {
+        for (const other of live) if (other !== w && other.isConnected()) other.send(m);
+      }
+    });
     w.on('exit', (code, signal) => {
       live.delete(w);
       if (stopping || !started) return;

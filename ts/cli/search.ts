@@ -48,6 +48,7 @@ import {
   reportFailureAndExit,
   reportReady,
   runPrimary,
+  workerBuildRelay,
 } from './search-cluster.js';
 
 export function parseHost(raw: string | undefined, fallback: string): string {
@@ -392,6 +393,7 @@ async function openServer(
       ...(metrics ? { metrics } : {}),
       project: {
         folder: config.mainFolder,
+        ...(isClusterWorker() ? { relay: workerBuildRelay() } : {}),
         maxUploadBytes: o.maxUploadBytes,
         // POST /build: the build runs in this process; the watch loads its generation.
         runBuild: (sinks, lock) =>
