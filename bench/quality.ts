@@ -633,7 +633,7 @@ function lightragSection(r: LightragRows, c: LightragContexts): string {
     'reference list) is scored as a whole by ts/eval; support counts the document chunks (mapped to',
     'their files by the reference list), not the entity or relation descriptions. Tokens: o200k_base,',
     'as every row. The index is cached in bench/.data/lightrag-quality-<key> (key: the input files,',
-    `the package, the embedding settings). This run: ${c.buildS ? `index built in ${fmt(c.buildS, 0)} s` : 'index reused'}; ` +
+    `the package, the embedding settings). This run: ${c.buildS ? `index built in ${fmt(c.buildS, 0)} s${c.resumed ? ' (the last part of a resumed build)' : ''}` : 'index reused'}; ` +
       `load ${fmt(c.loadS, 1)} s; 100 mix-mode queries ${fmt(c.queryS, 0)} s; fake-server chat calls: ${tasks || 'none'}; ` +
       `${c.unrecognised} unrecognised; ${c.empty} empty and ${c.failed} failed contexts.`,
     '',

@@ -127,7 +127,8 @@ export function runLightragDriver(
 
 /** Where LightRAG's embeddings go (the driver's LIGHTRAG_EMBEDDING). */
 export interface LightragEmbedding {
-  base_url: string;
+  /** One server, or several of the same model (used in turn: the build's calls are spread). */
+  base_url: string | string[];
   model: string;
   dim: number;
   query_prefix: string;
@@ -154,16 +155,27 @@ export function lightragIndexKey(inputDir: string, embedding: LightragEmbedding)
 
 export interface LightragIndex {
   folder: string;
-  /** Seconds of the build; 0 when the cached index was used. */
+  /** Seconds of the build (of its last part when `resumed`); 0 when the finished index was used. */
   buildS: number;
+  resumed: boolean;
   /** The driver's build report (stages, provider calls, document status), or the cached one. */
   report: Record<string, unknown>;
+}
+
+/** The folder of LightRAG's index of `inputDir` with `embedding`, and whether it is finished. */
+export function lightragIndexFolder(
+  inputDir: string,
+  embedding: LightragEmbedding,
+): { folder: string; done: boolean } {
+  const folder = join(BENCH_DATA, `lightrag-quality-${lightragIndexKey(inputDir, embedding)}`);
+  return { folder, done: existsSync(join(folder, 'done.json')) };
 }
 
 /**
  * LightRAG's index of the files in `inputDir`, built by the driver unless a finished one with
  * the same key exists (`done.json` is written only after a build whose documents were all
- * processed). A failed build throws with the driver's message.
+ * processed). An unfinished one is resumed: LightRAG skips the documents it has processed
+ * and takes up the others. A failed build throws with the driver's message.
  */
 export async function ensureLightragQualityIndex(
   inputDir: string,
@@ -171,14 +183,23 @@ export async function ensureLightragQualityIndex(
   env: NodeJS.ProcessEnv,
   log: (line: string) => void,
 ): Promise<LightragIndex> {
-  const folder = join(BENCH_DATA, `lightrag-quality-${lightragIndexKey(inputDir, embedding)}`);
+  const { folder, done: finished } = lightragIndexFolder(inputDir, embedding);
   const done = join(folder, 'done.json');
-  if (existsSync(done))
-    return { folder, buildS: 0, report: JSON.parse(readFileSync(done, 'utf8')) as Record<string, unknown> };
-  rmSync(folder, { recursive: true, force: true });
+  if (finished)
+    return {
+      folder,
+      buildS: 0,
+      resumed: false,
+      report: JSON.parse(readFileSync(done, 'utf8')) as Record<string, unknown>,
+    };
+  const resumed = existsSync(join(folder, 'rag_storage'));
+  if (!resumed) rmSync(folder, { recursive: true, force: true });
   mkdirSync(join(folder, 'input'), { recursive: true });
   for (const name of readdirSync(inputDir)) copyFileSync(join(inputDir, name), join(folder, 'input', name));
-  log(`LightRAG: building ${folder} (${readdirSync(inputDir).length} files; about 10 minutes or more)`);
+  log(
+    `LightRAG: ${resumed ? 'resuming the unfinished build of' : 'building'} ${folder} ` +
+      `(${readdirSync(inputDir).length} files; tens of minutes with e5 on a busy machine)`,
+  );
   const r = await runLightragDriver(['build', folder], {
     ...env,
     LIGHTRAG_EMBEDDING: JSON.stringify(embedding),
@@ -188,7 +209,7 @@ export async function ensureLightragQualityIndex(
     : `no result from the driver:\n${r.raw.slice(-2000)}`;
   if (error) throw new Error(`LightRAG build of ${folder} failed: ${error}`);
   writeFileSync(done, JSON.stringify(r.json, null, 2));
-  return { folder, buildS: Number(r.json!.wall_s), report: r.json! };
+  return { folder, buildS: Number(r.json!.wall_s), resumed, report: r.json! };
 }
 
 /** A document chunk of a LightRAG context, with the file it came from. */

@@ -23,7 +23,8 @@ OpenAI binding (`openai_complete_if_cache`, `openai_embed`), with `base_url` pas
 - the embedding dimension is 1536 (text-embedding-3-small's) and the tokenizer o200k (gpt-4o-mini),
   its defaults for those model names.
 
-With LIGHTRAG_EMBEDDING set (JSON {base_url, model, dim, query_prefix, document_prefix, max_token_size}; the quality
+With LIGHTRAG_EMBEDDING set (JSON {base_url (one or a list, used in turn), model, dim, query_prefix,
+document_prefix, max_token_size}; the quality
 bench, bench/lib/lightrag.ts), embeddings go to that server instead (the e5 server) through the same
 `openai_embed`, with LightRAG's own asymmetric-embedding support: `EmbeddingFunc(supports_asymmetric=True)`
 passes `context="query"` for query-time texts (the question and its keywords) and "document" for
@@ -51,6 +52,7 @@ A context equal to PROMPTS["fail_response"] (or empty) is counted as empty.
 """
 import asyncio
 import glob
+import itertools
 import json
 import os
 import resource
@@ -61,6 +63,9 @@ import traceback
 MODES = ["mix", "local", "global", "hybrid"]
 EMBEDDING = json.loads(os.environ["LIGHTRAG_EMBEDDING"]) if os.environ.get("LIGHTRAG_EMBEDDING") else None
 DIM = EMBEDDING["dim"] if EMBEDDING else 1536
+# base_url may be a list of servers of the same model (the build spreads its calls over them).
+EMBED_URLS = itertools.cycle([EMBEDDING["base_url"]] if EMBEDDING and isinstance(EMBEDDING["base_url"], str)
+                             else EMBEDDING["base_url"] if EMBEDDING else [None])
 PROVIDER = {"mode": "live", "ms": 0.0, "llm": {}, "emb": {}, "calls": []}  # live | record | replay
 
 
@@ -110,7 +115,7 @@ def make_rag(folder, **extra):
         t = time.perf_counter()
         # .func: the undecorated function; max_token_size as LightRAG's own wrapper passes it.
         if EMBEDDING:
-            r = await openai_embed.func(texts, model=EMBEDDING["model"], base_url=EMBEDDING["base_url"],
+            r = await openai_embed.func(texts, model=EMBEDDING["model"], base_url=next(EMBED_URLS),
                                         api_key=key, max_token_size=EMBEDDING["max_token_size"], context=context,
                                         query_prefix=EMBEDDING["query_prefix"],
                                         document_prefix=EMBEDDING["document_prefix"])
@@ -156,7 +161,10 @@ async def build(folder):
         t = time.perf_counter()
         await rag.finalize_storages()
         st["finalize_storages"] = time.perf_counter() - t
-        status = json.load(open(f"{store}/kv_store_doc_status.json"))
+        # A resumed build enqueues every file again: LightRAG records each one it already has as a
+        # failed `dup-…` entry (metadata is_duplicate) and goes on with the original's document.
+        status = {k: v for k, v in json.load(open(f"{store}/kv_store_doc_status.json")).items()
+                  if not k.startswith("dup-")}
         for v in status.values():
             out["doc_status"][v.get("status")] = out["doc_status"].get(v.get("status"), 0) + 1
         bad = {k: v for k, v in out["doc_status"].items() if k != "processed"}
