@@ -18,6 +18,12 @@
  * `Authorization: Bearer KEY` (ts/server/auth.ts). The OpenAI-compatible routes under /v1
  * serve the index as the model named after the project folder. A non-loopback `--host` without a key is
  * refused unless `--insecure` is given. The key is never printed.
+ *
+ * The project itself is served too (ts/server/project-routes.ts): GET/POST /documents and
+ * DELETE /documents/{path} change input/ (uploads at most `--max-upload-bytes`), POST /build
+ * runs an incremental build in this process (one per project: the build lock), and
+ * GET /build/events streams it, relayed between workers. `--metrics` counts the model calls
+ * of the searches (ts/server/provider-metrics.ts) and sums every worker's metrics.
  */
 import cluster from 'node:cluster';
 import { basename, resolve } from 'node:path';
@@ -256,7 +262,10 @@ export default defineCommand({
       type: 'boolean',
       description: 'allow a non-loopback --host without an API key',
     },
-    metrics: { type: 'boolean', description: 'serve Prometheus metrics on GET /metrics (per process)' },
+    metrics: {
+      type: 'boolean',
+      description: 'serve Prometheus metrics on GET /metrics (summed over the workers)',
+    },
     'access-log': { type: 'boolean', description: 'print one JSON access-log line per request on stdout' },
     'max-upload-bytes': {
       type: 'string',
