@@ -20,9 +20,8 @@
  *
  * It is written in the same staged commit as the tables it derives from (ts/indexing/commit.ts).
  */
-import { createHash, webcrypto } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
-import { Worker } from 'node:worker_threads';
 import { IndexFileError, IndexNotBuiltError } from '../errors.js';
 import { NODE_TYPES } from '../model/types.js';
 import { CACHE_FILES } from '../project/layout.js';
@@ -54,11 +53,12 @@ interface Header {
 }
 
 /**
- * The loaded snapshot. Sizes, ranges and offsets are checked before it is returned; the
- * payload's SHA-256 is computed off the main thread meanwhile: `checksumOk` must be true
- * before the index is used (search builds its native structures while it is computed).
+ * The loaded snapshot. Sizes are checked before it is returned; `verify()` computes the
+ * payload's SHA-256 (about 50 ms for the 61 MB of a 1M-edge index with SHA-NI) and must be
+ * true before the index is used: search calls it on the main thread while the native parts
+ * build on the pool, where the main thread would only wait.
  */
-export type GraphSnapshot = SearchArrays & { checksumOk: Promise<boolean> };
+export type GraphSnapshot = SearchArrays & { verify(): boolean };
 
 /** Why a snapshot could not be derived (the tables are then the only source; not an error). */
 export class SnapshotUnavailable extends Error {}
@@ -209,9 +209,9 @@ function sourcesMatch(header: Header, expected: Record<string, string>): boolean
 }
 
 /**
- * The snapshot at `path` if it is whole (sizes, ranges, offsets; payload checksum in
- * `checksumOk`) and was derived from tables with the SHA-256 in `expected`; null otherwise
- * (missing, stale, damaged, other version).
+ * The snapshot at `path` if its sizes are whole (the payload checksum: `verify()`) and it was
+ * derived from tables with the SHA-256 in `expected`; null otherwise (missing, stale, damaged,
+ * other version).
  */
 export async function readGraphSnapshot(
   path: string,
@@ -229,18 +229,15 @@ export async function readGraphSnapshot(
 /** Whether the file at `path` is a whole snapshot of the tables with the SHA-256 in `expected`. */
 export async function graphSnapshotCurrent(path: string, expected: Record<string, string>): Promise<boolean> {
   const snapshot = await readGraphSnapshot(path, expected);
-  return snapshot !== null && (await snapshot.checksumOk);
+  return snapshot?.verify() === true;
 }
 
-/**
- * The whole file in a buffer of its own (offset 0, so 8-aligned sections can be viewed in
- * place), shared so that a worker can hash it while the main thread uses it (sha256Off).
- */
+/** The whole file in a buffer of its own (offset 0, so 8-aligned sections can be viewed in place). */
 async function readAligned(path: string): Promise<Buffer> {
   const file = await open(path, 'r');
   try {
     const { size } = await file.stat();
-    const buf = Buffer.from(new SharedArrayBuffer(size));
+    const buf = Buffer.from(new ArrayBuffer(size));
     let at = 0;
     while (at < size) {
       const { bytesRead } = await file.read(buf, at, size - at, at);
@@ -251,34 +248,6 @@ async function readAligned(path: string): Promise<Buffer> {
   } finally {
     await file.close();
   }
-}
-
-/** Hashes the shared bytes in place (CommonJS, no loader: it starts in a few ms). */
-const HASH_WORKER = `
-const { parentPort, workerData: { buffer, offset, length } } = require('node:worker_threads');
-const { createHash } = require('node:crypto');
-parentPort.postMessage(createHash('sha256').update(new Uint8Array(buffer, offset, length)).digest('hex'));
-`;
-
-/**
- * SHA-256 of `data` in hex, computed off the main thread: by a worker reading a shared buffer
- * in place (WebCrypto would first copy the ~60 MB of a large index on the main thread, and
- * takes no shared memory), or by WebCrypto for an ordinary buffer.
- */
-function sha256Off(data: Uint8Array): Promise<string> {
-  if (!(data.buffer instanceof SharedArrayBuffer)) {
-    return webcrypto.subtle.digest('SHA-256', data).then((d) => Buffer.from(d).toString('hex'));
-  }
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(HASH_WORKER, {
-      eval: true,
-      execArgv: [],
-      workerData: { buffer: data.buffer, offset: data.byteOffset, length: data.byteLength },
-    });
-    worker.once('message', resolve);
-    worker.once('error', reject);
-    worker.once('exit', (code) => reject(new Error(`hash worker exited with code ${code}`)));
-  });
 }
 
 export function decodeGraphSnapshot(buf: Buffer, expected: Record<string, string>): GraphSnapshot | null {
@@ -300,12 +269,6 @@ export function decodeGraphSnapshot(buf: Buffer, expected: Record<string, string
   const inPlace = (buf.byteOffset + start) % 8 === 0;
   const aligned = inPlace ? payload : new Uint8Array(total);
   if (!inPlace) aligned.set(payload);
-  const checksumOk = sha256Off(aligned).then(
-    (sum) => sum === header.payloadSha256,
-    () => false,
-  );
-  // Settled even when a check below rejects the file first.
-  checksumOk.catch(() => {});
   const offsetOf: number[] = [];
   let at = aligned.byteOffset;
   for (const size of sizes) {
@@ -332,7 +295,7 @@ export function decodeGraphSnapshot(buf: Buffer, expected: Record<string, string
   const [docOf, chunkOf, attributeOf, elementOf, labelNode] = [11, 12, 13, 14, 17].map(i32) as Int32Array[];
   // Values are not range-checked one by one: what the derivation wrote (indexes in range,
   // positive weights, monotone offsets) is covered by the payload checksum, which the loader
-  // awaits before it uses anything, and the native builds check their own inputs.
+  // verifies before it uses anything, and the native builds check their own inputs.
   if (offsets![n] !== 2 * m || texts.offsets[n] !== header.textBytes || docs.offsets[d] !== header.docBytes)
     return null;
   const retiredLabels: number[] = [];
@@ -354,6 +317,6 @@ export function decodeGraphSnapshot(buf: Buffer, expected: Record<string, string
     edges: { src: src!, dst: dst!, weight },
     adjacency: { offsets: offsets!, targets: targets! },
     similarity: { src: simSrc!, dst: simDst! },
-    checksumOk,
+    verify: () => createHash('sha256').update(aligned).digest('hex') === header.payloadSha256,
   };
 }

@@ -32,7 +32,7 @@ export interface LoadTimings {
   readMs: number;
   /** Dense arrays from the tables (ids mapped, references resolved); 0 from the snapshot. */
   mapMs: number;
-  /** Native builds (search graph, phrase matcher, HNSW.bin), and the snapshot's checksum. */
+  /** Native builds (search graph, phrase matcher, HNSW.bin), and meanwhile the snapshot's checksum. */
   nativeMs: number;
   totalMs: number;
   /** Whether cache/search_graph.bin was used. */
@@ -102,7 +102,7 @@ export class LoadedIndex {
   /** Reads the committed index of `root` and builds the search structures. */
   static async load(root: string, options: LoadOptions): Promise<LoadedIndex> {
     const first = await LoadedIndex.#load(root, options, true);
-    // A snapshot whose payload checksum failed (computed while the native parts were built):
+    // A snapshot whose payload checksum failed (checked while the native parts were built):
     // everything it gave is dropped and the tables are read instead.
     return first ?? (await LoadedIndex.#load(root, options, false))!;
   }
@@ -130,16 +130,18 @@ export class LoadedIndex {
       throw e;
     }
     const t2 = performance.now();
-    // The snapshot's payload checksum is computed off the main thread while the native parts build.
-    const checksumOk = snapshot.graph?.checksumOk ?? Promise.resolve(true);
+    // The native parts build on the pool; meanwhile the main thread, which would only wait,
+    // checks the snapshot's payload checksum.
+    const building = buildNative(snapshot, arrays, options, early);
+    const whole = snapshot.graph?.verify() ?? true;
     let native: Native;
     try {
-      native = await buildNative(snapshot, arrays, options, early);
+      native = await building;
     } catch (e) {
-      if (!(await checksumOk)) return null;
+      if (!whole) return null;
       throw e;
     }
-    if (!(await checksumOk)) {
+    if (!whole) {
       closeNative(native);
       return null;
     }
