@@ -4,11 +4,12 @@
  * tables, and ignored (the tables read instead) when it is missing, damaged or stale. The
  * loaded index is the same either way.
  */
+import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { GRAPH_SNAPSHOT_SOURCES } from '../../ts/index-io/graph-snapshot.js';
+import { decodeGraphSnapshot, GRAPH_SNAPSHOT_SOURCES } from '../../ts/index-io/graph-snapshot.js';
 import { readChecksums, StageCommit } from '../../ts/indexing/commit.js';
 import { CACHE_FILES, INFO_FILES, resolveInProject } from '../../ts/project/layout.js';
 import { LoadedIndex } from '../../ts/search/loaded-index.js';
@@ -82,11 +83,12 @@ describe('search_graph.bin', () => {
     expect(good.graphUsed).toBe(true);
     const path = resolveInProject(root, CACHE_FILES.searchGraph);
     const whole = await readFile(path);
-    // A byte of the id table (last section: only the checksum catches it), of a node text
-    // (found by its content), and a truncated file.
+    // The format version (another version is not read), a byte of the id table (last
+    // section: only the checksum catches it), of a node text (found by its content), and a
+    // truncated file.
     const text = whole.indexOf('Marie Curie');
     expect(text).toBeGreaterThan(0);
-    for (const at of [whole.length - 3, text]) {
+    for (const at of [4, whole.length - 3, text]) {
       const bytes = Buffer.from(whole);
       bytes[at]! ^= 0x01;
       await writeFile(path, bytes);
@@ -114,6 +116,36 @@ describe('search_graph.bin', () => {
       expect(stale.graphUsed).toBe(false);
       expect(stale.shape).toEqual(before.shape);
     }
+  });
+
+  it('maps stored type codes by the names in its header', async () => {
+    await commitState();
+    const whole = await readFile(resolveInProject(root, CACHE_FILES.searchGraph));
+    const expected = Object.fromEntries(
+      [...(await readChecksums(root))].map(([file, sum]) => [file, sum.sha256]),
+    );
+    const original = decodeGraphSnapshot(Buffer.from(whole), expected)!;
+    expect(original.verify()).toBe(true);
+    // The same file as a writer with 'text' and 'entity' swapped in its type list would write
+    // it: header names swapped (same length, so sections stay where they are), codes swapped.
+    const headerLength = whole.readUInt32LE(8);
+    const header = JSON.parse(whole.toString('utf8', 12, 12 + headerLength));
+    const [a, b] = [header.types.indexOf('text'), header.types.indexOf('entity')];
+    [header.types[a], header.types[b]] = [header.types[b], header.types[a]];
+    const start = ((12 + headerLength + 7) >> 3) << 3;
+    const idSection = ((header.idBytes + 7) >> 3) << 3;
+    const swapped = Buffer.from(whole);
+    for (let i = 0; i < header.n; i++) {
+      const at = start + idSection + i;
+      swapped[at] = swapped[at] === a ? b : swapped[at] === b ? a : swapped[at]!;
+    }
+    header.payloadSha256 = createHash('sha256').update(swapped.subarray(start)).digest('hex');
+    swapped.write(JSON.stringify(header), 12, 'utf8');
+    expect(swapped.readUInt32LE(8)).toBe(headerLength);
+    const remapped = decodeGraphSnapshot(swapped, expected)!;
+    expect(remapped.verify()).toBe(true);
+    expect([...remapped.types]).toEqual([...original.types]);
+    expect(new Set(original.types).has(a)).toBe(true);
   });
 
   it('a missing snapshot falls back to the tables', async () => {
