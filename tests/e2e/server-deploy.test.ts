@@ -4,15 +4,15 @@
  * replies, the API key (NODERAG_API_KEY and --api-key), the refusal to expose a host without
  * a key, and the terminal client sending the key. Each server is stopped by its own PID.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { curieSpec, writeSearchProject } from '../helpers/search-index.js';
+import { envWith, freePort, killAll, type Served, serve, stop } from '../helpers/search-server.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const CLI = join(REPO, 'ts', 'cli', 'main.ts');
@@ -25,14 +25,7 @@ interface Result {
   stderr: string;
 }
 
-function envWith(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  delete env.NODERAG_API_KEY;
-  for (const [k, v] of Object.entries(extra)) if (v !== undefined) env[k] = v;
-  return env;
-}
-
-function runCli(args: string[], env: NodeJS.ProcessEnv = envWith({})): Promise<Result> {
+function runCli(args: string[], env: NodeJS.ProcessEnv = envWith()): Promise<Result> {
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO, env });
     let stdout = '';
@@ -48,58 +41,9 @@ function runCli(args: string[], env: NodeJS.ProcessEnv = envWith({})): Promise<R
   });
 }
 
-interface Served {
-  child: ChildProcess;
-  url: string;
-  output: () => { stdout: string; stderr: string };
-  exited: Promise<number | null>;
-}
-
-const children: ChildProcess[] = [];
-
-/** Spawns `search -f root ...` and waits for its "listening on" line (or its exit). */
-function serve(root: string, args: string[], env: NodeJS.ProcessEnv): Promise<Served> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'search', '-f', root, ...args], {
-      cwd: REPO,
-      env,
-    });
-    children.push(child);
-    let stdout = '';
-    let stderr = '';
-    const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
-    const output = () => ({ stdout, stderr });
-    child.stdout.on('data', (d) => {
-      stdout += d;
-      const m = /listening on (http:\/\/\S+) /.exec(stdout);
-      if (m) done({ child, url: m[1]!, output, exited });
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    void exited.then((code) => fail(new Error(`search exited with ${code} before listening:\n${stderr}`)));
-  });
-}
-
-/** SIGTERM to the server's own PID; resolves to its exit code. */
-async function stop(s: Served): Promise<number | null> {
-  process.kill(s.child.pid!, 'SIGTERM');
-  return s.exited;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((done) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => done(port));
-    });
-  });
-}
-
 const dirs: string[] = [];
 afterAll(() => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  killAll();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
