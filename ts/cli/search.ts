@@ -325,7 +325,7 @@ export default defineCommand({
       if (worker) await reportFailureAndExit(e);
       throw e;
     }
-    const { search, server, what } = opened;
+    const { search, server, what, building } = opened;
     let signal: NodeJS.Signals | 'stop request';
     if (worker) {
       reportReady(server.url, what);
@@ -349,8 +349,15 @@ export default defineCommand({
       search.close();
       signals.dispose();
     }
+    // A build started by POST /build would keep the process alive until it ends: stop it
+    // here, as a kill would; its state is saved and the next build resumes it.
+    const interrupted = building();
+    if (interrupted && !worker) {
+      console.error('The build started over HTTP stops here; the next build resumes it.');
+    }
     if (worker) process.disconnect?.();
     else console.error('Search server stopped.');
+    if (interrupted) process.exit(EXIT.OK);
   },
 });
 
@@ -359,6 +366,8 @@ interface OpenServer {
   server: RunningServer;
   /** "index generation 3: 120 nodes, 40 vectors", or that it is not built yet. */
   what: string;
+  /** Whether a build started by POST /build is running in this process. */
+  building: () => boolean;
 }
 
 /** Loads the engine and listens; every refusal is a CliExit. */
@@ -380,6 +389,7 @@ async function openServer(
 ): Promise<OpenServer> {
   // The gauges read the engine's status only when scraped, after it exists.
   let search: NodeSearch | undefined;
+  let running = 0;
   const metrics = o.metrics ? createMetrics({ status: () => search!.status() }) : undefined;
   const models = createProviders(config, { mode: 'search', tokenCounter: o200kTokenCounter });
   // Counted for the metrics and the access log's cache_hit (ts/server/provider-metrics.ts).
@@ -405,15 +415,17 @@ async function openServer(
         ...(isClusterWorker() ? { relay: workerBuildRelay() } : {}),
         maxUploadBytes: o.maxUploadBytes,
         // POST /build: the build runs in this process; the watch loads its generation.
-        runBuild: (sinks, lock) =>
-          runBuild({
+        runBuild: (sinks, lock) => {
+          running++;
+          return runBuild({
             folder: config.mainFolder,
             yes: true,
             handleSignals: false,
             stdout: sinks.stdout,
             stderr: sinks.stderr,
             lock,
-          }),
+          }).finally(() => running--);
+        },
       },
       ...(o.accessLog
         ? { accessLog: (line: object) => process.stdout.write(`${JSON.stringify(line)}\n`) }
@@ -431,5 +443,5 @@ async function openServer(
     (s.ready
       ? `index generation ${s.generation}: ${s.nodes} nodes, ${s.vectors} vectors`
       : 'index not built yet') + (o.apiKey ? '; API key required' : '');
-  return { search, server, what };
+  return { search, server, what, building: () => running > 0 };
 }
