@@ -24,18 +24,21 @@
  * top-k sweep. The default run (both embedders, no --sweep) writes `## quality` of
  * bench/RESULTS.md. `--sweep` searches the settings again per embedder (a few minutes each).
  *
- * With e5, LightRAG (lightrag-hku, bench/lib/lightrag-quality.ts) indexes the same files (chat
- * prompts answered by the peer fake server from the `local` provider, embeddings by the same e5
- * server with the same prefixes; the index is cached under bench/.data/lightrag-quality-<key>),
- * and its mix-mode contexts are scored at their own token count against noderag and naive at
- * that count (bench/lib/lightrag-row.ts). `--skip-lightrag` leaves it out.
+ * Per embedder (`--lightrag local|e5|both|none`, default both), LightRAG (lightrag-hku,
+ * bench/lib/lightrag-quality.ts) indexes the same files (chat prompts answered by the peer fake
+ * server from the `local` provider; embeddings: the same e5 server with the same prefixes, or
+ * the same feature hashing; the index is cached under bench/.data/lightrag-quality-<key>), and
+ * its mix-mode contexts are scored at their own token count against noderag and naive at that
+ * count (bench/lib/lightrag-row.ts). The e5 build embeds ~25 texts per paragraph: hours on a
+ * busy 2-core machine (it resumes where it stopped).
  *
  * Last line: `RESULT quality answer_recall=A support_recall=S tokens=T
  * naive_answer_recall_same_tokens=N e5_answer_recall=EA e5_naive_same_tokens=EN
  * e5_heldout_margin=M lightrag_answer_recall=LA lightrag_tokens=LT noderag_at_lightrag_tokens=NL
  * naive_at_lightrag_tokens=BL` (A, S, T, N: local, default config, all 100; EA, EN: e5, default,
  * all 100; M: e5 default minus naive at the same tokens on questions 51–100; LA, LT: LightRAG's
- * answer recall and average tokens; NL, BL: noderag scaled and the naive budget fill at LT).
+ * answer recall and average tokens with e5; NL, BL: noderag scaled and the naive budget fill at
+ * LT). The same four for the local embedder follow as `local_lightrag_answer_recall=…` etc.
  */
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -78,7 +81,7 @@ const { values: args } = parseArgs({
     embedder: { type: 'string', default: 'both' },
     rebuild: { type: 'boolean', default: false },
     sweep: { type: 'boolean', default: false },
-    'skip-lightrag': { type: 'boolean', default: false },
+    lightrag: { type: 'string', default: 'both' },
   },
 });
 if (!['local', 'e5', 'both'].includes(args.embedder)) {
@@ -86,6 +89,11 @@ if (!['local', 'e5', 'both'].includes(args.embedder)) {
   process.exit(2);
 }
 const EMBEDDERS = (args.embedder === 'both' ? ['local', 'e5'] : [args.embedder]) as ('local' | 'e5')[];
+if (!['local', 'e5', 'both', 'none'].includes(args.lightrag)) {
+  console.error(`--lightrag must be local, e5, both or none, got ${args.lightrag}`);
+  process.exit(2);
+}
+const withLightrag = (key: 'local' | 'e5') => args.lightrag === 'both' || args.lightrag === key;
 
 const TOKEN_FACTOR = 1.67;
 const MAX_K = 40;
@@ -142,8 +150,8 @@ interface EmbedderReport {
   ours: Summary;
   naiveSame: Summary;
   halves: { config: string; rows: HalfRow[] }[];
-  /** e5 only: LightRAG's row and noderag / naive at its tokens. */
-  lightrag?: LightragRows;
+  /** LightRAG's row and noderag / naive at its tokens (`--lightrag`). */
+  lightrag?: { rows: LightragRows; run: LightragContexts };
 }
 
 const SECTIONS = ['high_level_element', 'attribute', 'semantic_unit', 'text', 'relationship'];
@@ -461,7 +469,7 @@ async function runEmbedder(
     ours: defaultRun.summary,
     naiveSame: defaultRun.naive.summary,
     halves,
-    lightrag: lightragReport,
+    lightrag: lightrag && lightragReport ? { rows: lightragReport, run: lightrag } : undefined,
   };
 }
 
@@ -508,15 +516,31 @@ function runSweep(x: SweepInputs, defaults: SearchSettings, tunedLabel: string):
 
 const log = (line: string) => console.log(line);
 const reports: EmbedderReport[] = [];
-let lightrag: LightragContexts | undefined;
 for (const key of EMBEDDERS) {
   if (key === 'local') {
     const t0 = performance.now();
     const folder = ensureHotpotIndex();
     const ms = performance.now() - t0;
     const built = ms > 5000 ? `index built in ${(ms / 1000).toFixed(0)} s` : 'index reused';
+    const dim = NodeConfig.fromMainFolder(folder).config.dim;
+    const lightrag = withLightrag('local')
+      ? await lightragMixContexts(
+          questions.map((q) => q.question),
+          // The fake server's embeddings: the local provider's feature hashing, noderag's vectors.
+          {
+            base_url: null,
+            model: 'feature-hash',
+            dim,
+            query_prefix: '',
+            document_prefix: '',
+            max_token_size: 8192,
+          },
+          `${folder}/input`,
+          log,
+        )
+      : undefined;
     reports.push(
-      await runEmbedder('local', 'Local embeddings (feature hashing, dim 256, l2)', folder, built),
+      await runEmbedder('local', 'Local embeddings (feature hashing, dim 256, l2)', folder, built, lightrag),
     );
     continue;
   }
@@ -544,21 +568,21 @@ for (const key of EMBEDDERS) {
     );
     const built = buildMs > 0 ? `index built in ${(buildMs / 1000).toFixed(0)} s` : 'index reused';
     log(`e5: ${built} (${folder})`);
-    if (!args['skip-lightrag']) {
-      lightrag = await lightragMixContexts(
-        questions.map((q) => q.question),
-        {
-          base_url: server.baseUrl,
-          model: E5_MODEL,
-          dim: E5_DIM,
-          query_prefix: 'query: ',
-          document_prefix: 'passage: ',
-          max_token_size: 512,
-        },
-        `${folder}/input`,
-        log,
-      );
-    }
+    const lightrag = !withLightrag('e5')
+      ? undefined
+      : await lightragMixContexts(
+          questions.map((q) => q.question),
+          {
+            base_url: server.baseUrl,
+            model: E5_MODEL,
+            dim: E5_DIM,
+            query_prefix: 'query: ',
+            document_prefix: 'passage: ',
+            max_token_size: 512,
+          },
+          `${folder}/input`,
+          log,
+        );
     reports.push(
       await runEmbedder(
         'e5',
@@ -606,34 +630,45 @@ console.log(
   `\nnoderag against naive top-k chunks at the same tokens, per embedder and half\n\n${overview}\n`,
 );
 
-/** LightRAG's part of `## quality`: what was run, then the rows at its tokens. */
-function lightragSection(r: LightragRows, c: LightragContexts): string {
+/** LightRAG's part of `## quality` for one embedder: what was run, then the rows at its tokens. */
+function lightragSection(key: 'local' | 'e5', r: LightragRows, c: LightragContexts): string {
   const tasks = Object.entries(c.byTask)
     .map(([k, v]) => `${v} ${k}`)
     .join(', ');
+  const embedding =
+    key === 'e5'
+      ? [
+          'Its embeddings go to the same e5 server with the same prefixes, through LightRAG’s own',
+          'asymmetric embedding (`EmbeddingFunc(supports_asymmetric=True)`, `openai_embed(query_prefix=',
+          '"query: ", document_prefix="passage: ")`: its question and keywords as queries; chunks,',
+          'entities and relations as passages), each text cut to 512 tokens, e5’s input length',
+          '(`openai_embed`’s `max_token_size`, 8192 for OpenAI models); its embedding timeout is 1800 s',
+          'instead of 30 s (the local e5 server queues its 8 concurrent batches on a shared CPU).',
+        ]
+      : [
+          'Its embeddings come from the fake server: the `local` provider’s feature hashing at the',
+          'same dimension, so its vectors for a text are noderag’s (LightRAG ranks by cosine, noderag',
+          'by L2 on the same unit vectors: the same order).',
+        ];
   return [
-    `### LightRAG (${LIGHTRAG_PACKAGE}) at its own tokens, e5 embeddings`,
+    `### LightRAG (${LIGHTRAG_PACKAGE}) at its own tokens, ${key} embeddings`,
     '',
     'LightRAG indexes the same 994 input files. Its chat prompts go to the peer fake server',
     '(bench/peer/fake-server.ts), which answers them from the offline `local` provider as noderag’s',
     'chat tasks are answered: extraction from the `local` decomposition (its entities; relationships',
     'split as noderag repairs them; descriptions: the semantic unit), gleaning with nothing more,',
     'description summaries joined, and the keyword call of every query from the `local` query',
-    'decomposition (names and years low-level keywords, other words high-level). Its embeddings go',
-    'to the same e5 server with the same prefixes, through LightRAG’s own asymmetric embedding',
-    '(`EmbeddingFunc(supports_asymmetric=True)`, `openai_embed(query_prefix="query: ",',
-    'document_prefix="passage: ")`: its question and keywords as queries, chunks, entities and',
-    'relations as passages), each text cut to 512 tokens, e5’s input length (`openai_embed`’s',
-    '`max_token_size`, 8192 for OpenAI models). LightRAG’s defaults are kept (mix mode, top_k 40, chunk_top_k 20,',
-    'max_entity_tokens 6000, max_relation_tokens 8000, max_total_tokens 30000, 1200-token chunks,',
-    'one gleaning) except what this setup forces: the context only (`only_need_context=True`), no',
-    'reranker (`enable_rerank=False`: none is configured), no LLM response cache at query time, and',
-    'an embedding timeout of 1800 s instead of 30 s (the local e5 server queues its 8 concurrent',
-    'batches on a shared CPU). Its context (entity and relationship JSON lines, document chunks, the',
-    'reference list) is scored as a whole by ts/eval; support counts the document chunks (mapped to',
-    'their files by the reference list), not the entity or relation descriptions. Tokens: o200k_base,',
-    'as every row. The index is cached in bench/.data/lightrag-quality-<key> (key: the input files,',
-    `the package, the embedding settings). This run: ${c.buildS ? `index built in ${fmt(c.buildS, 0)} s${c.resumed ? ' (the last part of a resumed build)' : ''}` : 'index reused'}; ` +
+    'decomposition (names and years low-level keywords, other words high-level).',
+    ...embedding,
+    'LightRAG’s defaults are kept (mix mode, top_k 40, chunk_top_k 20, max_entity_tokens 6000,',
+    'max_relation_tokens 8000, max_total_tokens 30000, 1200-token chunks, one gleaning) except',
+    'what this setup forces: the context only (`only_need_context=True`), no reranker',
+    '(`enable_rerank=False`: none is configured), no LLM response cache at query time. Its context',
+    '(entity and relationship JSON lines, document chunks, the reference list) is scored as a whole',
+    'by ts/eval; support counts the document chunks (mapped to their files by the reference list),',
+    'not the entity or relation descriptions. Tokens: o200k_base, as every row. The index is cached',
+    'in bench/.data/lightrag-quality-<key> (key: the input files, the package, the embedding',
+    `settings). This run: ${c.buildS ? `index built in ${fmt(c.buildS, 0)} s${c.resumed ? ' (the last part of a resumed build)' : ''}` : 'index reused'}; ` +
       `load ${fmt(c.loadS, 1)} s; 100 mix-mode queries ${fmt(c.queryS, 0)} s; fake-server chat calls: ${tasks || 'none'}; ` +
       `${c.unrecognised} unrecognised; ${c.empty} empty and ${c.failed} failed contexts.`,
     '',
@@ -656,8 +691,9 @@ if (e5) {
     `e5_answer_recall=${fmt(e5.ours.answer)} e5_naive_same_tokens=${fmt(e5.naiveSame.answer)} ` +
       `e5_heldout_margin=${signed(held.ours.answer - held.naiveSame)}`,
   );
-  if (e5.lightrag) parts.push(e5.lightrag.result);
+  if (e5.lightrag) parts.push(e5.lightrag.rows.result);
 }
+if (local?.lightrag) parts.push(local.lightrag.rows.result.replace(/(^| )/g, '$1local_'));
 const resultLine = `RESULT quality ${parts.join(' ')}`;
 
 if (local && e5 && !args.sweep) {
@@ -683,7 +719,9 @@ if (local && e5 && !args.sweep) {
       '',
       overview,
       '',
-      ...(e5?.lightrag && lightrag ? [lightragSection(e5.lightrag, lightrag), ''] : []),
+      ...reports.flatMap((r) =>
+        r.lightrag ? [lightragSection(r.key, r.lightrag.rows, r.lightrag.run), ''] : [],
+      ),
       ...reports.flatMap((r) => [r.text, '']),
       resultLine,
     ].join('\n'),

@@ -1,14 +1,15 @@
 /**
  * LightRAG's mix-mode contexts for the HotpotQA-100 questions (bench quality, issue 20 item 2).
  *
- * LightRAG (bench/lib/lightrag.ts) indexes the same input files as the e5 noderag project.
+ * LightRAG (bench/lib/lightrag.ts) indexes the same input files as a noderag project of the bench.
  * Its chat prompts (extraction, gleaning, description summaries at build time; the keyword
  * extraction of every query) go to the peer fake server (bench/peer/fake-server.ts), which
  * answers them from the offline `local` provider: extraction from its decomposition, the
  * query keywords from its query decomposition (names and years low-level, other words
- * high-level), as for noderag's chat tasks. Its embeddings go to the e5 server with the
- * prefixes noderag uses, through LightRAG's own asymmetric-embedding support (query-time
- * texts "query: ", indexed texts "passage: "). Every other LightRAG setting is its default.
+ * high-level), as for noderag's chat tasks. Its embeddings are noderag's: the e5 server with
+ * the prefixes noderag uses, through LightRAG's own asymmetric-embedding support (query-time
+ * texts "query: ", indexed texts "passage: "), or the `local` provider's feature hashing
+ * served by the fake server. Every other LightRAG setting is its default.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -44,9 +45,13 @@ export interface LightragContexts {
   unrecognised: number;
 }
 
+/**
+ * `embedding.base_url` null: LightRAG embeds through the fake server's embeddings route, the
+ * `local` provider's feature hashing at `embedding.dim` (the vectors noderag's local index has).
+ */
 export async function lightragMixContexts(
   questions: readonly string[],
-  embedding: LightragEmbedding,
+  spec: Omit<LightragEmbedding, 'base_url'> & { base_url: string | null },
   inputDir: string,
   log: (line: string) => void,
 ): Promise<LightragContexts> {
@@ -56,12 +61,16 @@ export async function lightragMixContexts(
   const base = { ...process.env, TIKTOKEN_CACHE_DIR: TIKTOKEN_CACHE, OPENAI_API_KEY: 'bench-key' };
   const t = await runLightragDriver(['templates'], base);
   if (!t.json) throw new Error(`could not read LightRAG's prompt templates:\n${t.raw.slice(-2000)}`);
-  const fake = await startPeerFakeServer(null, 1536, t.json as unknown as LightragTemplates);
+  const fake = await startPeerFakeServer(null, spec.dim, t.json as unknown as LightragTemplates);
   try {
     const env = { ...base, OPENAI_BASE_URL: fake.baseUrl };
+    const embedding = { ...spec, base_url: spec.base_url ?? fake.baseUrl };
     // The build embeds ~25 texts per paragraph; a second e5 server (same model, one engine
     // thread) shares those calls, as two workers would serve them on a 2-core machine.
-    const extra = lightragIndexFolder(inputDir, embedding).done ? null : await startE5Server(log, 1);
+    const extra =
+      spec.base_url === null || lightragIndexFolder(inputDir, embedding).done
+        ? null
+        : await startE5Server(log, 1);
     let index: Awaited<ReturnType<typeof ensureLightragQualityIndex>>;
     try {
       const urls = [embedding.base_url, extra?.baseUrl ?? []].flat();
