@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { NodeConfig } from '../../ts/config/node-config.js';
+import { COMMUNITY_INPUTS_FILE, readCommunityInputs } from '../../ts/index-io/community-inputs.js';
 import { IndexData } from '../../ts/index-io/index-data.js';
 import { type BuildReport, runBuild } from '../../ts/indexing/pipeline.js';
 import { STAGES } from '../../ts/project/state.js';
@@ -265,9 +266,21 @@ describe('build syncs the index to its input folder', () => {
     }
   }, 120_000);
 
-  it('an attribute whose prompt input is unchanged is kept without a model call; a changed input regenerates it', async () => {
-    const all = exampleFiles();
-    const p = await project(all);
+  it('attributes and communities whose prompt input is unchanged are kept without a model call; a changed input is asked again', async () => {
+    // 60 paragraphs of the HotpotQA sample, one file each; then every tenth edited (one
+    // sentence): its chunk goes and a new one comes, so every entity of that chunk leaves
+    // the index and is added again, most with the same material.
+    const corpus = Object.entries(
+      JSON.parse(readFileSync(join(REPO_ROOT, 'bench', 'data', 'hotpotqa', 'corpus.json'), 'utf8')) as Record<
+        string,
+        string[]
+      >,
+    ).slice(0, 60);
+    const render = (title: string, sentences: string[]) => `${title}\n\n${sentences.join('')}\n`;
+    const p = await project(
+      Object.fromEntries(corpus.map(([title, sentences], i) => [`${i}.txt`, render(title, sentences)])),
+      1048,
+    );
     expect((await build(p.root)).code).toBe(0);
     const attributesOf = async (root: string) => {
       const index = new IndexData(root, DIM);
@@ -275,14 +288,17 @@ describe('build syncs the index to its input folder', () => {
     };
     const first = await attributesOf(p.root);
     expect(first.inputs.size).toBe(first.rows.size);
+    const communitiesOf = async (root: string) =>
+      readCommunityInputs(join(root, COMMUNITY_INPUTS_FILE), COMMUNITY_INPUTS_FILE);
+    const communitiesBefore = await communitiesOf(p.root);
+    expect(communitiesBefore.size).toBeGreaterThan(0);
 
-    // One sentence edited: its chunk goes and a new one comes, so every entity of that chunk
-    // leaves the index and is added again; most of their material is the same.
-    const name = Object.keys(all)[1]!;
-    await p.writeInput(
-      name,
-      editSentence(all[name]!, 'Okafor is best known', 'Okafor is remembered for comets'),
-    );
+    for (const [i, [title, sentences]] of corpus.entries()) {
+      if (i % 10 !== 0) continue;
+      const edited = [...sentences];
+      edited[edited.length - 1] = edited.at(-1)!.replace(/^(\s*)/, '$1Notably, ');
+      await p.writeInput(`${i}.txt`, render(title, edited));
+    }
     const sync = await build(p.root);
     expect(sync.code, sync.out).toBe(0);
     const second = await attributesOf(p.root);
@@ -312,12 +328,35 @@ describe('build syncs the index to its input folder', () => {
     expect(Number(calls![1])).toBe(changed);
     expect(sync.out).toMatch(new RegExp(`\\b${changed} regenerated|${changed} attributes? created`));
 
+    // Communities: one call per community whose input was not recorded; a recorded one gets
+    // the elements it had.
+    const summary =
+      /(\d+) communit(?:y|ies) summarised \((\d+) with the elements of an earlier community of the same input\).*; calls (\d+),/.exec(
+        sync.out,
+      );
+    expect(summary, sync.out).not.toBeNull();
+    const [summarised, reused, summaryCalls] = summary!.slice(1).map(Number) as [number, number, number];
+    expect(reused).toBeGreaterThan(0);
+    expect(summaryCalls).toBe(summarised - reused);
+    const communitiesAfter = await communitiesOf(p.root);
+    const elementsAfter = await new IndexData(p.root, DIM).elements();
+    let carried = 0;
+    for (const [hash, pairs] of communitiesAfter) {
+      if (!communitiesBefore.has(hash)) continue;
+      expect(pairs).toEqual(communitiesBefore.get(hash));
+      carried++;
+    }
+    expect(carried).toBeGreaterThanOrEqual(reused);
+    // Every element in the index is recorded with a community that produced it.
+    const recordedDescriptions = new Set([...communitiesAfter.values()].flat().map(([, d]) => d.trim()));
+    for (const e of elementsAfter.values()) expect(recordedDescriptions.has(e.context), e.context).toBe(true);
+
     // A reused attribute is what the model gives for that input: a clean build of the final
     // folder wrote the same text wherever it recorded the same input.
     const finalFiles: Record<string, string> = {};
     for (const f of readdirSync(p.path('input')).sort())
       finalFiles[f] = readFileSync(p.path('input', f), 'utf8');
-    const q = await project(finalFiles);
+    const q = await project(finalFiles, 1048);
     expect((await build(q.root)).code).toBe(0);
     const clean = await attributesOf(q.root);
     let compared = 0;
@@ -327,6 +366,14 @@ describe('build syncs the index to its input folder', () => {
       compared++;
     }
     expect(compared).toBeGreaterThan(same / 2);
+    // The same for communities: same input, same elements.
+    let comparedCommunities = 0;
+    for (const [hash, pairs] of await communitiesOf(q.root)) {
+      if (!communitiesAfter.has(hash)) continue;
+      expect(communitiesAfter.get(hash)).toEqual(pairs);
+      comparedCommunities++;
+    }
+    expect(comparedCommunities).toBeGreaterThan(0);
   }, 120_000);
 
   it('deleting every document but one leaves an index of that one', async () => {

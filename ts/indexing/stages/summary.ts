@@ -3,10 +3,20 @@
  * g, one structured call (prompt C) per community with members, high-level elements and
  * titles merged in community order, new element descriptions embedded, then members linked
  * to elements (directly, or through k-means clusters when the communities are large).
+ * A community whose prompt input (hashed with the chat model) was recorded in
+ * cache/community_inputs.json gets the elements recorded for it instead of a call: a sync
+ * forms many of the communities it dropped again with the same members and texts.
  */
 
+import { createHash } from 'node:crypto';
 import { InternalError } from '../../errors.js';
 import { kmeans, leiden } from '../../graph/index.js';
+import {
+  COMMUNITY_INPUTS_FILE,
+  type ProducedPair,
+  readCommunityInputs,
+  serializeCommunityInputs,
+} from '../../index-io/community-inputs.js';
 import { ELEMENT_MEMBERS_FILE, serializeElementMembers } from '../../index-io/element-members.js';
 import { TABLES } from '../../index-io/tables.js';
 import type { BaseGraph } from '../../model/graph-store.js';
@@ -19,6 +29,7 @@ import {
   linkMembers,
   mergeElements,
 } from '../../model/summary.js';
+import { resolveInProject } from '../../project/layout.js';
 import { count } from '../tree.js';
 import type { StageContext, StageResult } from './context.js';
 import { countTokensBatch, textOps } from './core.js';
@@ -62,6 +73,14 @@ function distance2(a: Float32Array, b: Float32Array): number {
   return d;
 }
 
+/** SHA-256 of what a community's reply depends on: the chat model and prompt C's texts. */
+function communityInputHash(ctx: StageContext, texts: readonly string[]): string {
+  const { provider, model, params } = ctx.providers.chat.identity;
+  return createHash('sha256')
+    .update(JSON.stringify([provider, model, params, texts]))
+    .digest('hex');
+}
+
 function normalized(v: Float32Array): Float32Array {
   let n = 0;
   for (const x of v) n += x * x;
@@ -78,6 +97,13 @@ export async function summaryStage(ctx: StageContext): Promise<StageResult> {
   const elementMembers = await ctx.index.elementMembers();
   const dim = ctx.config.config.dim;
   const space = ctx.config.config.space;
+
+  const recorded = await readCommunityInputs(
+    resolveInProject(ctx.root, COMMUNITY_INPUTS_FILE),
+    COMMUNITY_INPUTS_FILE,
+  );
+  const usedInputs = new Set<string>();
+  let reused = 0;
 
   const before = ctx.providers.chat.stats();
   const embedBefore = ctx.providers.embedding.stats();
@@ -107,15 +133,20 @@ export async function summaryStage(ctx: StageContext): Promise<StageResult> {
       return trimToBudget(rankMaterial(items), budget, countTokensBatch).map((i) => i.text);
     });
 
+    // A community formed again with the same input gets the elements it produced before
+    // (community_inputs.json), without a call.
+    const hashes = prompts.map((texts) => communityInputHash(ctx, texts));
+    const ask = prompts.flatMap((texts, i) => (recorded.has(hashes[i]!) ? [] : [{ texts, i }]));
+    reused = prompts.length - ask.length;
     const note = () => {
       const s = ctx.providers.chat.stats();
       return `calls ${s.calls - before.calls}, cache hits ${s.cacheHits - before.cacheHits}`;
     };
-    ctx.progress.begin(prompts.length, 'communities');
+    ctx.progress.begin(ask.length, 'communities');
     const local = ctx.providers.chat.identity.provider === 'local';
-    const replies = await mapInOrder(
-      prompts,
-      (texts) => ctx.providers.run('community', { texts }, { signal: ctx.stop.signal }),
+    const asked = await mapInOrder(
+      ask,
+      ({ texts }) => ctx.providers.run('community', { texts }, { signal: ctx.stop.signal }),
       {
         concurrency: poolSize(
           ctx.config.model_config.rate_limit,
@@ -127,11 +158,25 @@ export async function summaryStage(ctx: StageContext): Promise<StageResult> {
       },
     );
 
+    const replies = prompts.map((_, i) =>
+      (recorded.get(hashes[i]!) ?? []).map(([title, description]) => ({ title, description })),
+    );
+    ask.forEach(({ i }, k) => {
+      replies[i] = asked[k]!.high_level_elements;
+    });
+    replies.forEach((reply, i) => {
+      recorded.set(
+        hashes[i]!,
+        reply.map((e): ProducedPair => [e.title, e.description]),
+      );
+      usedInputs.add(hashes[i]!);
+    });
+
     // Step 5: merge in community order.
     const inputs: LinkInput[] = communities.map((community, i) => {
       ctx.counters.community_summary_index += 1;
       const elements = mergeElements(
-        replies[i]!.high_level_elements,
+        replies[i]!,
         ctx.counters.community_summary_index,
         g,
         graph,
@@ -221,9 +266,15 @@ export async function summaryStage(ctx: StageContext): Promise<StageResult> {
     );
   }
 
+  // Recorded communities stay while one of their elements does (or were used now).
+  for (const [hash, pairs] of recorded) {
+    const live = pairs.some(([, d]) => d.trim() && tables.elements.has(textOps.highLevelElementId(d.trim())));
+    if (!live && !usedInputs.has(hash)) recorded.delete(hash);
+  }
   await ctx.out.table(TABLES.elements, tables.elements.values(), dim);
   await ctx.out.table(TABLES.titles, tables.titles.values());
   await ctx.out.file(ELEMENT_MEMBERS_FILE, serializeElementMembers(elementMembers));
+  await ctx.out.file(COMMUNITY_INPUTS_FILE, serializeCommunityInputs(recorded));
   await stageGraphTables(ctx.index, ctx.out);
   const s = ctx.providers.chat.stats();
   const e = ctx.providers.embedding.stats();
@@ -236,6 +287,6 @@ export async function summaryStage(ctx: StageContext): Promise<StageResult> {
       cacheHits: hits,
       retries: s.retries - before.retries,
     },
-    summary: `${count(ids.length, 'node')} in the community graph, ${count(communities.length, 'community', 'communities')} summarised, ${count(tables.elements.size, 'element')} in total; calls ${calls}, cache hits ${hits}`,
+    summary: `${count(ids.length, 'node')} in the community graph, ${count(communities.length, 'community', 'communities')} summarised (${reused} with the elements of an earlier community of the same input), ${count(tables.elements.size, 'element')} in total; calls ${calls}, cache hits ${hits}`,
   };
 }

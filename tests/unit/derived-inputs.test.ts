@@ -1,4 +1,7 @@
-/** cache/attribute_inputs.json (ts/index-io/attribute-inputs.ts): round trip and damage reports. */
+/**
+ * cache/attribute_inputs.json and cache/community_inputs.json (ts/index-io): round trip and
+ * damage reports.
+ */
 import { describe, expect, it } from 'vitest';
 import { IndexFileError } from '../../ts/errors.js';
 import {
@@ -6,6 +9,12 @@ import {
   parseAttributeInputs,
   serializeAttributeInputs,
 } from '../../ts/index-io/attribute-inputs.js';
+import {
+  COMMUNITY_INPUTS_FILE,
+  type ProducedPair,
+  parseCommunityInputs,
+  serializeCommunityInputs,
+} from '../../ts/index-io/community-inputs.js';
 
 const LABEL = 'cache/attribute_inputs.json';
 
@@ -71,6 +80,30 @@ describe('attribute_inputs.json', () => {
       expect(error, text).toBeInstanceOf(IndexFileError);
       expect((error as Error).message).toContain(LABEL);
       expect((error as Error).message).toMatch(message);
+    }
+  });
+});
+
+describe('community_inputs.json', () => {
+  it('round-trips the recorded replies and names what is wrong in a damaged file', () => {
+    const m = new Map<string, ProducedPair[]>([
+      ['h2', [['Title', 'A description.']]],
+      ['h1', []],
+    ]);
+    const text = serializeCommunityInputs(m);
+    expect(text.indexOf('"h1"')).toBeLessThan(text.indexOf('"h2"'));
+    expect([...parseCommunityInputs(text, COMMUNITY_INPUTS_FILE)]).toEqual([...m].sort());
+    for (const [bad, message] of [
+      ['nope', /not valid JSON/],
+      ['{"version":2,"communities":{}}', /expected \{ "version": 1, "communities"/],
+      [
+        '{"version":1,"communities":{"h":[["only title"]]}}',
+        /communities\.h must be a list of \[title, description\]/,
+      ],
+    ] as const) {
+      expect(() => parseCommunityInputs(bad, COMMUNITY_INPUTS_FILE)).toThrow(IndexFileError);
+      expect(() => parseCommunityInputs(bad, COMMUNITY_INPUTS_FILE)).toThrow(message);
+      expect(() => parseCommunityInputs(bad, COMMUNITY_INPUTS_FILE)).toThrow(COMMUNITY_INPUTS_FILE);
     }
   });
 });
