@@ -74,7 +74,16 @@ export function lightragRows(
 ): LightragRows {
   const all = contexts.map((_, n) => n);
   const tokens = contexts.map((c) => (c ? countTokens(c) : 0));
-  const lrScored = contexts.map((c, n) => run.score(n, c, lightragContextItems(c), tokens[n]!));
+  // LightRAG names a chunk's file as the driver inserted it (the name in input/); the scorer
+  // compares with the index's document paths, which may carry a folder.
+  const docPath = new Map<string, string>();
+  for (const t of run.targets.flat()) if (t.kind === 'file') docPath.set(t.path.split('/').pop()!, t.path);
+  const items = (c: string) =>
+    lightragContextItems(c).map((it) => ({
+      ...it,
+      document: it.document && (docPath.get(it.document) ?? it.document),
+    }));
+  const lrScored = contexts.map((c, n) => run.score(n, c, items(c), tokens[n]!));
   const lightrag = summarise(lrScored);
   const target = Math.round(lightrag.tokens);
 
