@@ -50,15 +50,23 @@ export function countedProviders<P extends SearchProviders>(
     m.providerTokens.inc({ task, provider, direction: 'input' }, count(sent));
     if (received !== '') m.providerTokens.inc({ task, provider, direction: 'output' }, count(received));
   };
+  // A failed call counts too, with no output tokens: it was made, and may have been billed.
   const run: SearchProviders['run'] = async (task, input, call) => {
-    const out = await providers.run(task, input, call);
-    record(task as Task, inputText(input), outputText(out));
-    return out;
+    let received = '';
+    try {
+      const out = await providers.run(task, input, call);
+      received = outputText(out);
+      return out;
+    } finally {
+      record(task as Task, inputText(input), received);
+    }
   };
   const embedQuery: SearchProviders['embedQuery'] = async (question, call) => {
-    const out = await providers.embedQuery(question, call);
-    record('embed_query', question, '');
-    return out;
+    try {
+      return await providers.embedQuery(question, call);
+    } finally {
+      record('embed_query', question, '');
+    }
   };
   const stream: SearchProviders['stream'] = providers.stream
     ? async function* (task, input, call) {
