@@ -23,6 +23,16 @@ describe('string column', () => {
     expect(column.at(strings.length)).toBeUndefined();
   });
 
+  it('compares an ASCII row in place', () => {
+    const column = new StringColumn(encodeStrings(['abc', 'Ã©', 'é'])!);
+    expect(column.asciiEquals(0, 'abc')).toBe(true);
+    expect(column.asciiEquals(0, 'abd')).toBe(false);
+    expect(column.asciiEquals(0, 'ab')).toBe(false);
+    // UTF-8 of 'é' is C3 A9: neither its Latin-1 reading nor 'é' itself is an ASCII match.
+    expect(column.asciiEquals(2, 'Ã©')).toBe(false);
+    expect(column.asciiEquals(2, 'é')).toBe(false);
+  });
+
   it('reads in place from a section of a larger buffer', () => {
     const encoded = encodeStrings(['x', 'yz'])!;
     const shared = new Uint8Array(new SharedArrayBuffer(64));
@@ -33,6 +43,8 @@ describe('string column', () => {
 });
 
 describe('id table', () => {
+  const find = (table: Uint32Array, ids: readonly string[], id: string) =>
+    lookupId(table, id, (node) => ids[node] === id);
   const hex = (i: number) => (i * 2654435761).toString(16).padStart(64, '0');
 
   it('finds every id at its index and no unknown id', () => {
@@ -41,18 +53,17 @@ describe('id table', () => {
     expect(table.length).toBe(idSlotCount(ids.length));
     expect(table.length).toBeGreaterThanOrEqual(2 * ids.length);
     ids.forEach((id, i) => {
-      expect(lookupId(table, ids, id)).toBe(i);
+      expect(find(table, ids, id)).toBe(i);
     });
-    for (const unknown of ['', 'x', hex(0), `${ids[0]}0`])
-      expect(lookupId(table, ids, unknown)).toBeUndefined();
+    for (const unknown of ['', 'x', hex(0), `${ids[0]}0`]) expect(find(table, ids, unknown)).toBeUndefined();
   });
 
   it('handles an empty graph and never answers with another id when damaged', () => {
-    expect(lookupId(buildIdTable([]), [], 'a')).toBeUndefined();
+    expect(find(buildIdTable([]), [], 'a')).toBeUndefined();
     const ids = ['a', 'b', 'c'];
     // A full table pointing everywhere at 'a': 'b' is missed, not mistaken for 'a'.
     const damaged = new Uint32Array(idSlotCount(ids.length)).fill(1);
-    expect(lookupId(damaged, ids, 'b')).toBeUndefined();
-    expect(lookupId(damaged, ids, 'a')).toBe(0);
+    expect(find(damaged, ids, 'b')).toBeUndefined();
+    expect(find(damaged, ids, 'a')).toBe(0);
   });
 });

@@ -7,13 +7,13 @@
  *
  * Layout: `NRSG`, u32 version, u32 header length, the header (JSON), zero padding to a
  * multiple of 8, then the payload sections, each padded to 8 bytes (SECTIONS below):
- *   ids (ASCII, joined by '\n'; dense node order = ascending hash id), types u8[n],
+ *   id bytes (ASCII, concatenated; dense node order = ascending hash id), types u8[n],
  *   base edges src u32[m], dst u32[m], weight f64[m],
  *   base adjacency (CSR, both directions) offsets u32[n+1], targets u32[2m],
  *   similarity pairs src u32[s], dst u32[s],
  *   node texts offsets u32[n+1] + UTF-8 bytes, docOf / chunkOf / attributeOf / elementOf i32[n],
  *   document paths offsets u32[d+1] + UTF-8 bytes, labelNode i32[l] (−1 = retired),
- *   id table u32[h] (string-columns.ts: hash id → node index + 1).
+ *   id table u32[h] (string-columns.ts: hash id → node index + 1), id offsets u32[n+1].
  * The header names the SHA-256 of every table it was derived from and of the payload; a
  * reader uses the file only when the sources match checksums.json and the payload is whole
  * (else it falls back to the tables).
@@ -34,7 +34,7 @@ export const GRAPH_SNAPSHOT_FILE = CACHE_FILES.searchGraph;
 export const GRAPH_SNAPSHOT_SOURCES: readonly string[] = SEARCH_TABLE_FILES;
 
 const MAGIC = 0x4753524e; // 'NRSG' little-endian
-const VERSION = 2;
+const VERSION = 3;
 
 interface Header {
   sources: Record<string, string>;
@@ -88,6 +88,7 @@ function sectionSizes(h: Header): number[] {
     h.docBytes,
     4 * l,
     4 * h.h,
+    4 * (n + 1),
   ];
 }
 
@@ -98,21 +99,21 @@ function encodeArrays(a: SearchArrays): {
   sections: Uint8Array[];
   counts: Omit<Header, 'sources' | 'types' | 'payloadSha256'>;
 } {
-  const n = a.ids.length;
+  const ids = Array.from({ length: a.ids.length }, (_, i) => a.ids.at(i)!);
+  const n = ids.length;
   for (let i = 0; i < n; i++) {
-    // Ascending, ASCII, no separator: otherwise only the tables can say what is wrong.
-    if (i > 0 && !(a.ids[i - 1]! < a.ids[i]!))
-      throw new SnapshotUnavailable('graph node ids are not ascending');
-    if (!/^[\x21-\x7e]+$/.test(a.ids[i]!))
-      throw new SnapshotUnavailable(`graph node id ${JSON.stringify(a.ids[i])}`);
+    // Ascending and printable ASCII: otherwise only the tables can say what is wrong.
+    if (i > 0 && !(ids[i - 1]! < ids[i]!)) throw new SnapshotUnavailable('graph node ids are not ascending');
+    if (!/^[\x21-\x7e]+$/.test(ids[i]!))
+      throw new SnapshotUnavailable(`graph node id ${JSON.stringify(ids[i])}`);
   }
-  const idBytes = Buffer.from(a.ids.join('\n'), 'latin1');
+  const idStrings = encodeStrings(ids)!;
   const texts = encodeStrings(a.texts);
   const docs = encodeStrings(a.documents);
   if (!texts || !docs) throw new SnapshotUnavailable('texts longer than 4 GiB');
-  const idTable = buildIdTable(a.ids);
+  const idTable = buildIdTable(ids);
   const sections = [
-    idBytes,
+    idStrings.bytes,
     a.types,
     a.edges.src,
     a.edges.dst,
@@ -131,6 +132,7 @@ function encodeArrays(a: SearchArrays): {
     docs.bytes,
     a.labelNode,
     idTable,
+    idStrings.offsets,
   ].map(bytesOf);
   return {
     sections,
@@ -141,7 +143,7 @@ function encodeArrays(a: SearchArrays): {
       d: a.documents.length,
       l: a.labelNode.length,
       h: idTable.length,
-      idBytes: idBytes.byteLength,
+      idBytes: idStrings.bytes.byteLength,
       textBytes: texts.bytes.byteLength,
       docBytes: docs.bytes.byteLength,
     },
@@ -279,10 +281,8 @@ export function decodeGraphSnapshot(buf: Buffer, expected: Record<string, string
   const u32 = (i: number) => new Uint32Array(aligned.buffer, offsetOf[i]!, sizes[i]! / 4);
   const i32 = (i: number) => new Int32Array(aligned.buffer, offsetOf[i]!, sizes[i]! / 4);
 
-  const ids =
-    n === 0 ? [] : Buffer.from(aligned.buffer, offsetOf[0]!, header.idBytes).toString('latin1').split('\n');
-  // Ascending order was checked when the file was written; the payload checksum covers it since.
-  if (ids.length !== n) return null;
+  // Ids stay bytes: a string is made only for a node a caller asks about (LoadedIndex.idOf).
+  const ids = new StringColumn({ offsets: u32(19), bytes: u8(0) });
   // Type codes are stored in the header's order; remapped only when that order is not ours.
   const rawTypes = u8(1);
   const types = codeOf.every((c, i) => c === i)
@@ -296,7 +296,12 @@ export function decodeGraphSnapshot(buf: Buffer, expected: Record<string, string
   // Values are not range-checked one by one: what the derivation wrote (indexes in range,
   // positive weights, monotone offsets) is covered by the payload checksum, which the loader
   // verifies before it uses anything, and the native builds check their own inputs.
-  if (offsets![n] !== 2 * m || texts.offsets[n] !== header.textBytes || docs.offsets[d] !== header.docBytes)
+  if (
+    offsets![n] !== 2 * m ||
+    texts.offsets[n] !== header.textBytes ||
+    docs.offsets[d] !== header.docBytes ||
+    u32(19)[n] !== header.idBytes
+  )
     return null;
   const retiredLabels: number[] = [];
   for (let i = 0; i < l; i++) if (labelNode![i] === -1) retiredLabels.push(i);
@@ -306,7 +311,7 @@ export function decodeGraphSnapshot(buf: Buffer, expected: Record<string, string
     ids,
     types,
     texts: new StringColumn(texts),
-    indexOf: (id) => lookupId(idTable, ids, id),
+    indexOf: (id) => lookupId(idTable, id, (node) => ids.asciiEquals(node, id)),
     docOf: docOf!,
     chunkOf: chunkOf!,
     documents: Array.from({ length: d }, (_, i) => documentColumn.at(i)!),

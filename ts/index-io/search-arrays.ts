@@ -16,19 +16,19 @@ const NO = -1;
 
 export const TYPE_CODE: ReadonlyMap<string, number> = new Map(NODE_TYPES.map((t, i) => [t, i]));
 
-/** Node texts by dense index: a plain array (tables) or decoded on demand (the snapshot). */
-export interface NodeTexts {
+/** A string per node (id, text): a plain array (tables) or decoded on demand (the snapshot). */
+export interface NodeStrings {
   readonly length: number;
   at(index: number): string | undefined;
 }
 
 export interface SearchArrays {
   /** Hash ids in ascending order; position = dense node index. */
-  ids: readonly string[];
+  ids: NodeStrings;
   /** Type code (index into NODE_TYPES) per node. */
   types: Uint8Array;
   /** Node text (`context`) per node. */
-  texts: NodeTexts;
+  texts: NodeStrings;
   /** Dense index of a hash id, or undefined. */
   indexOf: (id: string) => number | undefined;
   /** Index into `documents` of a node's source document, or −1. */

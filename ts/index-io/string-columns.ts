@@ -48,6 +48,18 @@ export class StringColumn {
     if (!(index >= 0 && index < this.length)) return undefined;
     return this.#bytes.toString('utf8', this.#offsets[index]!, this.#offsets[index + 1]!);
   }
+
+  /** Whether row `index` is `s` and `s` is ASCII (hash ids), compared in place: no string made. */
+  asciiEquals(index: number, s: string): boolean {
+    const start = this.#offsets[index]!;
+    if (this.#offsets[index + 1]! - start !== s.length) return false;
+    const bytes = this.#bytes;
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      if (c > 0x7f || bytes[start + i] !== c) return false;
+    }
+    return true;
+  }
 }
 
 /** FNV-1a over the UTF-16 code units (hash ids are ASCII): part of the file format. */
@@ -77,15 +89,20 @@ export function buildIdTable(ids: readonly string[]): Uint32Array {
 }
 
 /**
- * Dense index of `id` through a table of buildIdTable. Every candidate is compared with
- * `ids`, so a damaged table can miss an id but never return another one.
+ * Dense index of `id` through a table of buildIdTable; `isAt(node)` says whether node's id is
+ * `id`. Every candidate is checked that way, so a damaged table can miss an id but never
+ * return another one.
  */
-export function lookupId(slots: Uint32Array, ids: readonly string[], id: string): number | undefined {
+export function lookupId(
+  slots: Uint32Array,
+  id: string,
+  isAt: (node: number) => boolean,
+): number | undefined {
   const mask = slots.length - 1;
   for (let s = idHash(id) & mask, probes = 0; probes < slots.length; s = (s + 1) & mask, probes++) {
     const v = slots[s]!;
     if (v === 0) return undefined;
-    if (ids[v - 1] === id) return v - 1;
+    if (isAt(v - 1)) return v - 1;
   }
   return undefined;
 }

@@ -46,8 +46,6 @@ type Native = { graph: SearchGraph; vectors: VectorIndex | null; matcher: Phrase
 export class LoadedIndex {
   /** Generation of the last finished build cycle in this snapshot. */
   readonly generation: number;
-  /** Hash ids in ascending order; position = dense node index. */
-  readonly ids: readonly string[];
   /** Type code (index into NODE_TYPES) per node. */
   readonly types: Uint8Array;
   /** Index into `documents` of a node's source document, or −1. */
@@ -79,11 +77,11 @@ export class LoadedIndex {
   readonly timings: LoadTimings;
   readonly #arrays: SearchArrays;
   #allTexts: readonly string[] | undefined;
+  #allIds: readonly string[] | undefined;
 
   private constructor(generation: number, a: SearchArrays, native: Native, timings: LoadTimings) {
     this.generation = generation;
     this.#arrays = a;
-    this.ids = a.ids;
     this.types = a.types;
     this.docOf = a.docOf;
     this.chunkOf = a.chunkOf;
@@ -156,7 +154,21 @@ export class LoadedIndex {
   }
 
   get nodeCount(): number {
-    return this.ids.length;
+    return this.types.length;
+  }
+
+  /** Hash id of `node` (dense index); made a string only when asked for when from the snapshot. */
+  idOf(node: number): string {
+    return this.#arrays.ids.at(node)!;
+  }
+
+  /**
+   * Hash ids in ascending order (position = dense node index), all made strings on first
+   * access (tests and diagnostics; a query asks only for its items through `idOf`).
+   */
+  get ids(): readonly string[] {
+    this.#allIds ??= Array.from({ length: this.nodeCount }, (_, i) => this.idOf(i));
+    return this.#allIds;
   }
 
   /** Node text (`context`) of `node`; decoded on demand when the index came from the snapshot. */
@@ -169,7 +181,7 @@ export class LoadedIndex {
    * its context items through `textOf`).
    */
   get texts(): readonly string[] {
-    this.#allTexts ??= Array.from({ length: this.ids.length }, (_, i) => this.textOf(i));
+    this.#allTexts ??= Array.from({ length: this.nodeCount }, (_, i) => this.textOf(i));
     return this.#allTexts;
   }
 
@@ -288,7 +300,7 @@ async function buildNative(
   const results = await Promise.allSettled([
     SearchGraph.build({
       nodeTypes: a.types,
-      edges: { nodeCount: a.ids.length, ...a.edges },
+      edges: { nodeCount: a.types.length, ...a.edges },
       similarity: a.similarity,
       unbalanceAdjust: options.unbalanceAdjust,
     }),

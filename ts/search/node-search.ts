@@ -249,7 +249,7 @@ export class NodeSearch {
     const chunkOf = (item: RetrievedItem): string | null => {
       const node = index.indexOf(item.id);
       const chunk = node === undefined ? -1 : index.chunkOf[node]!;
-      return chunk >= 0 ? index.ids[chunk]! : null;
+      return chunk >= 0 ? index.idOf(chunk) : null;
     };
     const cached = this.#cache.get(q);
     if (cached) return { retrieval: cached, chunkOf };

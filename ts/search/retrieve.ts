@@ -193,7 +193,7 @@ export function retrieve(index: LoadedIndex, query: QueryInputs, params: SearchP
 
   // Items and the context string (§6.6).
   const item = (node: number, position: number, origin: RetrievedItem['origin']): RetrievedItem => ({
-    id: index.ids[node]!,
+    id: index.idOf(node),
     type: index.typeOf(node) as ContextSection,
     text: index.textOf(node),
     document: index.documentOf(node),
@@ -234,7 +234,7 @@ export function retrieve(index: LoadedIndex, query: QueryInputs, params: SearchP
   return {
     items,
     context,
-    seeds: { hits: hitNodes.map((node) => index.ids[node]!), matches: matches.map((m) => index.ids[m]!) },
+    seeds: { hits: hitNodes.map((node) => index.idOf(node)), matches: matches.map((m) => index.idOf(m)) },
     timings: {
       vectorMs: t1 - t0,
       matchMs: t2 - t1,
