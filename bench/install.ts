@@ -137,9 +137,14 @@ function fresh(): { ciS: number; testS: number; clone: string } {
   ).stdout.trim();
   must(spawnSync('git', ['clone', '--quiet', REPO_ROOT, clone], { encoding: 'utf8' }), 'git clone');
   console.log(`fresh clone of ${head} in ${clone}`);
-  const env: NodeJS.ProcessEnv = { ...process.env, CI: 'true' };
-  // The clone builds in its own target/ (as a new user's would), never in this checkout's.
-  delete env.CARGO_TARGET_DIR;
+  // A new user's shell: none of the variables `npm run bench` set (npm_*, INIT_CWD), and the
+  // clone builds in its own target/, never in this checkout's.
+  const env: NodeJS.ProcessEnv = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([k]) => !k.startsWith('npm_') && k !== 'INIT_CWD' && k !== 'CARGO_TARGET_DIR',
+    ),
+  );
+  env.CI = 'true';
   const python = testPython();
   if (python) env.NODERAG_TEST_PYTHON = python;
   else
