@@ -49,6 +49,10 @@ const ROUTES: Record<string, string[]> = {
   '/health': ['GET', 'HEAD'],
   '/v1/chat/completions': ['POST'],
   '/v1/models': ['GET', 'HEAD'],
+};
+
+/** The routes of `AppDeps.project` (./project-routes.ts), there only when it is given. */
+const PROJECT_ROUTES: Record<string, string[]> = {
   '/documents': ['GET', 'HEAD', 'POST'],
   '/build': ['POST'],
   '/build/events': ['GET', 'HEAD'],
@@ -70,7 +74,7 @@ export function createApp(deps: AppDeps): Hono {
   if (deps.apiKey) app.use('*', requireApiKey(deps.apiKey));
 
   app.notFound((c) => {
-    const allowed = ROUTES[c.req.path];
+    const allowed = ROUTES[c.req.path] ?? (deps.project ? PROJECT_ROUTES[c.req.path] : undefined);
     if (allowed) {
       throw new HttpError(
         405,

@@ -1,0 +1,121 @@
+/**
+ * The project routes of the search app (ts/server/project-routes.ts) with `app.request()`
+ * and a stand-in build: mounted only with `AppDeps.project` (else 404, with it 405 for a
+ * wrong method), POST /build takes the build lock before it answers (409 while one is held,
+ * released after the build), a browser page on another origin cannot change anything (403),
+ * and DELETE refuses paths that are not plain names under input/.
+ */
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { acquireBuildLock, type BuildLock } from '../../ts/indexing/lock.js';
+import { createApp } from '../../ts/server/app.js';
+import type { SearchEngine } from '../../ts/server/engine.js';
+import { writeSearchConfig } from '../helpers/search-index.js';
+
+const engine: SearchEngine = {
+  status: async () => ({ ready: true, generation: 1, nodes: 0, vectors: 0 }),
+  retrieve: async () => ({ retrievalInfo: '', retrievalTokens: 0 }),
+  answer: async () => ({ response: '', responseTokens: 0, retrievalInfo: '', retrievalTokens: 0 }),
+};
+
+async function project(): Promise<string> {
+  const folder = mkdtempSync(join(tmpdir(), 'noderag-project-routes-'));
+  await writeSearchConfig(folder, { dim: 8 });
+  return folder;
+}
+
+describe('project routes of the search app', () => {
+  it('exist only when the app is given a project', async () => {
+    const bare = createApp({ engine });
+    expect((await bare.request('/documents')).status).toBe(404);
+    expect((await bare.request('/build', { method: 'POST' })).status).toBe(404);
+    const app = createApp({ engine, project: { folder: await project(), runBuild: async () => 0 } });
+    const wrong = await app.request('/build');
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get('allow')).toBe('POST');
+  });
+
+  it('takes the build lock before answering POST /build, and the build releases it', async () => {
+    const folder = await project();
+    const held = await acquireBuildLock(folder);
+    let release!: () => void;
+    const finish = new Promise<void>((r) => {
+      release = r;
+    });
+    let given: BuildLock | undefined;
+    const app = createApp({
+      engine,
+      project: {
+        folder,
+        runBuild: async (sinks, lock) => {
+          given = lock;
+          sinks.stdout.write('working\n');
+          await finish;
+          return 0;
+        },
+      },
+    });
+    const locked = await app.request('/build', { method: 'POST' });
+    expect(locked.status).toBe(409);
+    expect(((await locked.json()) as { error: { code: string } }).error.code).toBe('build_running');
+    await held.release();
+
+    expect((await app.request('/build', { method: 'POST' })).status).toBe(202);
+    expect(given?.path).toBe(join(folder, 'info', 'build.lock'));
+    expect(existsSync(given!.path)).toBe(true);
+    expect((await app.request('/build', { method: 'POST' })).status).toBe(409);
+    release();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(existsSync(given!.path)).toBe(false);
+  });
+
+  it('refuses state changes from a page on another origin than --cors', async () => {
+    const folder = await project();
+    writeFileSync(join(folder, 'input', 'a.txt'), 'text');
+    const deps = { folder, runBuild: async () => 0 };
+    const app = createApp({ engine, project: deps, cors: 'https://app.example.com' });
+    for (const [path, method] of [
+      ['/build', 'POST'],
+      ['/documents', 'POST'],
+      ['/documents/a.txt', 'DELETE'],
+    ] as const) {
+      const r = await app.request(path, { method, headers: { origin: 'https://evil.example' } });
+      expect(r.status, `${method} ${path}`).toBe(403);
+    }
+    expect(existsSync(join(folder, 'input', 'a.txt'))).toBe(true);
+    expect((await app.request('/documents', { headers: { origin: 'https://evil.example' } })).status).toBe(
+      200,
+    );
+    const allowed = await app.request('/documents/a.txt', {
+      method: 'DELETE',
+      headers: { origin: 'https://app.example.com' },
+    });
+    expect(allowed.status).toBe(200);
+    expect(existsSync(join(folder, 'input', 'a.txt'))).toBe(false);
+  });
+
+  it('deletes only plain names of indexable files under input/', async () => {
+    const folder = await project();
+    mkdirSync(join(folder, 'input', 'sub'));
+    writeFileSync(join(folder, 'input', 'sub', 'b.md'), '# b');
+    writeFileSync(join(folder, 'input', 'keep.bin'), 'x');
+    const app = createApp({ engine, project: { folder, runBuild: async () => 0 } });
+    const del = (path: string) => app.request(`/documents/${path}`, { method: 'DELETE' });
+    for (const bad of [
+      '%2E%2E%2FNode_config.yaml',
+      '.hidden.txt',
+      'sub%2F..%2F..%2Fx.txt',
+      'keep.bin',
+      'sub',
+    ]) {
+      expect((await del(bad)).status, bad).toBe(400);
+    }
+    expect((await del('nothing.txt')).status).toBe(404);
+    expect((await del('%ZZ')).status).toBe(400);
+    expect((await del('sub/b.md')).status).toBe(200);
+    expect(existsSync(join(folder, 'input', 'sub', 'b.md'))).toBe(false);
+    expect(existsSync(join(folder, 'Node_config.yaml'))).toBe(true);
+  });
+});
