@@ -292,6 +292,10 @@ describe('build syncs the index to its input folder', () => {
       readCommunityInputs(join(root, COMMUNITY_INPUTS_FILE), COMMUNITY_INPUTS_FILE);
     const communitiesBefore = await communitiesOf(p.root);
     expect(communitiesBefore.size).toBeGreaterThan(0);
+    const unitsBefore = await new IndexData(p.root, DIM).units();
+    const labelsBefore = new Map(
+      (await new IndexData(p.root, DIM).idMap()).filter((r) => !r.retired).map((r) => [r.node, r.label]),
+    );
 
     for (const [i, [title, sentences]] of corpus.entries()) {
       if (i % 10 !== 0) continue;
@@ -327,6 +331,29 @@ describe('build syncs the index to its input folder', () => {
     const calls = /Attribute pipeline \(generation 2\) finished in .*\bcalls=(\d+)/.exec(log);
     expect(Number(calls![1])).toBe(changed);
     expect(sync.out).toMatch(new RegExp(`\\b${changed} regenerated|${changed} attributes? created`));
+
+    // Units: those the edited chunks brought back (same text, same id) have their vector
+    // and vector label back; only the new ones were embedded.
+    const after = new IndexData(p.root, DIM);
+    const unitsAfter = await after.units();
+    const labelsAfter = new Map(
+      (await after.idMap()).filter((r) => !r.retired).map((r) => [r.node, r.label]),
+    );
+    const texts = await after.texts();
+    let back = 0;
+    for (const [id, u] of unitsAfter) {
+      const was = unitsBefore.get(id);
+      if (!was) {
+        expect(u.generation, id).toBe(2);
+        continue;
+      }
+      expect([...u.embedding!], id).toEqual([...was.embedding!]);
+      expect(u.generation, id).toBe(1);
+      expect(labelsAfter.get(id), id).toBe(labelsBefore.get(id));
+      if (u.textHashIds.every((t) => texts.get(t)!.generation === 2)) back++;
+    }
+    expect(back).toBeGreaterThan(0);
+    expect(sync.out).toContain(`${back} units added again with their vector`);
 
     // Communities: one call per community whose input was not recorded; a recorded one gets
     // the elements it had.

@@ -1,6 +1,6 @@
 /**
- * cache/attribute_inputs.json and cache/community_inputs.json (ts/index-io): round trip and
- * damage reports.
+ * cache/attribute_inputs.json, community_inputs.json and retired_vectors.json (ts/index-io):
+ * round trip and damage reports.
  */
 import { describe, expect, it } from 'vitest';
 import { IndexFileError } from '../../ts/errors.js';
@@ -15,6 +15,11 @@ import {
   parseCommunityInputs,
   serializeCommunityInputs,
 } from '../../ts/index-io/community-inputs.js';
+import {
+  parseRetiredVectors,
+  RETIRED_VECTORS_FILE,
+  serializeRetiredVectors,
+} from '../../ts/index-io/retired-vectors.js';
 
 const LABEL = 'cache/attribute_inputs.json';
 
@@ -104,6 +109,27 @@ describe('community_inputs.json', () => {
       expect(() => parseCommunityInputs(bad, COMMUNITY_INPUTS_FILE)).toThrow(IndexFileError);
       expect(() => parseCommunityInputs(bad, COMMUNITY_INPUTS_FILE)).toThrow(message);
       expect(() => parseCommunityInputs(bad, COMMUNITY_INPUTS_FILE)).toThrow(COMMUNITY_INPUTS_FILE);
+    }
+  });
+});
+
+describe('retired_vectors.json', () => {
+  it('round-trips unit vectors bit for bit and names what is wrong in a damaged file', () => {
+    const v = new Float32Array([1.5, -0, 1e38, 2 ** -126]);
+    const m = new Map([['u1', { generation: 3, embedding: v }]]);
+    const back = parseRetiredVectors(serializeRetiredVectors(m), RETIRED_VECTORS_FILE);
+    expect(back.get('u1')!.generation).toBe(3);
+    expect(new Uint8Array(back.get('u1')!.embedding.buffer)).toEqual(new Uint8Array(v.buffer));
+    for (const [bad, message] of [
+      ['{"version":1}', /expected \{ "version": 1, "units"/],
+      ['{"version":1,"units":{"u":{"generation":1}}}', /units\.u must have a generation and an embedding/],
+      [
+        '{"version":1,"units":{"u":{"generation":1,"embedding":"AAAAAAA="}}}',
+        /embedding of u is not a list of f32/,
+      ],
+    ] as const) {
+      expect(() => parseRetiredVectors(bad, RETIRED_VECTORS_FILE)).toThrow(IndexFileError);
+      expect(() => parseRetiredVectors(bad, RETIRED_VECTORS_FILE)).toThrow(message);
     }
   });
 });

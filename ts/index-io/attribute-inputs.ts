@@ -18,6 +18,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { IndexFileError } from '../errors.js';
+import { decodeVector, encodeVector } from './retired-vectors.js';
 
 export const ATTRIBUTE_INPUTS_FILE = 'cache/attribute_inputs.json';
 const VERSION = 1;
@@ -42,23 +43,6 @@ export function emptyAttributeInputs(): AttributeInputs {
   return { inputs: new Map(), retired: new Map() };
 }
 
-function encodeVector(v: Float32Array | null): string | null {
-  return v === null ? null : Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
-}
-
-function decodeVector(s: string, label: string, id: string): Float32Array {
-  const bytes = Buffer.from(s, 'base64');
-  if (bytes.byteLength % 4 !== 0) {
-    throw new IndexFileError(
-      'index_damaged',
-      `${label}: the embedding of retired ${id} is not a list of f32`,
-    );
-  }
-  const out = new Float32Array(bytes.byteLength / 4);
-  new Uint8Array(out.buffer).set(bytes);
-  return out;
-}
-
 export function serializeAttributeInputs(a: AttributeInputs): string {
   const inputs: Record<string, string> = {};
   for (const id of [...a.inputs.keys()].sort()) inputs[id] = a.inputs.get(id)!;
@@ -69,7 +53,7 @@ export function serializeAttributeInputs(a: AttributeInputs): string {
       input: r.input,
       human_readable_id: r.humanReadableId,
       context: r.context,
-      embedding: encodeVector(r.embedding),
+      embedding: r.embedding === null ? null : encodeVector(r.embedding),
       generation: r.generation,
       updated_generation: r.updatedGeneration,
     };
@@ -121,7 +105,7 @@ export function parseAttributeInputs(text: string, label: string): AttributeInpu
       input: r.input,
       humanReadableId: r.human_readable_id,
       context: r.context,
-      embedding: r.embedding === null ? null : decodeVector(r.embedding as string, label, id),
+      embedding: r.embedding === null ? null : decodeVector(r.embedding as string, label, `retired ${id}`),
       generation: r.generation,
       updatedGeneration: r.updated_generation,
     });

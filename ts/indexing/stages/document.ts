@@ -17,9 +17,14 @@ import {
 } from '../../index-io/attribute-inputs.js';
 import { serializeDecompositions } from '../../index-io/decomposition.js';
 import { ELEMENT_MEMBERS_FILE, serializeElementMembers } from '../../index-io/element-members.js';
+import {
+  RETIRED_VECTORS_FILE,
+  type RetiredVector,
+  serializeRetiredVectors,
+} from '../../index-io/retired-vectors.js';
 import { TABLES } from '../../index-io/tables.js';
 import { type PruneResult, pruneChunks } from '../../model/prune.js';
-import type { AttributeRow, DocumentRow, TextRow } from '../../model/types.js';
+import type { AttributeRow, DocumentRow, SemanticUnitRow, TextRow } from '../../model/types.js';
 import { CACHE_FILES, INFO_FILES } from '../../project/layout.js';
 import { textId } from '../../text/index.js';
 import { compareCodePoints } from '../discover.js';
@@ -222,6 +227,22 @@ function retireAttributes(
 }
 
 /**
+ * The vectors of the units a sync removes, for the Graph stage of the cycle: a unit added
+ * again (same text, so same id) takes its vector and generation back.
+ */
+function retireUnitVectors(
+  removed: readonly string[],
+  before: ReadonlyMap<string, SemanticUnitRow>,
+): Map<string, RetiredVector> {
+  const out = new Map<string, RetiredVector>();
+  for (const id of removed) {
+    const row = before.get(id);
+    if (row?.embedding) out.set(id, { generation: row.generation, embedding: row.embedding });
+  }
+  return out;
+}
+
+/**
  * Removes the chunks no document lists (docs/method.md §4.5) and everything only they
  * support (ts/model/prune.ts), and stages every table that changed. A kept chunk whose
  * document was removed moves to the first remaining document that lists it.
@@ -256,9 +277,11 @@ async function pruneUnlisted(ctx: StageContext, documents: readonly DocumentRow[
   };
   const graph = await ctx.index.graph();
   const attributesBefore = new Map(tables.attributes);
+  const unitsBefore = new Map(tables.units);
   const result = pruneChunks(unlisted, tables, graph, ctx.g, textOps);
   const attributeInputs = await ctx.index.attributeInputs();
   retireAttributes(result.removed.attribute, attributesBefore, attributeInputs);
+  const retiredVectors = retireUnitVectors(result.removed.semantic_unit, unitsBefore);
   if (unlisted.size === 0 && result.changed === 0) return result;
   const dim = ctx.config.config.dim;
   await ctx.out.file(CACHE_FILES.textDecomposition, serializeDecompositions(tables.decompositions.values()));
@@ -270,6 +293,7 @@ async function pruneUnlisted(ctx: StageContext, documents: readonly DocumentRow[
   await ctx.out.table(TABLES.titles, tables.titles.values());
   await ctx.out.file(ELEMENT_MEMBERS_FILE, serializeElementMembers(tables.elementMembers));
   await ctx.out.file(ATTRIBUTE_INPUTS_FILE, serializeAttributeInputs(attributeInputs));
+  await ctx.out.file(RETIRED_VECTORS_FILE, serializeRetiredVectors(retiredVectors));
   await stageGraphTables(ctx.index, ctx.out);
   return result;
 }

@@ -4,8 +4,14 @@
  * Graph tables (graph_nodes, graph_edges) are written by the stages that change the graph.
  */
 import type { IndexData } from '../../index-io/index-data.js';
+import {
+  RETIRED_VECTORS_FILE,
+  readRetiredVectors,
+  serializeRetiredVectors,
+} from '../../index-io/retired-vectors.js';
 import { graphNodeRows, TABLES } from '../../index-io/tables.js';
 import { mergeDecompositions } from '../../model/merge-decompositions.js';
+import { resolveInProject } from '../../project/layout.js';
 import { count } from '../tree.js';
 import type { StageContext, StageResult } from './context.js';
 import { textOps } from './core.js';
@@ -31,14 +37,29 @@ export async function graphStage(ctx: StageContext): Promise<StageResult> {
   ctx.progress.begin(records.length, 'decompositions');
   const stats = mergeDecompositions(records, ctx.g, graph, tables, ctx.counters, textOps);
   ctx.progress.update(records.length);
+  // Units this cycle's Document commit removed and the new chunks brought back (same text,
+  // same id) take their vector and generation back: no embedding call, the same vector label.
+  const retired = await readRetiredVectors(
+    resolveInProject(ctx.root, RETIRED_VECTORS_FILE),
+    RETIRED_VECTORS_FILE,
+  );
+  let restored = 0;
+  for (const [id, r] of retired) {
+    const unit = tables.units.get(id);
+    if (!unit || unit.generation !== ctx.g || unit.embedding !== null) continue;
+    unit.embedding = r.embedding;
+    unit.generation = r.generation;
+    restored++;
+  }
 
   const dim = ctx.config.config.dim;
   await ctx.out.table(TABLES.units, tables.units.values(), dim);
   await ctx.out.table(TABLES.entities, tables.entities.values());
   await ctx.out.table(TABLES.relationships, tables.relationships.values());
   await stageGraphTables(ctx.index, ctx.out);
+  if (retired.size > 0) await ctx.out.file(RETIRED_VECTORS_FILE, serializeRetiredVectors(new Map()));
   return {
     counts: { items: stats.units },
-    summary: `${count(stats.units, 'unit')} (${stats.newUnits} new), ${count(stats.newEntities, 'new entity', 'new entities')}, ${count(stats.newRelationships, 'new relationship')}; graph ${count(graph.nodes.size, 'node')}, ${count(graph.edges.size, 'edge')}`,
+    summary: `${count(stats.units, 'unit')} (${stats.newUnits} new), ${count(stats.newEntities, 'new entity', 'new entities')}, ${count(stats.newRelationships, 'new relationship')}${restored > 0 ? `, ${count(restored, 'unit')} added again with ${restored === 1 ? 'its' : 'their'} vector` : ''}; graph ${count(graph.nodes.size, 'node')}, ${count(graph.edges.size, 'edge')}`,
   };
 }
