@@ -37,6 +37,7 @@ afterAll(killAll);
 
 interface Listing {
   documents: { path: string; size: number | null; status: string }[];
+  build: { running: boolean; state: string | null; generation: number };
   accepted: string[];
   maxUploadBytes: number;
 }
@@ -173,6 +174,7 @@ describe('documents and builds over HTTP', () => {
 
     await waitFor(async () => (await health()).generation === 2);
     expect(await statusOf('lighthouse.txt')).toBe('indexed');
+    expect((await listing()).build).toEqual({ running: false, state: 'FINISHED', generation: 2 });
     expect((await listing()).documents.map((d) => d.path)).toEqual(['halden.txt', 'lighthouse.txt']);
     const r = await fetch(`${server.url}/retrieval`, {
       method: 'POST',

@@ -66,6 +66,8 @@ describe('project routes of the search app', () => {
     expect(given?.path).toBe(join(folder, 'info', 'build.lock'));
     expect(existsSync(given!.path)).toBe(true);
     expect((await app.request('/build', { method: 'POST' })).status).toBe(409);
+    const during = (await (await app.request('/documents')).json()) as { build: unknown };
+    expect(during.build).toEqual({ running: true, state: null, generation: 0 });
     release();
     await new Promise((r) => setTimeout(r, 50));
     expect(existsSync(given!.path)).toBe(false);

@@ -3,7 +3,8 @@
  * web UI's GET /api/files shares:
  * GET /documents: the files of input/ with their status against the last build (from the
  *   build's own discovery and info/document_hash.json): indexed, new, changed, renamed, and
- *   deleted-pending for indexed files no longer in input/ (the next build removes them).
+ *   deleted-pending for indexed files no longer in input/ (the next build removes them);
+ *   with the build's state (info/state.json) and whether a build started over HTTP runs.
  * POST /documents[?overwrite=1]: a multipart upload (field `file`) into input/ (./upload.ts:
  *   streamed, size limit on the bytes read, no symbolic link followed, names checked, all or
  *   nothing).
@@ -17,6 +18,7 @@ import { allowedExtensions, type DocuType, discoverDocuments } from '../indexing
 import { readDocumentHashes } from '../indexing/info-files.js';
 import { fsyncDir } from '../project/atomic.js';
 import { INPUT_DIR } from '../project/layout.js';
+import { readState } from '../project/state.js';
 import { fileNameProblem, nameProblem } from './file-names.js';
 import { HttpError } from './http.js';
 import { receiveUpload } from './upload.js';
@@ -110,6 +112,8 @@ export interface DocumentRouteDeps {
   folder: string;
   /** Largest accepted upload, per file and per request. */
   maxUploadBytes: number;
+  /** Whether a build started over HTTP runs (in this server, any worker). */
+  building: () => boolean;
 }
 
 export function documentRoutes(deps: DocumentRouteDeps): Hono {
@@ -120,7 +124,14 @@ export function documentRoutes(deps: DocumentRouteDeps): Hono {
   return new Hono()
     .get('/documents', async (c) => {
       const listing = await listDocuments(root, config());
+      const state = await readState(root);
       return c.json({
+        // What the statuses are against: the last finished generation, and the build now.
+        build: {
+          running: deps.building(),
+          state: state?.current_state ?? null,
+          generation: state?.last_finished_generation ?? 0,
+        },
         documents: [
           ...listing.files,
           ...listing.deleted.map((path) => ({ path, size: null, status: 'deleted-pending' })),

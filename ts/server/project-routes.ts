@@ -53,13 +53,17 @@ export function projectRoutes(deps: ProjectDeps, corsOrigin?: string): Hono {
   };
   // Only these paths: a '*' middleware here would run for every route of the app it joins.
   for (const path of ['/documents', '/documents/*', '/build']) app.use(path, sameSite);
-  app.route(
-    '/',
-    documentRoutes({ folder: deps.folder, maxUploadBytes: deps.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES }),
-  );
   const { relay } = deps;
   const job = new BuildJob(undefined, relay ? { publish: (e) => relay.publish(e) } : {});
   relay?.subscribe((e) => job.mirror(e));
+  app.route(
+    '/',
+    documentRoutes({
+      folder: deps.folder,
+      maxUploadBytes: deps.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,
+      building: () => job.running,
+    }),
+  );
   app.route('/', buildRoutes({ folder: deps.folder, job, runBuild: deps.runBuild }));
   return app;
 }
