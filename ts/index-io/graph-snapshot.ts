@@ -2,11 +2,11 @@
  * Everything search loads, in the form search needs (cache/search_graph.bin): a versioned,
  * checksummed binary file derived from the search tables (search-tables.ts), so loading an
  * index is a read and a validation: typed arrays viewed in place, no string keys, no Map of
- * ids, node texts decoded only when a context needs them. The parquet tables stay the
+ * ids, node ids and texts made strings only for the nodes a query returns. The parquet tables stay the
  * interchange format; this file is a derived cache of them.
  *
  * Layout: `NRSG`, u32 version, u32 header length, the header (JSON), zero padding to a
- * multiple of 8, then the payload sections, each padded to 8 bytes (SECTIONS below):
+ * multiple of 8, then the payload sections, each padded to 8 bytes (sectionSizes below):
  *   id bytes (ASCII, concatenated; dense node order = ascending hash id), types u8[n],
  *   base edges src u32[m], dst u32[m], weight f64[m],
  *   base adjacency (CSR, both directions) offsets u32[n+1], targets u32[2m],
@@ -18,7 +18,8 @@
  * reader uses the file only when the sources match checksums.json and the payload is whole
  * (else it falls back to the tables).
  *
- * It is written in the same staged commit as the tables it derives from (ts/indexing/commit.ts).
+ * It is written by the last commit of a build cycle, beside the tables it derives from
+ * (ts/indexing/commit.ts).
  */
 import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';

@@ -1,11 +1,11 @@
 /**
- * An index loaded for search (docs/method.md §6.1): node ids, types and texts in dense arrays,
+ * An index loaded for search (docs/method.md §6.1): node ids, types and texts by dense index,
  * the native search graph (base + similarity edges), the vector index with retired labels
  * excluded, and the phrase matcher over entity names and titles. Immutable once built, so
  * any number of queries can use it at once; `close()` frees the native memory.
  *
  * The arrays come from cache/search_graph.bin when it is current (ts/index-io/graph-snapshot.ts:
- * a read and a validation, texts decoded only for the context items that need them), else from
+ * a read and a validation, ids and texts made strings only for the items a query returns), else from
  * the tables (ts/index-io/search-arrays.ts); the two give the same index. Dense node indexes
  * follow ascending hash id, so the native ranking's tie-break by index is the method's
  * tie-break by id.
