@@ -92,12 +92,17 @@ export async function readEvents(
     timedOut = true;
     void reader.cancel();
   }, timeoutMs);
+  let events: { event: string; data: string }[] = [];
   try {
-    return await readUntil(reader, until);
+    events = await readUntil(reader, until);
+  } catch (e) {
+    if (!timedOut) throw e;
   } finally {
     clearTimeout(timer);
-    if (timedOut) throw new Error(`the awaited event did not come within ${timeoutMs} ms`);
   }
+  // A cancelled read ends the stream (or fails it): either way the event did not come.
+  if (timedOut) throw new Error(`the awaited event did not come within ${timeoutMs} ms`);
+  return events;
 }
 
 async function readUntil(
