@@ -87,6 +87,7 @@ function promptFor(
   adj: ReturnType<typeof adjacency>,
   tables: { units: Map<string, SemanticUnitRow>; relationships: Map<string, RelationshipRow> },
   budget: number,
+  countTokens: (texts: string[]) => ArrayLike<number>,
 ): Prompt {
   const items: (MaterialItem & { kind: 'unit' | 'relationship' })[] = [];
   for (const nb of adj.get(entity.hashId) ?? []) {
@@ -110,8 +111,8 @@ function promptFor(
       });
     }
   }
-  const nameTokens = countTokensBatch([entity.context])[0] ?? 0;
-  const kept = trimToBudget(rankMaterial(items), budget, countTokensBatch, nameTokens);
+  const nameTokens = countTokens([entity.context])[0] ?? 0;
+  const kept = trimToBudget(rankMaterial(items), budget, countTokens, nameTokens);
   return {
     entity,
     units: kept.filter((i) => i.kind === 'unit').map((i) => i.text),
@@ -136,6 +137,16 @@ export async function attributeStage(ctx: StageContext): Promise<StageResult> {
   // Document commit retired comes back as it was when its input is the same again.
   const adj = adjacency(graph);
   const budget = ctx.config.config.material_token_budget;
+  // A unit or relationship is material of every entity it links: count its tokens once.
+  const tokens = new Map<string, number>();
+  const countTokens = (texts: string[]): number[] => {
+    const missing = [...new Set(texts.filter((t) => !tokens.has(t)))];
+    const counts = countTokensBatch(missing);
+    missing.forEach((t, i) => {
+      tokens.set(t, counts[i]!);
+    });
+    return texts.map((t) => tokens.get(t)!);
+  };
   const prompts: Prompt[] = [];
   const hashes: string[] = [];
   let kept = 0;
@@ -158,7 +169,7 @@ export async function attributeStage(ctx: StageContext): Promise<StageResult> {
       unjudged++;
       continue;
     }
-    const p = promptFor(entity, graph, adj, { units, relationships }, budget);
+    const p = promptFor(entity, graph, adj, { units, relationships }, budget, countTokens);
     const hash = inputHash(ctx, p);
     if (known && was === hash) {
       kept++;
