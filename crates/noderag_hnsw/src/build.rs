@@ -6,8 +6,9 @@
 //!
 //! 1. In parallel, for every new point p: its level is a hash of its label
 //!    (graph.rs); its candidates on each layer are a beam search (width ef_construction)
-//!    of the graph as it was when the batch started, plus the exact distances to the
-//!    earlier points of the same batch; its own neighbours are picked from them with the
+//!    of the graph as it was when the batch started, walking on 8-bit codes of the vectors
+//!    (quantized.rs: a quarter of the memory traffic) and measuring its final beam exactly,
+//!    plus the exact distances to the earlier points of the same batch; its own neighbours are picked from them with the
 //!    HNSW heuristic (hnswlib's `getNeighborsByHeuristic2`: keep a candidate unless it is
 //!    closer to an already kept neighbour than to p), m of them on every layer.
 //! 2. Each point p picked links back to p. In parallel, for every point that receives links:
@@ -24,6 +25,7 @@ use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::graph::{level_of, Graph};
+use crate::quantized::{code_l2, value_range, Codes};
 use crate::topk::Hit;
 use crate::view::Visited;
 
@@ -78,6 +80,29 @@ fn par_map<S, T: Send>(
     .collect()
 }
 
+/// The walk's distance: between code rows (a fixed multiple of the squared L2 of the
+/// quantised vectors).
+#[inline]
+fn walk(codes: &Codes, qc: &[u8], label: u32) -> f32 {
+  code_l2(qc, codes.row(label)) as f32
+}
+
+/// Asks the CPU to start loading the code row of `label` (every cache line).
+#[inline]
+fn prefetch(codes: &Codes, label: u32) {
+  #[cfg(target_arch = "x86_64")]
+  {
+    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+    let p = codes.row_ptr(label) as *const i8;
+    for offset in (0..codes.stride()).step_by(64) {
+      // SAFETY: prefetch is a hint; it never faults, and `offset` stays inside the row.
+      unsafe { _mm_prefetch(p.wrapping_add(offset), _MM_HINT_T0) };
+    }
+  }
+  #[cfg(not(target_arch = "x86_64"))]
+  let _ = (codes, label);
+}
+
 /// A linking thread's reusable buffers.
 struct Scratch {
   visited: Visited,
@@ -122,8 +147,28 @@ impl Graph {
     }
   }
 
+  /// Makes `codes` those of vectors 0..end: new rows are encoded with the current range,
+  /// unless they widen it, when everything is encoded again (rare after the first batches).
+  fn encode_until(&mut self, end: usize) {
+    let dim = self.params.dim;
+    let done = self.codes.as_ref().map_or(0, Codes::len);
+    let vector = |i: usize| &self.vectors[i * dim..(i + 1) * dim];
+    let fits = self.codes.as_ref().filter(|c| c.len() > 0).is_some_and(|c| {
+      let (lo, hi) = value_range(end - done, dim, &|i| vector(done + i));
+      let (clo, chi) = c.range();
+      lo >= clo && hi <= chi
+    });
+    if fits {
+      let rows = &self.vectors[done * dim..end * dim];
+      self.codes.as_mut().expect("checked").push_rows(rows);
+    } else {
+      self.codes = Some(Codes::build(end, dim, vector));
+    }
+  }
+
   fn link_batch(&mut self, start: usize, end: usize, threads: usize) {
     let m = self.params.m;
+    self.encode_until(end);
     let levels: Vec<u8> = (start..end).map(|p| level_of(p as u32, m)).collect();
     // 1. Each new point's own neighbours, against the graph as it is now.
     let own: Vec<Vec<Vec<u32>>> = {
@@ -180,22 +225,32 @@ impl Graph {
   /// The neighbours of new point `p` on each of its layers (step 1 of the module comment).
   fn neighbours_of(&self, start: usize, p: usize, levels: &[u8], scratch: &mut Scratch) -> Vec<Vec<u32>> {
     let q = self.vector(p as u32);
+    let codes = self.codes.as_ref().expect("encode_until ran");
+    let qc = codes.row(p as u32);
     let level = levels[p - start] as usize;
     let ef = self.params.ef_construction;
     let mut candidates: Vec<Vec<Hit>> = vec![Vec::new(); level + 1];
     if let Some((entry, top)) = self.entry {
+      // The walk compares codes (a quarter of the memory traffic; see quantized.rs); each
+      // layer's beam is then measured exactly, and neighbours are picked on exact distances.
       let top = top as usize;
       let mut cur = Hit {
-        dist: self.dist(q, entry),
+        dist: walk(codes, qc, entry),
         label: entry,
       };
       for layer in (level + 1..=top).rev() {
-        cur = self.greedy(q, cur, layer);
+        cur = self.greedy(codes, qc, cur, layer);
       }
       let mut from = vec![cur];
       for layer in (0..=level.min(top)).rev() {
-        from = self.beam(q, &from, layer, ef, scratch, start);
-        candidates[layer].clone_from(&from);
+        from = self.beam(codes, qc, &from, layer, ef, scratch, start);
+        candidates[layer] = from
+          .iter()
+          .map(|h| Hit {
+            dist: self.dist(q, h.label),
+            label: h.label,
+          })
+          .collect();
       }
     }
     for o in start..p {
@@ -266,30 +321,13 @@ impl Graph {
       .filter(move |&nb| layer == 0 || self.links[nb as usize].len() > layer)
   }
 
-  /// Asks the CPU to start loading the whole vector of `label` (every cache line).
-  #[inline]
-  fn prefetch(&self, label: u32) {
-    #[cfg(target_arch = "x86_64")]
-    {
-      use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-      let row = self.vector(label);
-      let p = row.as_ptr() as *const i8;
-      for offset in (0..std::mem::size_of_val(row)).step_by(64) {
-        // SAFETY: prefetch is a hint; it never faults, and `offset` stays inside the row.
-        unsafe { _mm_prefetch(p.wrapping_add(offset), _MM_HINT_T0) };
-      }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = label;
-  }
-
   /// Greedy descent on an upper layer: move to a closer neighbour while there is one.
-  fn greedy(&self, q: &[f32], mut cur: Hit, layer: usize) -> Hit {
+  fn greedy(&self, codes: &Codes, qc: &[u8], mut cur: Hit, layer: usize) -> Hit {
     loop {
       let mut moved = false;
       for nb in self.layer_links(cur.label, layer) {
         let h = Hit {
-          dist: self.dist(q, nb),
+          dist: walk(codes, qc, nb),
           label: nb,
         };
         if h < cur {
@@ -305,9 +343,11 @@ impl Graph {
 
   /// Beam search of width `ef` on `layer` from `from`, over the first `frozen` labels;
   /// the beam sorted by (distance, label).
+  #[allow(clippy::too_many_arguments)]
   fn beam(
     &self,
-    q: &[f32],
+    codes: &Codes,
+    qc: &[u8],
     from: &[Hit],
     layer: usize,
     ef: usize,
@@ -336,14 +376,14 @@ impl Graph {
       pending.clear();
       pending.extend(self.layer_links(c.label, layer).filter(|&nb| visited.insert(nb)));
       if let Some(&first) = pending.first() {
-        self.prefetch(first);
+        prefetch(codes, first);
       }
       for (i, &nb) in pending.iter().enumerate() {
         if let Some(&next) = pending.get(i + 1) {
-          self.prefetch(next);
+          prefetch(codes, next);
         }
         let h = Hit {
-          dist: self.dist(q, nb),
+          dist: walk(codes, qc, nb),
           label: nb,
         };
         if results.len() < ef || results.peek().is_some_and(|w| h < *w) {

@@ -3,6 +3,7 @@
 
 use crate::distance::{distance, Space};
 use crate::index::IndexParams;
+use crate::quantized::Codes;
 use crate::view::GraphParts;
 
 /// Levels are capped here (a level above 15 has probability m^-16: never, in practice).
@@ -35,6 +36,9 @@ pub(crate) struct Graph {
   pub(crate) links: Vec<Vec<Vec<u32>>>,
   /// (label, level) of the entry point: the first point to reach the top level.
   pub(crate) entry: Option<(u32, u8)>,
+  /// 8-bit codes of the vectors the construction walks on (build.rs); always those
+  /// `Codes::build` makes from the vectors encoded so far, so never saved.
+  pub(crate) codes: Option<Codes>,
 }
 
 impl Graph {
@@ -44,6 +48,7 @@ impl Graph {
       vectors: Vec::new(),
       links: Vec::new(),
       entry: None,
+      codes: None,
     }
   }
 
@@ -105,6 +110,7 @@ impl Graph {
       vectors,
       links,
       entry: parts.entry,
+      codes: None,
     }
   }
 }

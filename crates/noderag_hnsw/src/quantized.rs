@@ -21,6 +21,8 @@ pub(crate) struct Codes {
   lo: f32,
   /// Codes per unit of value: code = round((x − lo) · inv_step), clamped to 0..=255.
   inv_step: f32,
+  /// (smallest, largest) value of the encoded vectors.
+  range: (f32, f32),
 }
 
 impl Codes {
@@ -40,12 +42,33 @@ impl Codes {
       dim,
       lo,
       inv_step,
+      range: (lo, hi),
     };
     for i in 0..n {
       let row = &mut codes.codes[i * stride..i * stride + dim];
       encode_into(vector(i), lo, inv_step, row);
     }
     codes
+  }
+
+  /// Vectors encoded.
+  pub(crate) fn len(&self) -> usize {
+    self.codes.len() / self.stride
+  }
+
+  /// Encodes `rows` (whole vectors of `dim`) after the stored ones, with the current range:
+  /// the same codes as `build` over all of them when their values lie within the range.
+  pub(crate) fn push_rows(&mut self, rows: &[f32]) {
+    for v in rows.chunks_exact(self.dim) {
+      let at = self.codes.len();
+      self.codes.resize(at + self.stride, 0);
+      encode_into(v, self.lo, self.inv_step, &mut self.codes[at..at + self.dim]);
+    }
+  }
+
+  /// The range `build` derived (the smallest and largest stored value).
+  pub(crate) fn range(&self) -> (f32, f32) {
+    self.range
   }
 
   /// The query's code row (padded like the stored rows).
@@ -85,7 +108,7 @@ fn encode_into(v: &[f32], lo: f32, inv_step: f32, out: &mut [u8]) {
 
 /// The smallest and largest stored value. (Percentiles were tried: short texts' vectors
 /// hold a few large values, and clamping those lost the recall the codes are meant to keep.)
-fn value_range<'a>(n: usize, dim: usize, vector: &impl Fn(usize) -> &'a [f32]) -> (f32, f32) {
+pub(crate) fn value_range<'a>(n: usize, dim: usize, vector: &impl Fn(usize) -> &'a [f32]) -> (f32, f32) {
   let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
   for i in 0..n {
     for &x in &vector(i)[..dim] {
