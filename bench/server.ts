@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- server [--duration S] [--connections 10,50,200] [--profile]`
+ * `npm run bench -- server [--duration S] [--connections 10,50,200] [--profile] [--in-process]`
  *
  * Load test of POST /retrieval on 127.0.0.1: the real `noderag search -f <folder>` command
  * (spawned) serves the HotpotQA-100 index (local provider: the question's embedding and
@@ -15,6 +15,9 @@
  *
  * With --profile (or when a goal is missed) a second, short run at 50 connections under
  * `node --cpu-prof` lists the server's top functions by self time.
+ *
+ * With --in-process, first the CPU time per question of the same work without HTTP
+ * (bench/lib/in-process-cpu.ts): a number that moves little with the machine's other load.
  */
 
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,6 +27,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { topSelfTime } from './lib/cpu-profile.js';
 import { BENCH_DATA, ensureHotpotIndex, loadQuestions } from './lib/hotpot.js';
+import { inProcessCpu } from './lib/in-process-cpu.js';
 import { writeResultsSection } from './lib/results-md.js';
 import { buildDist, spawnFloorServer, spawnSearchServer, treeUsage } from './lib/spawned-server.js';
 import { fmt, markdownTable, mib, percentile } from './lib/stats.js';
@@ -33,6 +37,7 @@ const { values: args } = parseArgs({
     duration: { type: 'string', default: '30' },
     connections: { type: 'string', default: '10,50,200' },
     profile: { type: 'boolean', default: false },
+    'in-process': { type: 'boolean', default: false },
   },
 });
 const duration = Number(args.duration);
@@ -183,6 +188,15 @@ interface ModeRun {
 
 buildDist();
 const loadAtStart = loadavg()[0]!;
+let inProcessText = '';
+if (args['in-process']) {
+  const r = await inProcessCpu(
+    folder,
+    loadQuestions().map((q) => q.question),
+  );
+  inProcessText = `In process (NodeSearch.search, cache off, + reply JSON; ${r.questionsPerRound} questions per round): CPU ${r.roundsUs.map((u) => fmt(u, 0)).join(', ')} µs per question, median ${fmt(r.medianUs, 0)} µs (load average ${fmt(loadavg()[0]!, 1)}).`;
+  console.log(inProcessText);
+}
 const runs: ModeRun[] = [];
 /** A real /retrieval reply (of the first question), which the floor server sends back. */
 const floorReply = join(BENCH_DATA, 'server-floor-reply.json');
@@ -460,6 +474,7 @@ const serialText = [
       `${run.mode}: one request at a time (the 100 questions, fetch client): p50 ${fmt(percentile(run.serial, 50), 1)} ms, p99 ${fmt(percentile(run.serial, 99), 1)} ms; server start to ready ${fmt(run.startMs / 1000, 1)} s.`,
   ),
   `${cpus().length} cores, load average at start ${fmt(loadAtStart, 1)}.`,
+  ...(inProcessText ? [inProcessText] : []),
 ].join('\n');
 const verdict =
   missed.length === 0
