@@ -54,6 +54,8 @@ export async function lightragMixContexts(
   spec: Omit<LightragEmbedding, 'base_url'> & { base_url: string | null },
   inputDir: string,
   log: (line: string) => void,
+  /** An index to query as it is (bench/lib/lightrag-subset.ts: an unfinished build's snapshot). */
+  existing?: string,
 ): Promise<LightragContexts> {
   ensureLightragVenv();
   seedTiktokenCache('o200k_base');
@@ -68,13 +70,15 @@ export async function lightragMixContexts(
     // The build embeds ~25 texts per paragraph; a second e5 server (same model, one engine
     // thread) shares those calls, as two workers would serve them on a 2-core machine.
     const extra =
-      spec.base_url === null || lightragIndexFolder(inputDir, embedding).done
+      existing || spec.base_url === null || lightragIndexFolder(inputDir, embedding).done
         ? null
         : await startE5Server(log, 1);
     let index: Awaited<ReturnType<typeof ensureLightragQualityIndex>>;
     try {
       const urls = [embedding.base_url, extra?.baseUrl ?? []].flat();
-      index = await ensureLightragQualityIndex(inputDir, { ...embedding, base_url: urls }, env, log);
+      index = existing
+        ? { folder: existing, buildS: 0, resumed: false, report: {} }
+        : await ensureLightragQualityIndex(inputDir, { ...embedding, base_url: urls }, env, log);
     } finally {
       await extra?.stop();
     }
