@@ -153,7 +153,8 @@ function fresh(): { ciS: number; testS: number; clone: string } {
     );
   mkdirSync(LOGS, { recursive: true });
   console.log(`  load average before: ${load()}`);
-  const ci = step('npm ci --no-audit --no-fund', clone, env, join(LOGS, 'npm-ci.log'));
+  // --foreground-scripts: the install script's cargo output in the log (npm hides it otherwise).
+  const ci = step('npm ci --no-audit --no-fund --foreground-scripts', clone, env, join(LOGS, 'npm-ci.log'));
   console.log(`  load average after npm ci: ${load()}`);
   const test = step('npm test', clone, env, join(LOGS, 'npm-test.log'), false);
   console.log(`  load average after npm test: ${load()}`);
