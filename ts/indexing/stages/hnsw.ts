@@ -369,14 +369,21 @@ export async function hnswStage(ctx: StageContext, options: HnswStageOptions = {
   try {
     // Similarity edges: layer-0 links between active labels, as undirected node pairs.
     const layer0 = index.layer0Edges();
-    const seen = new Set<string>();
+    // A node has one active label, so a pair of labels names a pair of nodes: the pair is
+    // deduplicated as one number (lo·n + hi, exact while n² < 2^53), far cheaper than a
+    // string key per link (a profile of HotpotQA-100 had 0.36 s here for 147k edges).
+    const n = idMap.length;
+    const numericKeys = n <= 2 ** 26;
+    const seen = new Set<number | string>();
     const edges: SimilarityEdge[] = [];
     for (let i = 0; i < layer0.src.length; i++) {
-      const a = idMap[layer0.src[i]!];
-      const b = idMap[layer0.dst[i]!];
+      const la = layer0.src[i]!;
+      const lb = layer0.dst[i]!;
+      const a = idMap[la];
+      const b = idMap[lb];
       if (!a || !b || a.retired || b.retired || a.node === b.node) continue;
       const [source, target] = a.node < b.node ? [a.node, b.node] : [b.node, a.node];
-      const key = `${source}|${target}`;
+      const key = numericKeys ? Math.min(la, lb) * n + Math.max(la, lb) : `${source}|${target}`;
       if (seen.has(key)) continue;
       seen.add(key);
       edges.push({ source, target });
