@@ -2,8 +2,8 @@
  * `npm run bench -- install [--skip-fresh]`: what installing costs (issue 17 item 4).
  *
  *  1. fresh clone: `git clone` of this repository's HEAD into a temp folder, then, as
- *     .ci/run does (CI=true, NODERAG_TEST_PYTHON = a Python with pyarrow + pandas: .ci/.venv's,
- *     else bench/.venv-noderag's, when one exists here),
+ *     .ci/run does (CI=true, NODERAG_TEST_PYTHON = .ci/.venv's python with pyarrow + pandas,
+ *     the virtualenv created first when missing),
  *     `npm ci` (I: includes the release build of the addon) and `npm test` (T) there. Their
  *     output goes to bench/.data/install/ (npm-ci.log, npm-test.log); the cargo
  *     `Compiling <crate>` lines of both are counted per phase, so a crate compiled twice
@@ -114,18 +114,27 @@ const row = (what: string, value: string) => {
 const s = (x: number) => x.toFixed(1);
 
 /**
- * A Python with pyarrow and pandas for the parquet compatibility test, as .ci/run provides:
- * its .ci/.venv, else the peer benchmark's virtualenv (bench/.venv-noderag has both).
+ * The Python of the parquet compatibility test, as .ci/run provides it: `.ci/.venv` with the
+ * current pyarrow and pandas, created here (before any timing) when missing. Not another
+ * virtualenv: bench/.venv-noderag pins pyarrow 19, which rejects a null FixedSizeList entry
+ * that pyarrow 26 reads.
  */
 function testPython(): string | undefined {
-  const candidates = [join(REPO_ROOT, '.ci', '.venv'), join(REPO_ROOT, 'bench', '.venv-noderag')];
-  return candidates
-    .map((venv) => join(venv, 'bin', 'python'))
-    .find(
-      (python) =>
-        existsSync(python) &&
-        spawnSync(python, ['-c', 'import pyarrow, pandas'], { stdio: 'ignore' }).status === 0,
+  const venv = join(REPO_ROOT, '.ci', '.venv');
+  const python = join(venv, 'bin', 'python');
+  const ready = () =>
+    existsSync(python) &&
+    spawnSync(python, ['-c', 'import pyarrow, pandas'], { stdio: 'ignore' }).status === 0;
+  if (!ready()) {
+    console.log(`  creating ${venv} with pyarrow and pandas (as .ci/run does)`);
+    if (!existsSync(python)) spawnSync('python3', ['-m', 'venv', venv], { stdio: 'inherit' });
+    spawnSync(
+      join(venv, 'bin', 'pip'),
+      ['install', '--quiet', '--disable-pip-version-check', 'pyarrow', 'pandas'],
+      { stdio: 'inherit' },
     );
+  }
+  return ready() ? python : undefined;
 }
 
 function fresh(): { ciS: number; testS: number; clone: string } {
@@ -147,10 +156,7 @@ function fresh(): { ciS: number; testS: number; clone: string } {
   env.CI = 'true';
   const python = testPython();
   if (python) env.NODERAG_TEST_PYTHON = python;
-  else
-    console.log(
-      '  (no Python with pyarrow + pandas here: the pandas compatibility test skips; .ci/run creates one)',
-    );
+  else console.log('  (.ci/.venv could not be created: the pandas compatibility test skips)');
   mkdirSync(LOGS, { recursive: true });
   console.log(`  load average before: ${load()}`);
   // --foreground-scripts: the install script's cargo output in the log (npm hides it otherwise).
