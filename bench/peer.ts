@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- peer [--corpus gold|full] [--questions N] [--repeats R]`
+ * `npm run bench -- peer [--corpus gold|full] [--questions N] [--repeats R] [--skip-lightrag]`
  *
  * noderag against the original Python NodeRAG (PyPI `NodeRAG`, pinned below, installed into
  * the throw-away virtualenv bench/.venv-noderag on first use). Both index the same corpus
@@ -55,8 +55,12 @@ const { values: args } = parseArgs({
     questions: { type: 'string' },
     repeats: { type: 'string', default: '5' },
     corpus: { type: 'string', default: 'gold' },
+    // LightRAG's build of the 994 paragraphs takes over 15 minutes here: `--corpus full
+    // --skip-lightrag` measures noderag against the original alone (no lightrag_* keys).
+    'skip-lightrag': { type: 'boolean', default: false },
   },
 });
+const skipLightrag = args['skip-lightrag'] === true;
 if (args.corpus !== 'gold' && args.corpus !== 'full') {
   console.error(`--corpus: expected "gold" or "full", got "${args.corpus}"`);
   process.exit(2);
@@ -492,21 +496,6 @@ fillSearch(
 
 // --------------------------------------------------------------------------- LightRAG
 const lr = emptySide();
-const lb = await runJson(PY_LR, [LIGHTRAG_PY, 'build', lightragFolder]);
-lr.buildS = Number(lb.json?.wall_s ?? lb.wallS);
-lr.buildRssKb = Number(lb.json?.maxrss_kb ?? Number.NaN);
-lr.buildStages = (lb.json?.stages_s as Record<string, number> | undefined) ?? {};
-lr.buildError = lb.json
-  ? ((lb.json.error as string | null) ?? null)
-  : `no result (timeout ${PEER_TIMEOUT_MS / 1000} s?):\n${lb.raw.slice(-1500)}`;
-const lrBuildCalls = (lb.json?.provider_calls as Record<string, number> | undefined) ?? {};
-/** rag_storage without kv_store_llm_response_cache.json (the provider response cache). */
-const lrStore = join(lightragFolder, 'rag_storage');
-const lrCacheFile = join(lrStore, 'kv_store_llm_response_cache.json');
-lr.indexBytes = dirBytes(lrStore) - (existsSync(lrCacheFile) ? statSync(lrCacheFile).size : 0);
-console.log(`LightRAG build: ${fmt(lr.buildS, 1)} s${lr.buildError ? ' (FAILED)' : ''}`);
-const ls = await runJson(PY_LR, [LIGHTRAG_PY, 'search', lightragFolder, questionsFile, String(repeats)]);
-fillSearch(lr, ls);
 interface LightragMode {
   e2e_ms: number[];
   provider_ms: number[];
@@ -515,11 +504,34 @@ interface LightragMode {
   context_chars: number[];
   errors: number;
 }
-const lrModes = (ls.json?.modes as Record<string, LightragMode> | undefined) ?? {};
-const lrCounts = (await runJson(PY_LR, [LIGHTRAG_PY, 'counts', lightragFolder])).json as Record<
-  string,
-  number | null
-> | null;
+let lrBuildCalls: Record<string, number> = {};
+let lrModes: Record<string, LightragMode> = {};
+let lrCounts: Record<string, number | null> | null = null;
+if (skipLightrag) {
+  lr.buildError = 'skipped (--skip-lightrag)';
+  console.log('LightRAG: skipped (--skip-lightrag)');
+} else {
+  const lb = await runJson(PY_LR, [LIGHTRAG_PY, 'build', lightragFolder]);
+  lr.buildS = Number(lb.json?.wall_s ?? lb.wallS);
+  lr.buildRssKb = Number(lb.json?.maxrss_kb ?? Number.NaN);
+  lr.buildStages = (lb.json?.stages_s as Record<string, number> | undefined) ?? {};
+  lr.buildError = lb.json
+    ? ((lb.json.error as string | null) ?? null)
+    : `no result (timeout ${PEER_TIMEOUT_MS / 1000} s?):\n${lb.raw.slice(-1500)}`;
+  lrBuildCalls = (lb.json?.provider_calls as Record<string, number> | undefined) ?? {};
+  /** rag_storage without kv_store_llm_response_cache.json (the provider response cache). */
+  const lrStore = join(lightragFolder, 'rag_storage');
+  const lrCacheFile = join(lrStore, 'kv_store_llm_response_cache.json');
+  lr.indexBytes = dirBytes(lrStore) - (existsSync(lrCacheFile) ? statSync(lrCacheFile).size : 0);
+  console.log(`LightRAG build: ${fmt(lr.buildS, 1)} s${lr.buildError ? ' (FAILED)' : ''}`);
+  const ls = await runJson(PY_LR, [LIGHTRAG_PY, 'search', lightragFolder, questionsFile, String(repeats)]);
+  fillSearch(lr, ls);
+  lrModes = (ls.json?.modes as Record<string, LightragMode> | undefined) ?? {};
+  lrCounts = (await runJson(PY_LR, [LIGHTRAG_PY, 'counts', lightragFolder])).json as Record<
+    string,
+    number | null
+  > | null;
+}
 
 const recognised = { ...fake.recognised };
 const byTask = { ...fake.byTask };
@@ -682,7 +694,7 @@ const problems = [
   ...(theirs.buildError ? [`original build failed:\n${theirs.buildError}`] : []),
   ...theirs.errors.slice(0, 3).map((e) => `original search error (${e.question ?? 'load'}):\n${e.traceback}`),
   ...(theirs.errors.length > 3 ? [`... and ${theirs.errors.length - 3} more original search errors`] : []),
-  ...(lr.buildError ? [`LightRAG build failed:\n${lr.buildError}`] : []),
+  ...(lr.buildError && !skipLightrag ? [`LightRAG build failed:\n${lr.buildError}`] : []),
   ...lr.errors.slice(0, 3).map((e) => `LightRAG search error (${e.question ?? 'load'}):\n${e.traceback}`),
   ...(lr.errors.length > 3 ? [`... and ${lr.errors.length - 3} more LightRAG search errors`] : []),
   ...(recognised.unrecognised
@@ -742,7 +754,9 @@ const lrGoal = [
 ];
 const resultLine =
   `RESULT peer build_speedup=${fmt(buildSpeedup)} retrieval_speedup=${fmt(retrievalSpeedup)} load_speedup=${fmt(loadSpeedup)}` +
-  ` lightrag_build_speedup=${fmt(lrBuildSpeedup)} lightrag_retrieval_speedup=${fmt(lrRetrievalSpeedup)} lightrag_load_speedup=${fmt(lrLoadSpeedup)}`;
+  (skipLightrag
+    ? ''
+    : ` lightrag_build_speedup=${fmt(lrBuildSpeedup)} lightrag_retrieval_speedup=${fmt(lrRetrievalSpeedup)} lightrag_load_speedup=${fmt(lrLoadSpeedup)}`);
 const served =
   `chat requests served: ${recognised.noderag} noderag prompts (build + retrieval), ` +
   `${recognised.original} original-NodeRAG prompts, ${recognised.lightrag} LightRAG prompts, ${recognised.unrecognised} unrecognised ` +
