@@ -7,7 +7,6 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +20,7 @@ import {
   writeSearchIndex,
   writeSearchProject,
 } from '../helpers/search-index.js';
+import { freePort, type Served, serve } from '../helpers/search-server.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const CLI = join(REPO, 'ts', 'cli', 'main.ts');
@@ -46,46 +46,6 @@ function runCli(args: string[]): Promise<Result> {
     });
     child.on('error', fail);
     child.on('close', (code) => done({ code, stdout, stderr }));
-  });
-}
-
-interface Served {
-  child: ChildProcess;
-  url: string;
-  output: () => { stdout: string; stderr: string };
-  exited: Promise<number | null>;
-}
-
-/** Spawns `search -f root ...` and waits for its "listening on" line (or its exit). */
-function serve(root: string, args: string[] = []): Promise<Served> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'search', '-f', root, ...args], {
-      cwd: REPO,
-      env: process.env,
-    });
-    let stdout = '';
-    let stderr = '';
-    const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
-    const output = () => ({ stdout, stderr });
-    child.stdout.on('data', (d) => {
-      stdout += d;
-      const m = /listening on (http:\/\/\S+) /.exec(stdout);
-      if (m) done({ child, url: m[1]!, output, exited });
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    void exited.then((code) => fail(new Error(`search exited with ${code} before listening:\n${stderr}`)));
-  });
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((done) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => done(port));
-    });
   });
 }
 

@@ -25,7 +25,11 @@ export function envWith(extra: Record<string, string | undefined> = {}): NodeJS.
 }
 
 /** Spawns `search -f root ...args` and waits for its "listening on" line (or its exit). */
-export function serve(root: string, args: string[], env: NodeJS.ProcessEnv = envWith()): Promise<Served> {
+export function serve(
+  root: string,
+  args: string[] = [],
+  env: NodeJS.ProcessEnv = envWith(),
+): Promise<Served> {
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'search', '-f', root, ...args], {
       cwd: REPO_ROOT,
