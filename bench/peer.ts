@@ -589,9 +589,13 @@ const loadSpeedup = ratio(theirs.loadS, ours.loadS);
 const lrBuildSpeedup = lr.buildError ? Number.NaN : ratio(lr.buildS, ours.buildS);
 const lrRetrievalSpeedup = ratio(p(lr.engine, 50), p(ours.engine, 50));
 const lrLoadSpeedup = ratio(lr.loadS, ours.loadS);
+/** Without LightRAG (`--skip-lightrag`) its column (the last) is left out. */
+const withoutLightrag = (rows: string[][]) => (skipLightrag ? rows.map((r) => r.slice(0, -1)) : rows);
 const ratios = markdownTable(
-  ['ratio (their time or size / noderag)', 'original / noderag', 'LightRAG (mix) / noderag'],
-  [
+  withoutLightrag([
+    ['ratio (their time or size / noderag)', 'original / noderag', 'LightRAG (mix) / noderag'],
+  ])[0]!,
+  withoutLightrag([
     [
       'build wall time (RESULT build_speedup, lightrag_build_speedup)',
       fmt(buildSpeedup),
@@ -629,7 +633,7 @@ const ratios = markdownTable(
       fmt(ratio(theirs.searchRssKb, ours.searchRssKb)),
       fmt(ratio(lr.searchRssKb, ours.searchRssKb)),
     ],
-  ],
+  ]),
 );
 const modeTable = markdownTable(
   [
@@ -665,8 +669,10 @@ const lrCountsTable = lrCounts
   : '(LightRAG index contents not available)';
 
 const callTable = markdownTable(
-  ['provider call in the e2e pass', 'noderag p50 ms', 'original p50 ms', 'LightRAG (mix) p50 ms'],
-  [
+  withoutLightrag([
+    ['provider call in the e2e pass', 'noderag p50 ms', 'original p50 ms', 'LightRAG (mix) p50 ms'],
+  ])[0]!,
+  withoutLightrag([
     [
       'question embedding (POST /v1/embeddings)',
       fmt(p(ours.callMs.embed, 50), 2),
@@ -679,7 +685,7 @@ const callTable = markdownTable(
       fmt(p(theirs.callMs.query, 50), 2),
       fmt(p(lr.callMs.query, 50), 2),
     ],
-  ],
+  ]),
 );
 const stageTable = (stages: Record<string, number>, unit: string, digits: number) =>
   Object.keys(stages).length
