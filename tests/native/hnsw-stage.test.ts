@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { recoverStaging, StageCommit } from '../../ts/indexing/commit.js';
 import type { StageContext } from '../../ts/indexing/stages/context.js';
 import { CHECKPOINT_MIN, HNSW_RESUME_DIR, hnswStage } from '../../ts/indexing/stages/hnsw.js';
@@ -109,6 +109,27 @@ async function fingerprint(root: string): Promise<Record<string, string>> {
   return out;
 }
 
+/**
+ * Runs `fn` with `performance.now()` moving 100 ms per reading. The live progress line
+ * redraws at most every 100 ms, and on a fast idle machine a whole insertion takes less than
+ * half a second: with this clock every progress update is a redraw, so the tests check that
+ * the stage reports (and can be stopped) between its batches, not how fast the machine is.
+ * Batch sizing reads the same clock: each batch seems to take 100 ms, so batches grow to
+ * the 256 bound as on a slow machine.
+ */
+async function withTickingClock<T>(fn: () => Promise<T>): Promise<T> {
+  let now = 0;
+  const clock = vi.spyOn(performance, 'now').mockImplementation(() => {
+    now += 100;
+    return now;
+  });
+  try {
+    return await fn();
+  } finally {
+    clock.mockRestore();
+  }
+}
+
 describe('HNSW pipeline', () => {
   let reference: Record<string, string>;
 
@@ -116,7 +137,7 @@ describe('HNSW pipeline', () => {
     const root = await mkdtemp(join(tmpdir(), 'noderag-hnsw-stage-'));
     dirs.push(root);
     const r = await run(root);
-    await hnswStage(r.ctx, STAGE_OPTIONS);
+    await withTickingClock(() => hnswStage(r.ctx, STAGE_OPTIONS));
     await r.commit.commit();
     reference = await fingerprint(root);
     // Many distinct counts between 0 and the total: the line moved during the insertion.
@@ -133,12 +154,12 @@ describe('HNSW pipeline', () => {
     let stoppedAt = 0;
     const first = await run(root, (done, stop) => {
       if (done >= CHECKPOINT_MIN + 800 && !stop.stopping) {
-        stoppedAt = performance.now();
+        stoppedAt = Date.now();
         stop.stop('interrupted by SIGINT');
       }
     });
-    const error = await hnswStage(first.ctx, STAGE_OPTIONS).catch((e: unknown) => e);
-    const waited = performance.now() - stoppedAt;
+    const error = await withTickingClock(() => hnswStage(first.ctx, STAGE_OPTIONS)).catch((e: unknown) => e);
+    const waited = Date.now() - stoppedAt;
     expect(error).toBeInstanceOf(InterruptedError);
     expect(stoppedAt).toBeGreaterThan(0);
     expect(waited).toBeLessThan(1000);
@@ -148,7 +169,7 @@ describe('HNSW pipeline', () => {
 
     // The next run starts after the checkpoint: nothing before it is inserted again.
     const second = await run(root);
-    await hnswStage(second.ctx, STAGE_OPTIONS);
+    await withTickingClock(() => hnswStage(second.ctx, STAGE_OPTIONS));
     await second.commit.commit();
     expect(second.notes.join('\n')).toContain(`resuming: ${CHECKPOINT_MIN} of ${COUNT} new vectors`);
     expect(Math.min(...second.shown)).toBe(CHECKPOINT_MIN);
@@ -162,7 +183,9 @@ describe('HNSW pipeline', () => {
     const first = await run(root, (done, stop) => {
       if (done > CHECKPOINT_MIN) stop.stop('interrupted by SIGINT');
     });
-    await expect(hnswStage(first.ctx, STAGE_OPTIONS)).rejects.toBeInstanceOf(InterruptedError);
+    await expect(withTickingClock(() => hnswStage(first.ctx, STAGE_OPTIONS))).rejects.toBeInstanceOf(
+      InterruptedError,
+    );
     await first.commit.discard();
     // Same files, other vectors: the checkpoint's key no longer matches.
     const saved = [...TEXTS.values()].map((t) => t.embedding);
