@@ -16,8 +16,8 @@
  * agree. Indexes built before this file existed have none: their attributes are judged as
  * before (regenerated when their entity changed).
  */
-import { readFile } from 'node:fs/promises';
 import { IndexFileError } from '../errors.js';
+import { readTextIfExists } from '../project/read-optional.js';
 import { decodeVector, encodeVector } from './retired-vectors.js';
 
 export const ATTRIBUTE_INPUTS_FILE = 'cache/attribute_inputs.json';
@@ -115,12 +115,6 @@ export function parseAttributeInputs(text: string, label: string): AttributeInpu
 
 /** The recorded inputs, or none when the file does not exist (older indexes). */
 export async function readAttributeInputs(path: string, label: string): Promise<AttributeInputs> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return emptyAttributeInputs();
-    throw error;
-  }
-  return parseAttributeInputs(text, label);
+  const text = await readTextIfExists(path);
+  return text === null ? emptyAttributeInputs() : parseAttributeInputs(text, label);
 }

@@ -11,8 +11,8 @@
  * all went (a sync dropped its community) is kept until the next Summary stage, which may
  * form the same community again, and is then forgotten.
  */
-import { readFile } from 'node:fs/promises';
 import { IndexFileError } from '../errors.js';
+import { readTextIfExists } from '../project/read-optional.js';
 
 export const COMMUNITY_INPUTS_FILE = 'cache/community_inputs.json';
 const VERSION = 1;
@@ -68,12 +68,6 @@ export function parseCommunityInputs(text: string, label: string): Map<string, P
 
 /** The recorded communities, or none when the file does not exist (older indexes). */
 export async function readCommunityInputs(path: string, label: string): Promise<Map<string, ProducedPair[]>> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new Map();
-    throw error;
-  }
-  return parseCommunityInputs(text, label);
+  const text = await readTextIfExists(path);
+  return text === null ? new Map() : parseCommunityInputs(text, label);
 }

@@ -7,8 +7,8 @@
  * linked to, a subset of this. Indexes built before this file existed have none; a sync
  * then falls back to `related_nodes` (docs/method.md §4.5).
  */
-import { readFile } from 'node:fs/promises';
 import { IndexFileError } from '../errors.js';
+import { readTextIfExists } from '../project/read-optional.js';
 
 export const ELEMENT_MEMBERS_FILE = 'cache/element_members.json';
 
@@ -40,12 +40,6 @@ export function parseElementMembers(text: string, label: string): Map<string, st
 
 /** The recorded members, or an empty map when the file does not exist (older indexes). */
 export async function readElementMembers(path: string, label: string): Promise<Map<string, string[]>> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new Map();
-    throw error;
-  }
-  return parseElementMembers(text, label);
+  const text = await readTextIfExists(path);
+  return text === null ? new Map() : parseElementMembers(text, label);
 }

@@ -9,8 +9,8 @@
  * retired one takes its vector and generation back (no embedding call, and the vector index
  * keeps its label) instead of being embedded and inserted again. The Graph stage empties it.
  */
-import { readFile } from 'node:fs/promises';
 import { IndexFileError } from '../errors.js';
+import { readTextIfExists } from '../project/read-optional.js';
 
 export const RETIRED_VECTORS_FILE = 'cache/retired_vectors.json';
 const VERSION = 1;
@@ -78,12 +78,6 @@ export function parseRetiredVectors(text: string, label: string): Map<string, Re
 
 /** The retired vectors, or none when the file does not exist. */
 export async function readRetiredVectors(path: string, label: string): Promise<Map<string, RetiredVector>> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new Map();
-    throw error;
-  }
-  return parseRetiredVectors(text, label);
+  const text = await readTextIfExists(path);
+  return text === null ? new Map() : parseRetiredVectors(text, label);
 }

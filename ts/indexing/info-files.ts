@@ -3,10 +3,10 @@
  * info/document_hash.json (indexed path → content hash, §5): parse, validate, serialise.
  * Both are written inside stage commits (commit.ts), so only text is produced here.
  */
-import { readFile } from 'node:fs/promises';
 import { IndexFileError } from '../errors.js';
 import { type Counters, emptyCounters } from '../model/types.js';
 import { INFO_FILES, resolveInProject } from '../project/layout.js';
+import { readTextIfExists } from '../project/read-optional.js';
 import { compareCodePoints } from './discover.js';
 
 /** Counter keys in the order of §2.2, which is also the order they are written in. */
@@ -20,15 +20,6 @@ const COUNTER_KEYS: readonly (keyof Counters)[] = [
   'community_summary_index',
   'high_level_element_index',
 ];
-
-async function readOptional(path: string): Promise<string | null> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
-  }
-}
 
 function parseObject(text: string, label: string): Record<string, unknown> {
   let raw: unknown;
@@ -67,7 +58,7 @@ export function serializeIndices(counters: Counters): string {
 
 /** The counters of a project; all zero before the first commit. */
 export async function readIndices(root: string): Promise<Counters> {
-  const text = await readOptional(resolveInProject(root, INFO_FILES.indices));
+  const text = await readTextIfExists(resolveInProject(root, INFO_FILES.indices));
   return text === null ? emptyCounters() : parseIndices(text);
 }
 
@@ -106,7 +97,7 @@ export function serializeDocumentHashes(hashes: Readonly<DocumentHashes>): strin
 
 /** The indexed map of a project; empty before the first Document pipeline commit. */
 export async function readDocumentHashes(root: string): Promise<DocumentHashes> {
-  const text = await readOptional(resolveInProject(root, INFO_FILES.documentHash));
+  const text = await readTextIfExists(resolveInProject(root, INFO_FILES.documentHash));
   return text === null ? Object.create(null) : parseDocumentHashes(text);
 }
 
