@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NodeMarks, retrievalScratch } from '../../ts/search/node-marks.js';
+import { NodeMarks, NodeValues, retrievalScratch } from '../../ts/search/node-marks.js';
 
 describe('NodeMarks (the per-index sets of a retrieval)', () => {
   it('is a set of node indexes that clear() empties', () => {
@@ -21,6 +21,26 @@ describe('NodeMarks (the per-index sets of a retrieval)', () => {
       expect(m.has(round % 4)).toBe(false);
       m.add(round % 4);
     }
+  });
+
+  it('NodeValues answers like a Map<number, number> of the nodes set since clear()', () => {
+    const v = new NodeValues(6);
+    v.set(2, 0.5);
+    v.set(4, 0);
+    v.set(2, 0.75);
+    expect([0, 1, 2, 3, 4, 5].map((i) => v.get(i))).toEqual([
+      undefined,
+      undefined,
+      0.75,
+      undefined,
+      0,
+      undefined,
+    ]);
+    v.clear();
+    expect(v.get(2)).toBeUndefined();
+    expect(v.get(4)).toBeUndefined();
+    v.set(5, 1.5);
+    expect(v.get(5)).toBe(1.5);
   });
 
   it('one scratch per index object, made once', () => {

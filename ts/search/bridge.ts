@@ -47,8 +47,8 @@ export const BRIDGE_BEAM = 100;
 export function bridgePassages(
   index: LoadedIndex,
   contextChunks: readonly number[],
-  /** Distance to the question of the nodes its vector search returned. */
-  near: ReadonlyMap<number, number>,
+  /** Distance to the question of the nodes its vector search returned (undefined for the others). */
+  near: { get(node: number): number | undefined },
   params: BridgeParams,
 ): number[] {
   if (params.passages <= 0 || contextChunks.length === 0) return [];

@@ -15,8 +15,13 @@ export const CONTEXT_SECTION_ORDER = [
 
 export type ContextSection = (typeof CONTEXT_SECTION_ORDER)[number];
 
+/** The header lines, made once: every question's context string and answer prompt uses them. */
+const HEADERS = Object.fromEntries(
+  CONTEXT_SECTION_ORDER.map((type) => [type, `${'-'.repeat(12)}${type}${'-'.repeat(13)}`]),
+) as Record<ContextSection, string>;
+
 export function sectionHeader(type: ContextSection): string {
-  return `${'-'.repeat(12)}${type}${'-'.repeat(13)}`;
+  return HEADERS[type];
 }
 
 export interface ContextItem {
@@ -27,15 +32,17 @@ export interface ContextItem {
 
 /** Builds the context string from items already in order (search list, then relationships). */
 export function formatContext(items: readonly ContextItem[]): string {
+  // One pass per section over the items, no arrays per section (this runs on every question).
   const parts: string[] = [];
   for (const section of CONTEXT_SECTION_ORDER) {
-    const texts = items.filter((i) => i.type === section).map((i) => i.text.trim());
-    if (texts.length === 0) continue;
-    parts.push(sectionHeader(section));
-    texts.forEach((t, i) => {
-      parts.push(`${i + 1}. ${t}`);
-    });
-    parts.push('');
+    let n = 0;
+    for (const item of items) {
+      if (item.type !== section) continue;
+      if (n === 0) parts.push(HEADERS[section]);
+      n++;
+      parts.push(`${n}. ${item.text.trim()}`);
+    }
+    if (n > 0) parts.push('');
   }
   return parts.length ? `${parts.join('\n')}\n` : '';
 }

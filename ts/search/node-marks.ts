@@ -37,6 +37,33 @@ export class NodeMarks {
   }
 }
 
+/**
+ * A number per marked node (the vector distance of the question's hits): what a
+ * `Map<number, number>` gave, on the index's reusable arrays.
+ */
+export class NodeValues {
+  readonly #marks: NodeMarks;
+  readonly #values: Float64Array;
+
+  constructor(nodeCount: number) {
+    this.#marks = new NodeMarks(nodeCount);
+    this.#values = new Float64Array(nodeCount);
+  }
+
+  clear(): void {
+    this.#marks.clear();
+  }
+
+  set(node: number, value: number): void {
+    this.#marks.add(node);
+    this.#values[node] = value;
+  }
+
+  get(node: number): number | undefined {
+    return this.#marks.has(node) ? this.#values[node] : undefined;
+  }
+}
+
 /** Marks and counters that a retrieval on one index reuses (see the module comment). */
 export interface RetrievalScratch {
   /** Text nodes the context draws on (bridge.ts). */
@@ -48,6 +75,8 @@ export interface RetrievalScratch {
   /** Candidate passages, with `links[node]` valid for the marked ones. */
   candidates: NodeMarks;
   links: Uint32Array;
+  /** Vector distance of the nodes the question's vector search returned (retrieve.ts). */
+  near: NodeValues;
 }
 
 const scratchOf = new WeakMap<object, RetrievalScratch>();
@@ -62,6 +91,7 @@ export function retrievalScratch(owner: object, nodeCount: number): RetrievalScr
       reached: new NodeMarks(nodeCount),
       candidates: new NodeMarks(nodeCount),
       links: new Uint32Array(nodeCount),
+      near: new NodeValues(nodeCount),
     };
     scratchOf.set(owner, s);
   }

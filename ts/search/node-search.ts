@@ -246,13 +246,8 @@ export class NodeSearch {
     q: string,
     options: QuestionOptions,
   ): Promise<{ retrieval: Retrieval; chunkOf: ChunkOf }> {
-    const chunkOf = (item: RetrievedItem): string | null => {
-      const node = index.indexOf(item.id);
-      const chunk = node === undefined ? -1 : index.chunkOf[node]!;
-      return chunk >= 0 ? index.idOf(chunk) : null;
-    };
     const cached = this.#cache.get(q);
-    if (cached) return { retrieval: cached, chunkOf };
+    if (cached) return { retrieval: cached, chunkOf: chunkOfItems(index, cached) };
     const call = callOf(options);
     // §6.2 step 2: both calls at once; either failing fails the question.
     const needsVector = vectorK(index, this.#params) > 0;
@@ -267,7 +262,7 @@ export class NodeSearch {
       q,
       retrieve(index, { vector, elements: decomposition.elements }, this.#params),
     );
-    return { retrieval, chunkOf };
+    return { retrieval, chunkOf: chunkOfItems(index, retrieval) };
   }
 
   readonly #count = (text: string): number => (text === '' ? 0 : this.#tokens.countTokens(text));
@@ -374,6 +369,19 @@ export class NodeSearch {
     this.#loading = loading;
     return loading;
   }
+}
+
+/**
+ * The chunk id of each item of `r`: the retrieval knows the node of every item (`r.nodes`), so
+ * no item is looked up by its id (that lookup was a measurable share of a question).
+ */
+function chunkOfItems(index: LoadedIndex, r: Retrieval): ChunkOf {
+  return (item: RetrievedItem, position?: number): string | null => {
+    const node =
+      position !== undefined && r.items[position] === item ? r.nodes[position] : index.indexOf(item.id);
+    const chunk = node === undefined ? -1 : index.chunkOf[node]!;
+    return chunk >= 0 ? index.idOf(chunk) : null;
+  };
 }
 
 /** The ANS task's input: the context with its items numbered, the question, earlier turns. */

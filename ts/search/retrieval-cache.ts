@@ -71,6 +71,7 @@ export class RetrievalCache {
 function freezeRetrieval(r: Retrieval): Retrieval {
   for (const item of r.items) Object.freeze(item);
   Object.freeze(r.items);
+  Object.freeze(r.nodes);
   Object.freeze(r.seeds.hits);
   Object.freeze(r.seeds.matches);
   Object.freeze(r.seeds);

@@ -13,6 +13,7 @@ import { NODE_TYPES, type NodeType, nodeTypeCode } from '../model/types.js';
 import { BRIDGE_BEAM, bridgePassages } from './bridge.js';
 import { type ContextSection, formatContext, orderForContext } from './context.js';
 import type { LoadedIndex } from './loaded-index.js';
+import { retrievalScratch } from './node-marks.js';
 import { type Quotas, type RankedNode, selectNodes } from './select.js';
 
 export interface SearchParams {
@@ -80,6 +81,8 @@ export interface StageTimings {
 export interface Retrieval {
   /** Context items in context order (sections in the fixed order, then list order). */
   items: RetrievedItem[];
+  /** Dense node index of each item (same order), so sources need no lookup by id. */
+  nodes: readonly number[];
   /** The context string of §6.6 (`retrievalInfo`). */
   context: string;
   /** Vector-hit and exact-match node ids that seeded the propagation. */
@@ -134,7 +137,9 @@ export function retrieve(index: LoadedIndex, query: QueryInputs, params: SearchP
     }
     hits.sort((a, b) => a.distance - b.distance || a.node - b.node);
   }
-  const near = new Map<number, number>();
+  const scratch = retrievalScratch(index, index.nodeCount);
+  const near = scratch.near;
+  near.clear();
   for (const h of hits) near.set(h.node, h.distance);
   hits = hits.slice(0, k);
   const t1 = performance.now();
@@ -220,19 +225,23 @@ export function retrieve(index: LoadedIndex, query: QueryInputs, params: SearchP
   const positionOf = new Map<number, number>();
   for (let i = 0; i < ranking.length; i++)
     if (ranking[i]!.type === 'relationship') positionOf.set(ranking[i]!.id, i);
-  const items = orderForContext([
+  const listedItems = [
     ...kept.map((node) => {
       const position = via.get(node);
       return position === undefined ? item(node, -1, 'vector') : item(node, position, 'propagation');
     }),
     ...bridges.map((node) => item(node, -1, 'bridge')),
     ...selection.relationships.map((node) => item(node, positionOf.get(node)!, 'propagation')),
-  ]);
+  ];
+  const listedNodes = [...kept, ...bridges, ...selection.relationships];
+  const ordered = orderForContext(listedItems.map((it, i) => ({ type: it.type, it, node: listedNodes[i]! })));
+  const items = ordered.map((o) => o.it);
   const context = formatContext(items);
   const t5 = performance.now();
 
   return {
     items,
+    nodes: ordered.map((o) => o.node),
     context,
     seeds: { hits: hitNodes.map((node) => index.idOf(node)), matches: matches.map((m) => index.idOf(m)) },
     timings: {

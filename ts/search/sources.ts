@@ -36,8 +36,11 @@ export interface Citation {
   chunk: string | null;
 }
 
-/** The chunk id a context item was taken from (a text item is its own chunk), or null. */
-export type ChunkOf = (item: RetrievedItem) => string | null;
+/**
+ * The chunk id a context item was taken from (a text item is its own chunk), or null.
+ * `position` is the item's index in the items passed along with it, when known.
+ */
+export type ChunkOf = (item: RetrievedItem, position?: number) => string | null;
 
 const defaultChunkOf: ChunkOf = (item) => (item.type === 'text' ? item.id : null);
 
@@ -95,7 +98,7 @@ export function buildSources(
       source = { document: item.document, chunks: [], items: [], cited: [] };
       byDocument.set(item.document, source);
     }
-    const chunk = chunkOf(item);
+    const chunk = chunkOf(item, i);
     if (chunk !== null && !source.chunks.includes(chunk)) source.chunks.push(chunk);
     source.items.push(i + 1);
     if (citedSet.has(i + 1)) source.cited.push(i + 1);
@@ -111,7 +114,7 @@ export function buildCitations(
 ): Citation[] {
   return cited.map((n) => {
     const item = items[n - 1]!;
-    return { n, id: item.id, type: item.type, document: item.document, chunk: chunkOf(item) };
+    return { n, id: item.id, type: item.type, document: item.document, chunk: chunkOf(item, n - 1) };
   });
 }
 
