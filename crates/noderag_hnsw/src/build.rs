@@ -24,8 +24,9 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::code_dot::{CodeQuery, RowSums};
 use crate::graph::{level_of, Graph};
-use crate::quantized::{code_l2, value_range, Codes};
+use crate::quantized::{value_range, Codes};
 use crate::topk::Hit;
 use crate::view::Visited;
 
@@ -81,10 +82,10 @@ fn par_map<S, T: Send>(
 }
 
 /// The walk's distance: between code rows (a fixed multiple of the squared L2 of the
-/// quantised vectors).
+/// quantised vectors), `code_l2` exactly (code_dot.rs computes it with VNNI where it can).
 #[inline]
-fn walk(codes: &Codes, qc: &[u8], label: u32) -> f32 {
-  code_l2(qc, codes.row(label)) as f32
+fn walk(codes: &Codes, sums: &RowSums, q: &CodeQuery<'_>, label: u32) -> f32 {
+  q.distance(codes.row(label), sums, label) as f32
 }
 
 /// Asks the CPU to start loading the code row of `label` (every cache line).
@@ -163,6 +164,11 @@ impl Graph {
       self.codes.as_mut().expect("checked").push_rows(rows);
     } else {
       self.codes = Some(Codes::build(end, dim, vector));
+      self.code_sums.clear();
+    }
+    let codes = self.codes.as_ref().expect("just made");
+    for label in self.code_sums.len()..end {
+      self.code_sums.push(codes.row(label as u32));
     }
   }
 
@@ -226,7 +232,8 @@ impl Graph {
   fn neighbours_of(&self, start: usize, p: usize, levels: &[u8], scratch: &mut Scratch) -> Vec<Vec<u32>> {
     let q = self.vector(p as u32);
     let codes = self.codes.as_ref().expect("encode_until ran");
-    let qc = codes.row(p as u32);
+    let qc = CodeQuery::new(codes.row(p as u32));
+    let sums = &self.code_sums;
     let level = levels[p - start] as usize;
     let ef = self.params.ef_construction;
     let mut candidates: Vec<Vec<Hit>> = vec![Vec::new(); level + 1];
@@ -235,15 +242,15 @@ impl Graph {
       // layer's beam is then measured exactly, and neighbours are picked on exact distances.
       let top = top as usize;
       let mut cur = Hit {
-        dist: walk(codes, qc, entry),
+        dist: walk(codes, sums, &qc, entry),
         label: entry,
       };
       for layer in (level + 1..=top).rev() {
-        cur = self.greedy(codes, qc, cur, layer);
+        cur = self.greedy(codes, &qc, cur, layer);
       }
       let mut from = vec![cur];
       for layer in (0..=level.min(top)).rev() {
-        from = self.beam(codes, qc, &from, layer, ef, scratch, start);
+        from = self.beam(codes, &qc, &from, layer, ef, scratch, start);
         candidates[layer] = from
           .iter()
           .map(|h| Hit {
@@ -322,12 +329,12 @@ impl Graph {
   }
 
   /// Greedy descent on an upper layer: move to a closer neighbour while there is one.
-  fn greedy(&self, codes: &Codes, qc: &[u8], mut cur: Hit, layer: usize) -> Hit {
+  fn greedy(&self, codes: &Codes, qc: &CodeQuery<'_>, mut cur: Hit, layer: usize) -> Hit {
     loop {
       let mut moved = false;
       for nb in self.layer_links(cur.label, layer) {
         let h = Hit {
-          dist: walk(codes, qc, nb),
+          dist: walk(codes, &self.code_sums, qc, nb),
           label: nb,
         };
         if h < cur {
@@ -347,7 +354,7 @@ impl Graph {
   fn beam(
     &self,
     codes: &Codes,
-    qc: &[u8],
+    qc: &CodeQuery<'_>,
     from: &[Hit],
     layer: usize,
     ef: usize,
@@ -383,7 +390,7 @@ impl Graph {
           prefetch(codes, next);
         }
         let h = Hit {
-          dist: walk(codes, qc, nb),
+          dist: walk(codes, &self.code_sums, qc, nb),
           label: nb,
         };
         if results.len() < ef || results.peek().is_some_and(|w| h < *w) {

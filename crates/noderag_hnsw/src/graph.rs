@@ -1,6 +1,7 @@
 //! The HNSW graph while it can grow: the vectors, each point's level and neighbour lists,
 //! and the entry point. Construction is in build.rs; the file format in container.rs.
 
+use crate::code_dot::RowSums;
 use crate::distance::{distance, Space};
 use crate::index::IndexParams;
 use crate::quantized::Codes;
@@ -39,6 +40,8 @@ pub(crate) struct Graph {
   /// 8-bit codes of the vectors the construction walks on (build.rs); always those
   /// `Codes::build` makes from the vectors encoded so far, so never saved.
   pub(crate) codes: Option<Codes>,
+  /// Σ a and Σ a² of each row of `codes` (the VNNI form of the code distance, code_dot.rs).
+  pub(crate) code_sums: RowSums,
 }
 
 impl Graph {
@@ -49,6 +52,7 @@ impl Graph {
       links: Vec::new(),
       entry: None,
       codes: None,
+      code_sums: RowSums::default(),
     }
   }
 
@@ -111,6 +115,7 @@ impl Graph {
       links,
       entry: parts.entry,
       codes: None,
+      code_sums: RowSums::default(),
     }
   }
 }

@@ -9,6 +9,7 @@
 //! Pure Rust; knows nothing of JS.
 
 mod build;
+mod code_dot;
 mod container;
 mod container_v1;
 mod distance;
@@ -23,6 +24,7 @@ mod topk;
 mod view;
 
 pub use build::{default_threads, BATCH};
+pub use code_dot::{has_avx_vnni, set_code_vnni};
 pub use container::{read_file_header, FileHeader, FORMAT_VERSION, LIBRARY, LIBRARY_VERSION, MAGIC};
 pub use distance::{dot, l2_squared, normalize, Space};
 pub use error::{ErrorKind, HnswError, Result};

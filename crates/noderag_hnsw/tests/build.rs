@@ -47,6 +47,24 @@ fn the_same_input_gives_the_same_bytes_on_one_or_many_threads() {
   }
 }
 
+/// The construction's walk computes code distances with VNNI where the CPU has it
+/// (code_dot.rs); the result is `code_l2`'s exactly, so the bytes are those of the portable
+/// kernel. (On a CPU without AVX-VNNI both builds take the portable path.)
+#[test]
+fn the_vnni_code_distance_builds_the_bytes_of_the_portable_one() {
+  // 170 values: code rows of 192 bytes, through both the 128- and the 32-byte steps.
+  let dim = 170;
+  let dir = tempfile::tempdir().unwrap();
+  let data = clustered(2 * BATCH + 50, dim, ClusterShape::tight(6), 33);
+  for space in [Space::L2, Space::Cosine] {
+    noderag_hnsw::set_code_vnni(false);
+    let portable = saved_bytes(&built(space, dim, &data, 2), dir.path(), "portable.bin");
+    noderag_hnsw::set_code_vnni(true);
+    let vnni = saved_bytes(&built(space, dim, &data, 2), dir.path(), "vnni.bin");
+    assert!(portable == vnni, "{space:?}: the VNNI walk built another graph");
+  }
+}
+
 #[test]
 fn how_the_insertion_is_split_into_calls_changes_nothing() {
   let dim = 16;
