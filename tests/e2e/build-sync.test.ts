@@ -19,6 +19,7 @@ import { type BuildReport, runBuild } from '../../ts/indexing/pipeline.js';
 import { STAGES } from '../../ts/project/state.js';
 import { LoadedIndex } from '../../ts/search/loaded-index.js';
 import { NodeSearch } from '../../ts/search/node-search.js';
+import { attributeId } from '../../ts/text/index.js';
 import { CLI, createProject, indexFingerprints, type Project, REPO_ROOT } from '../helpers/project.js';
 
 const DIM = 64;
@@ -284,14 +285,27 @@ describe('build syncs the index to its input folder', () => {
     expect((await build(p.root)).code).toBe(0);
     const attributesOf = async (root: string) => {
       const index = new IndexData(root, DIM);
-      return { rows: await index.attributes(), inputs: (await index.attributeInputs()).inputs };
+      const recorded = await index.attributeInputs();
+      return {
+        rows: await index.attributes(),
+        inputs: recorded.inputs,
+        unimportant: recorded.unimportant,
+        entities: await index.entities(),
+      };
     };
     const first = await attributesOf(p.root);
     expect(first.inputs.size).toBe(first.rows.size);
+    // The first build records the input of every entity it judged not important (weight > 1,
+    // no attribute), so a sync judges one again only when that input changed.
+    const attributed = new Set([...first.rows.values()].map((a) => a.node));
+    const unimportant = [...first.entities.values()].filter((e) => e.weight > 1 && !attributed.has(e.hashId));
+    expect(unimportant.length).toBeGreaterThan(0);
+    expect([...first.unimportant.keys()].sort()).toEqual(unimportant.map((e) => e.hashId).sort());
     const communitiesOf = async (root: string) =>
       readCommunityInputs(join(root, COMMUNITY_INPUTS_FILE), COMMUNITY_INPUTS_FILE);
     const communitiesBefore = await communitiesOf(p.root);
     expect(communitiesBefore.size).toBeGreaterThan(0);
+    const elementsBefore = await new IndexData(p.root, DIM).elements();
     const unitsBefore = await new IndexData(p.root, DIM).units();
     const labelsBefore = new Map(
       (await new IndexData(p.root, DIM).idMap()).filter((r) => !r.retired).map((r) => [r.node, r.label]),
@@ -326,6 +340,16 @@ describe('build syncs the index to its input folder', () => {
     }
     expect(same).toBeGreaterThan(0);
     expect(changed).toBeGreaterThan(0);
+    // No attribute was written for an entity judged not important before with the same input.
+    for (const row of second.rows.values()) {
+      if (first.rows.has(row.hashId)) continue;
+      expect(second.inputs.get(row.hashId), row.node).not.toBe(first.unimportant.get(row.node));
+    }
+    for (const [entity, input] of second.unimportant) {
+      expect(second.entities.get(entity)!.weight, entity).toBeGreaterThan(1);
+      expect(second.rows.has(attributeId(entity)), entity).toBe(false);
+      expect(input).toMatch(/^[0-9a-f]{64}$/);
+    }
     // A model call for each changed or new input, none for the others.
     const log = await p.readText('info/info.log');
     const calls = /Attribute pipeline \(generation 2\) finished in .*\bcalls=(\d+)/.exec(log);
@@ -374,6 +398,15 @@ describe('build syncs the index to its input folder', () => {
       carried++;
     }
     expect(carried).toBeGreaterThanOrEqual(reused);
+    // An edit in one community leaves the others alone: their elements stay as they were
+    // (same id, text and community), with no call; only the edited ones are summarised again.
+    const kept = [...elementsAfter.values()].filter((e) => e.updatedGeneration === 1);
+    expect(kept.length).toBeGreaterThan(elementsBefore.size / 2);
+    for (const e of kept) {
+      const was = elementsBefore.get(e.hashId)!;
+      expect([e.context, e.communityId, e.weight]).toEqual([was.context, was.communityId, was.weight]);
+    }
+    expect(summaryCalls).toBeLessThan(communitiesBefore.size / 2);
     // Every element in the index is recorded with a community that produced it.
     const recordedDescriptions = new Set([...communitiesAfter.values()].flat().map(([, d]) => d.trim()));
     for (const e of elementsAfter.values()) expect(recordedDescriptions.has(e.context), e.context).toBe(true);

@@ -64,11 +64,27 @@ describe('attribute_inputs.json', () => {
     expect(serializeAttributeInputs(back)).toBe(text);
   });
 
+  it('round-trips the inputs of entities judged not important; a file written before them reads as none', () => {
+    const a = emptyAttributeInputs();
+    a.unimportant.set('entity-b', 'h2');
+    a.unimportant.set('entity-a', 'h1');
+    const back = parseAttributeInputs(serializeAttributeInputs(a), LABEL);
+    expect([...back.unimportant]).toEqual([
+      ['entity-a', 'h1'],
+      ['entity-b', 'h2'],
+    ]);
+    const older = parseAttributeInputs('{"version":1,"inputs":{"x":"h"},"retired":{}}', LABEL);
+    expect(older.unimportant.size).toBe(0);
+    expect([...older.inputs]).toEqual([['x', 'h']]);
+  });
+
   it('names the file and what is wrong when it is damaged', () => {
     const bad = [
       ['{', /not valid JSON/],
       ['[]', /expected \{ "version": 1, "inputs"/],
       ['{"version":1,"inputs":{"a":3},"retired":{}}', /inputs\.a must be a string/],
+      ['{"version":1,"inputs":{},"retired":{},"unimportant":{"e":1}}', /unimportant\.e must be a string/],
+      ['{"version":1,"inputs":{},"retired":{},"unimportant":[]}', /"unimportant": \{…\}/],
       ['{"version":1,"inputs":{},"retired":{"a":{"input":"h"}}}', /retired\.a must have input/],
       [
         '{"version":1,"inputs":{},"retired":{"a":{"input":"h","human_readable_id":1,"context":"c","embedding":"AAA=","generation":1,"updated_generation":1}}}',

@@ -6,7 +6,8 @@
  *     "inputs":  { "<attribute id>": "<SHA-256 of its prompt input>" },
  *     "retired": { "<attribute id>": { "input": "<SHA-256>", "human_readable_id": n,
  *                  "context": "…", "embedding": "<base64 f32 LE>" | null,
- *                  "generation": g, "updated_generation": g } } }
+ *                  "generation": g, "updated_generation": g } },
+ *     "unimportant": { "<entity id>": "<SHA-256 of its prompt input when judged>" } }
  *
  * `inputs` covers the attributes in attributes.parquet. `retired` holds the attributes a sync
  * removed in its Document commit (their entity went, or its support changed): the Attribute
@@ -14,7 +15,11 @@
  * when the entity is important again and its new prompt input hashes the same; it then
  * empties `retired`. Written in the same commits as attributes.parquet, so the two always
  * agree. Indexes built before this file existed have none: their attributes are judged as
- * before (regenerated when their entity changed).
+ * before (regenerated when their entity changed). `unimportant` holds the input of each
+ * entity (weight > 1) last judged not important and without an attribute: in a later cycle
+ * such an entity is judged again only when its input differs (sampled betweenness moves
+ * borderline entities in and out with any change of the graph, docs/method.md §4.5). It was
+ * added later; a file without it reads as empty.
  */
 import { IndexFileError } from '../errors.js';
 import { readTextIfExists } from '../project/read-optional.js';
@@ -37,15 +42,22 @@ export interface AttributeInputs {
   inputs: Map<string, string>;
   /** attribute id → the attribute a sync removed in this cycle, until the Attribute stage. */
   retired: Map<string, RetiredAttribute>;
+  /** entity id → SHA-256 of its prompt input when it was last judged not important. */
+  unimportant: Map<string, string>;
 }
 
 export function emptyAttributeInputs(): AttributeInputs {
-  return { inputs: new Map(), retired: new Map() };
+  return { inputs: new Map(), retired: new Map(), unimportant: new Map() };
+}
+
+/** A map's entries in key order, as a JSON object. */
+function sortedRecord(map: ReadonlyMap<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const id of [...map.keys()].sort()) out[id] = map.get(id)!;
+  return out;
 }
 
 export function serializeAttributeInputs(a: AttributeInputs): string {
-  const inputs: Record<string, string> = {};
-  for (const id of [...a.inputs.keys()].sort()) inputs[id] = a.inputs.get(id)!;
   const retired: Record<string, unknown> = {};
   for (const id of [...a.retired.keys()].sort()) {
     const r = a.retired.get(id)!;
@@ -58,7 +70,7 @@ export function serializeAttributeInputs(a: AttributeInputs): string {
       updated_generation: r.updatedGeneration,
     };
   }
-  return `${JSON.stringify({ version: VERSION, inputs, retired })}\n`;
+  return `${JSON.stringify({ version: VERSION, inputs: sortedRecord(a.inputs), retired, unimportant: sortedRecord(a.unimportant) })}\n`;
 }
 
 const isInt = (x: unknown): x is number => Number.isSafeInteger(x);
@@ -70,20 +82,31 @@ export function parseAttributeInputs(text: string, label: string): AttributeInpu
   } catch (error) {
     throw new IndexFileError('index_damaged', `${label}: not valid JSON (${(error as Error).message})`);
   }
-  const v = value as { version?: unknown; inputs?: unknown; retired?: unknown } | null;
+  const v = value as { version?: unknown; inputs?: unknown; retired?: unknown; unimportant?: unknown } | null;
   const isObject = (x: unknown): x is Record<string, unknown> =>
     x !== null && typeof x === 'object' && !Array.isArray(x);
-  if (!isObject(v) || v.version !== VERSION || !isObject(v.inputs) || !isObject(v.retired)) {
+  if (
+    !isObject(v) ||
+    v.version !== VERSION ||
+    !isObject(v.inputs) ||
+    !isObject(v.retired) ||
+    !(v.unimportant === undefined || isObject(v.unimportant))
+  ) {
     throw new IndexFileError(
       'index_damaged',
-      `${label}: expected { "version": ${VERSION}, "inputs": {…}, "retired": {…} }`,
+      `${label}: expected { "version": ${VERSION}, "inputs": {…}, "retired": {…}, "unimportant": {…} }`,
     );
   }
   const out = emptyAttributeInputs();
-  for (const [id, hash] of Object.entries(v.inputs)) {
-    if (typeof hash !== 'string')
-      throw new IndexFileError('index_damaged', `${label}: inputs.${id} must be a string`);
-    out.inputs.set(id, hash);
+  for (const [key, map] of [
+    ['inputs', out.inputs],
+    ['unimportant', out.unimportant],
+  ] as const) {
+    for (const [id, hash] of Object.entries(v[key] ?? {})) {
+      if (typeof hash !== 'string')
+        throw new IndexFileError('index_damaged', `${label}: ${key}.${id} must be a string`);
+      map.set(id, hash);
+    }
   }
   for (const [id, raw] of Object.entries(v.retired)) {
     const r = raw as Record<string, unknown>;

@@ -171,6 +171,14 @@ export async function attributeStage(ctx: StageContext): Promise<StageResult> {
     }
     const p = promptFor(entity, graph, adj, { units, relationships }, budget, countTokens);
     const hash = inputHash(ctx, p);
+    // Nor when it was judged not important before with this very input: its support changed
+    // (an edited file's entities leave with the old chunk and come back with the new one) but
+    // not its material, so only the sample moved it (about a tenth of a sync's attribute
+    // calls on the update benchmark).
+    if (!known && ctx.state.is_incremental && recorded.unimportant.get(entity.hashId) === hash) {
+      unjudged++;
+      continue;
+    }
     if (known && was === hash) {
       kept++;
       continue;
@@ -197,6 +205,22 @@ export async function attributeStage(ctx: StageContext): Promise<StageResult> {
     hashes.push(hash);
   }
   recorded.retired.clear();
+  // The input of every entity judged not important in this cycle (all of them in a first
+  // build, those whose support changed in a later one), for the test above; an important
+  // entity left without an attribute keeps the input it was last judged with. Entities of
+  // weight 1 are never important and are not recorded.
+  const asked = new Set(prompts.map((p) => p.entity.hashId));
+  for (const [id, entity] of entities) {
+    if (entity.weight <= 1 || asked.has(id) || attributes.has(attributeId(id))) {
+      recorded.unimportant.delete(id);
+    } else if (!important.has(id) && (!ctx.state.is_incremental || entity.updatedGeneration === g)) {
+      recorded.unimportant.set(
+        id,
+        inputHash(ctx, promptFor(entity, graph, adj, { units, relationships }, budget, countTokens)),
+      );
+    }
+  }
+  for (const id of recorded.unimportant.keys()) if (!entities.has(id)) recorded.unimportant.delete(id);
 
   const before = ctx.providers.chat.stats();
   const note = () => {
