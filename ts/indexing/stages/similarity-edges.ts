@@ -1,0 +1,76 @@
+/**
+ * The similarity edges of the HNSW stage (docs/method.md §3.9): the layer-0 links of the vector
+ * index between active labels, as undirected node pairs, each once, in the file order of
+ * hnsw_graph.parquet (by source, then target, as strings).
+ *
+ * Why numbers: an index has about 20 links per vector (147k pairs at HotpotQA-100). A string
+ * key per link to deduplicate, and then sorting the pairs by their two id strings, cost a
+ * sync's HNSW stage more than inserting its new vectors. Here each label gets the rank of its
+ * node id in string order (a sort of one string per label), a pair is the number
+ * lo·n + hi of its two ranks, and one numeric sort both orders the pairs as the table wants
+ * them and puts duplicates side by side; the table's own sort then finds them in order.
+ */
+import type { IdMapRow, SimilarityEdge } from '../../index-io/tables.js';
+
+/** Exact while n² < 2^53; beyond that (never in practice) the pairs are sorted as two numbers. */
+const PACKED_MAX = 2 ** 26;
+
+export function similarityEdges(
+  idMap: readonly IdMapRow[],
+  src: Uint32Array,
+  dst: Uint32Array,
+  /** Tests lower it to reach the unpacked path. */
+  packedMax = PACKED_MAX,
+): SimilarityEdge[] {
+  const n = idMap.length;
+  const byNode = Array.from({ length: n }, (_, label) => label).sort((p, q) => {
+    const a = idMap[p]!.node;
+    const b = idMap[q]!.node;
+    return a < b ? -1 : a > b ? 1 : 0;
+  });
+  // The rank of each active label's node (labels of one node share it); -1 when retired.
+  const rank = new Int32Array(n).fill(-1);
+  let r = -1;
+  byNode.forEach((label, i) => {
+    if (i === 0 || idMap[label]!.node !== idMap[byNode[i - 1]!]!.node) r = i;
+    if (!idMap[label]!.retired) rank[label] = r;
+  });
+  const rankOf = (label: number) => (label < n ? rank[label]! : -1);
+  const pairs: [number, number][] = [];
+  if (n <= packedMax) {
+    const keys = new Float64Array(src.length);
+    let k = 0;
+    for (let i = 0; i < src.length; i++) {
+      const ra = rankOf(src[i]!);
+      const rb = rankOf(dst[i]!);
+      if (ra < 0 || rb < 0 || ra === rb) continue;
+      keys[k++] = ra < rb ? ra * n + rb : rb * n + ra;
+    }
+    const sorted = keys.subarray(0, k).sort();
+    for (let i = 0; i < k; i++) {
+      if (i > 0 && sorted[i] === sorted[i - 1]) continue;
+      const l = Math.floor(sorted[i]! / n);
+      pairs.push([l, sorted[i]! - l * n]);
+    }
+  } else {
+    const lo: number[] = [];
+    const hi: number[] = [];
+    for (let i = 0; i < src.length; i++) {
+      const ra = rankOf(src[i]!);
+      const rb = rankOf(dst[i]!);
+      if (ra < 0 || rb < 0 || ra === rb) continue;
+      lo.push(Math.min(ra, rb));
+      hi.push(Math.max(ra, rb));
+    }
+    const idx = Array.from({ length: lo.length }, (_, i) => i).sort(
+      (p, q) => lo[p]! - lo[q]! || hi[p]! - hi[q]!,
+    );
+    for (let j = 0; j < idx.length; j++) {
+      const i = idx[j]!;
+      const prev = idx[j - 1];
+      if (prev !== undefined && lo[prev] === lo[i] && hi[prev] === hi[i]) continue;
+      pairs.push([lo[i]!, hi[i]!]);
+    }
+  }
+  return pairs.map(([l, h]) => ({ source: idMap[byNode[l]!]!.node, target: idMap[byNode[h]!]!.node }));
+}
