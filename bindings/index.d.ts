@@ -53,7 +53,11 @@ export declare class HnswIndex {
    * Not saved in the index file (the id map is the source of truth). Sync.
    */
   retire(labels: Uint32Array): void
-  /** Layer-0 neighbour lists as (src, dst) label pairs. Sync (a copy of the links). */
+  /**
+   * Layer-0 neighbour lists as (src, dst) label pairs. Sync (a copy of the links). Read
+   * from the graph when no vectors wait to be linked (after `save`), so a build that saves
+   * and then exports never makes the search view; otherwise they are linked first.
+   */
   layer0Edges(): NativeEdges
   /**
    * Writes the index to `path` atomically (temp file in the same folder, fsync, rename).

@@ -284,17 +284,27 @@ impl HnswIndex {
     })
   }
 
-  /// Layer-0 neighbour lists as (src, dst) label pairs. Sync (a copy of the links).
+  /// Layer-0 neighbour lists as (src, dst) label pairs. Sync (a copy of the links). Read
+  /// from the graph when no vectors wait to be linked (after `save`), so a build that saves
+  /// and then exports never makes the search view; otherwise they are linked first.
   #[napi]
   pub fn layer0_edges(&self) -> napi::Result<NativeEdges> {
     guard(|| {
-      self.with(|i| {
+      let edges = |i: &CoreIndex| {
         let (src, dst) = i.layer0_edges();
         Ok(NativeEdges {
           src: Uint32Array::new(src),
           dst: Uint32Array::new(dst),
         })
-      })
+      };
+      {
+        let g = read(&self.inner)?;
+        let index = open(&g)?;
+        if !index.has_pending() {
+          return edges(index);
+        }
+      }
+      self.with(edges)
     })
   }
 

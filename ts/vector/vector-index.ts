@@ -171,7 +171,10 @@ export class VectorIndex {
     callNative(() => this.#native.retire(arr));
   }
 
-  /** Layer-0 neighbour lists as directed (src, dst) label pairs. */
+  /**
+   * Layer-0 neighbour lists as directed (src, dst) label pairs. Of an index that can grow,
+   * read from its graph (after `save`, without making the search view).
+   */
   layer0Edges(): LayerZeroEdges {
     const e = callNative(() => this.#native.layer0Edges());
     return { src: e.src, dst: e.dst };

@@ -96,6 +96,18 @@ impl Graph {
     }
   }
 
+  /// Layer-0 lists of the linked points as parallel (src, dst) arrays, in label order (the
+  /// lists a search view would be made from, without making one).
+  pub(crate) fn layer0_edges(&self) -> (Vec<u32>, Vec<u32>) {
+    let total = self.links.iter().map(|l| l[0].len()).sum();
+    let (mut src, mut dst) = (Vec::with_capacity(total), Vec::with_capacity(total));
+    for (label, lists) in self.links.iter().enumerate() {
+      src.extend(std::iter::repeat_n(label as u32, lists[0].len()));
+      dst.extend_from_slice(&lists[0]);
+    }
+    (src, dst)
+  }
+
   /// The graph of an index file (container.rs), every point linked.
   pub(crate) fn from_parts(params: IndexParams, vectors: Vec<f32>, parts: GraphParts) -> Graph {
     let mut upper = parts.upper;

@@ -2,6 +2,7 @@
 //! by container.rs; searches run on a flat [`GraphView`] of it (view.rs).
 
 use std::path::Path;
+use std::sync::OnceLock;
 
 use crate::build::default_threads;
 use crate::container;
@@ -53,7 +54,9 @@ pub struct HnswIndex {
   /// The graph insertion grows; `None` for an index read for searching
   /// ([`HnswIndex::load_for_search`]), which cannot grow.
   graph: Option<Graph>,
-  view: GraphView,
+  /// Made on first use for an index loaded for update (a sync adds vectors before it
+  /// needs one, and `refresh_view` makes it then), at once otherwise. Use `view()`.
+  view: OnceLock<GraphView>,
   /// Vectors inserted since `view` was made (see [`HnswIndex::add_deferred`]).
   view_stale: bool,
   /// `retired[label]`: excluded from every search result (docs/method.md §3.9). Not stored in
@@ -87,9 +90,14 @@ impl HnswIndex {
     Self::from_graph(Graph::new(params), true)
   }
 
-  /// An index over `graph` (every point linked); `writable` keeps the graph for `add`/`save`.
+  /// An index over `graph` (every point linked); `writable` keeps the graph for `add`/`save`
+  /// and leaves the search view to be made when first needed.
   fn from_graph(graph: Graph, writable: bool) -> Result<HnswIndex> {
-    let view = Self::make_view(&graph, REVERSE_LINKS, QUANTIZED_WALK)?;
+    let view = if writable {
+      OnceLock::new()
+    } else {
+      OnceLock::from(Self::make_view(&graph, REVERSE_LINKS, QUANTIZED_WALK)?)
+    };
     Ok(HnswIndex {
       params: graph.params,
       graph: writable.then_some(graph),
@@ -112,6 +120,18 @@ impl HnswIndex {
       reverse_links,
       quantized,
     )
+  }
+
+  /// The search view; made from the graph on first use after a load for update.
+  fn view(&self) -> &GraphView {
+    self.view.get_or_init(|| {
+      let graph = self
+        .graph
+        .as_ref()
+        .expect("an index without a graph has its view");
+      Self::make_view(graph, self.reverse_links, self.quantized)
+        .expect("a graph's own vectors always fit its view")
+    })
   }
 
   /// Builds an index from `vectors` (rows of `params.dim`), labels 0..n.
@@ -188,7 +208,7 @@ impl HnswIndex {
     if self.view_stale {
       self.link_pending();
       if let Some(graph) = self.graph.as_ref() {
-        self.view = Self::make_view(graph, self.reverse_links, self.quantized)?;
+        self.view = OnceLock::from(Self::make_view(graph, self.reverse_links, self.quantized)?);
       }
     }
     self.view_stale = false;
@@ -215,7 +235,7 @@ impl HnswIndex {
   pub fn len(&self) -> usize {
     match &self.graph {
       Some(g) => g.len(),
-      None => self.view.len(),
+      None => self.view().len(),
     }
   }
   pub fn is_empty(&self) -> bool {
@@ -268,34 +288,41 @@ impl HnswIndex {
       return Ok(SearchResult::default());
     }
     if self.active_len() < EXACT_SEARCH_BELOW {
-      return Ok(self.view.exact(&q, k, &self.retired));
+      return Ok(self.view().exact(&q, k, &self.retired));
     }
-    Ok(self.view.search(&q, k, ef_search, &self.retired))
+    Ok(self.view().search(&q, k, ef_search, &self.retired))
   }
 
   /// Graph search regardless of size (tests and benchmarks).
   pub fn search_graph(&self, query: &[f32], k: usize, ef_search: usize) -> Result<SearchResult> {
     let q = self.prepare_query(query)?;
     let k = k.min(self.active_len());
-    Ok(self.view.search(&q, k, ef_search, &self.retired))
+    Ok(self.view().search(&q, k, ef_search, &self.retired))
   }
 
   /// Exact search over the stored vectors regardless of size.
   pub fn search_exact(&self, query: &[f32], k: usize) -> Result<SearchResult> {
     let q = self.prepare_query(query)?;
     let k = k.min(self.active_len());
-    Ok(self.view.exact(&q, k, &self.retired))
+    Ok(self.view().exact(&q, k, &self.retired))
   }
 
   /// The stored (normalised, for cosine) vector of `label`.
   pub fn vector(&self, label: u32) -> Option<&[f32]> {
-    ((label as usize) < self.view.len()).then(|| self.view.vector(label))
+    let view = self.view();
+    ((label as usize) < view.len()).then(|| view.vector(label))
   }
 
   /// Layer-0 neighbour lists as parallel (src, dst) label arrays, in src order; these
-  /// become the graph's similarity edges. Directed: a link may exist one way only.
+  /// become the graph's similarity edges. Directed: a link may exist one way only. Of an
+  /// index that can grow, the lists of its linked points, read from the graph itself, so a
+  /// build that only saves and exports never makes a search view (vectors still pending have
+  /// no links yet: `link_pending`, `save` or `refresh_view` link them).
   pub fn layer0_edges(&self) -> (Vec<u32>, Vec<u32>) {
-    self.view.layer0_edges()
+    match &self.graph {
+      Some(graph) => graph.layer0_edges(),
+      None => self.view().layer0_edges(),
+    }
   }
 
   /// Whether layer-0 searches also follow reverse links (on by default). For measurements.
@@ -318,8 +345,10 @@ impl HnswIndex {
       false,
       false,
     )?;
-    let old = std::mem::replace(&mut self.view, placeholder);
-    self.view = old.with_settings(self.reverse_links, self.quantized);
+    self.view();
+    let old = std::mem::replace(&mut self.view, OnceLock::from(placeholder));
+    let old = old.into_inner().expect("made just above");
+    self.view = OnceLock::from(old.with_settings(self.reverse_links, self.quantized));
     Ok(())
   }
 

@@ -368,9 +368,6 @@ export async function hnswStage(ctx: StageContext, options: HnswStageOptions = {
     }
     ctx.stop.check();
     steps.lap(`insert ${fresh.length - (resumed?.done ?? 0)}`);
-    // The search structures (and layer-0 lists), once for all the batches.
-    await index.addBatch(new Float32Array(0));
-    steps.lap('view');
   } catch (error) {
     index.close();
     throw error;
@@ -387,12 +384,14 @@ export async function hnswStage(ctx: StageContext, options: HnswStageOptions = {
   const added = fresh.length;
 
   try {
+    // The save links the vectors of the incomplete last batch; the layer-0 lists are then read
+    // from the graph itself: this stage never searches, so no search view is made.
+    await index.save(ctx.out.pathFor(CACHE_FILES.hnswBin));
+    steps.lap('save');
     // Similarity edges: layer-0 links between active labels, as undirected node pairs.
     const layer0 = index.layer0Edges();
     const edges = similarityEdges(idMap, layer0.src, layer0.dst);
     steps.lap('edges');
-    await index.save(ctx.out.pathFor(CACHE_FILES.hnswBin));
-    steps.lap('save');
     await ctx.out.table(TABLES.idMap, idMap);
     await ctx.out.table(TABLES.hnswGraph, edges);
     steps.lap('tables');
