@@ -1,16 +1,18 @@
 /**
  * Removal of chunks from the index (docs/method.md §4.5): what a deleted or changed document
- * takes with it. Pure and exact: the semantic units, entities, relationships and base-graph
- * edges are replayed from the decomposition records of the chunks that remain
- * (mergeDecompositions over fresh maps), and the committed rows are brought to that result:
- * rows no remaining chunk supports go, the others get the replayed weights, chunk lists,
- * first chunks and relation phrases. Their numbers, generations and vectors are kept; a row
- * whose support changed is marked `updated_generation = g`, so the Attribute and Summary
- * stages of the cycle revisit it. Nodes derived from removed or changed nodes go with them:
+ * takes with it. Pure and exact: the semantic units, entities and relationships the removed
+ * chunks' decomposition records name, and the base-graph edges touching them, are replayed
+ * from the records of the remaining chunks that support them (mergeDecompositions over fresh
+ * maps), and the committed rows are brought to that result: rows no remaining chunk supports
+ * go, the others get the replayed weights, chunk lists, first chunks and relation phrases.
+ * Nodes the removed chunks never named keep their support and are not looked at. Numbers,
+ * generations and vectors are kept; a row whose support changed is marked
+ * `updated_generation = g`, so the Attribute and Summary stages of the cycle revisit it. Nodes derived from removed or changed nodes go with them:
  * text nodes of removed chunks, attributes of removed or changed entities, every high-level
  * element of a community that lost or changed a member (and their titles), and every graph
  * edge touching a removed node.
  */
+import { IndexFileError } from '../errors.js';
 import { BaseGraph } from './graph-store.js';
 import { mergeDecompositions } from './merge-decompositions.js';
 import type { TextOps } from './text-ops.js';
@@ -52,10 +54,150 @@ export interface PruneResult {
   changed: number;
 }
 
-const BASE_TYPES: ReadonlySet<NodeType> = new Set(['semantic_unit', 'entity', 'relationship']);
+/** The units, entities, relationships and base graph that `records` alone give. */
+function mergedTables(records: readonly DecompositionRecord[], g: number, ops: TextOps) {
+  const out = {
+    units: new Map<string, SemanticUnitRow>(),
+    entities: new Map<string, EntityRow>(),
+    relationships: new Map<string, RelationshipRow>(),
+    graph: new BaseGraph(),
+  };
+  mergeDecompositions(records, g, out.graph, out, emptyCounters(), ops);
+  return out;
+}
 
-function sameList(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
+/** Where a kept entity or relationship is supported once removed chunks are gone. */
+interface Support {
+  /** Its first chunk (text_id order). */
+  first: string;
+  /** A relationship's phrases, one per folded form, first-seen surface, first-seen order. */
+  relations: string[];
+}
+
+/**
+ * Finds the remaining support of an entity or relationship in the decomposition records, as
+ * the merge saw it (text_id order). Only the chunks of the units linked to the entity (to the
+ * relationship's first end) are read: every unit naming an entity, or a relationship's ends,
+ * has that unit—entity edge. The count of what is found must equal the row's weight; when it
+ * does not (records older than that rule), every remaining record is read instead.
+ */
+function supportScanner(
+  tables: PruneTables,
+  /** Names of entities the removal may delete before their relationships are scanned. */
+  names: ReadonlyMap<string, string>,
+  graph: BaseGraph,
+  merged: (r: DecompositionRecord | undefined) => r is DecompositionRecord,
+  ops: TextOps,
+) {
+  let unitsOf: Map<string, string[]> | null = null;
+  const byTextId = (a: DecompositionRecord, b: DecompositionRecord) => a.text_id - b.text_id;
+  const near = new Map<string, DecompositionRecord[]>();
+  const unitsNear = (entityId: string): string[] => {
+    if (unitsOf === null) {
+      unitsOf = new Map();
+      const link = (a: string, b: string) => {
+        if (!tables.units.has(b)) return;
+        const list = unitsOf!.get(a);
+        if (list) list.push(b);
+        else unitsOf!.set(a, [b]);
+      };
+      for (const e of graph.edges.values()) {
+        link(e.source, e.target);
+        link(e.target, e.source);
+      }
+    }
+    return unitsOf.get(entityId) ?? [];
+  };
+  const recordsNear = (entityId: string): DecompositionRecord[] => {
+    let records = near.get(entityId);
+    if (!records) {
+      const chunks = new Set<string>();
+      for (const u of unitsNear(entityId))
+        for (const c of tables.units.get(u)?.textHashIds ?? []) chunks.add(c);
+      records = recordsOf(chunks);
+      near.set(entityId, records);
+    }
+    return records;
+  };
+  const recordsOf = (chunks: Iterable<string>): DecompositionRecord[] => {
+    const out: DecompositionRecord[] = [];
+    for (const c of chunks) {
+      const r = tables.decompositions.get(c);
+      if (merged(r) && tables.texts.has(c)) out.push(r);
+    }
+    return out.sort(byTextId);
+  };
+  let all: DecompositionRecord[] | null = null;
+  const everything = () => (all ??= recordsOf(tables.decompositions.keys()));
+
+  const scan = (
+    records: readonly DecompositionRecord[],
+    match: (unit: DecompositionRecord['units'][number]) => number | string[],
+  ): { first: string | null; count: number; relations: string[] } => {
+    let first: string | null = null;
+    let count = 0;
+    const relations: string[] = [];
+    const folded = new Set<string>();
+    for (const r of records) {
+      for (const unit of r.units) {
+        if (!unit.semantic_unit.trim()) continue;
+        const m = match(unit);
+        const n = typeof m === 'number' ? m : m.length;
+        if (n === 0) continue;
+        first ??= r.text_hash_id;
+        count += n;
+        if (typeof m === 'number') continue;
+        for (const phrase of m) {
+          const f = ops.fold(phrase);
+          if (!folded.has(f)) {
+            folded.add(f);
+            relations.push(phrase);
+          }
+        }
+      }
+    }
+    return { first, count, relations };
+  };
+  const found = (
+    near: DecompositionRecord[],
+    weight: number,
+    match: Parameters<typeof scan>[1],
+    label: string,
+  ): Support => {
+    let s = scan(near, match);
+    if (s.count !== weight) s = scan(everything(), match);
+    if (s.first === null || s.count !== weight) {
+      throw new IndexFileError(
+        'index_damaged',
+        `${label} has weight ${weight} in the tables but ${s.count} occurrences in cache/text_decomposition.jsonl; the index is damaged: rebuild from scratch with \`noderag build -f <folder> --rebuild\``,
+      );
+    }
+    return { first: s.first, relations: s.relations };
+  };
+
+  return {
+    entity(row: EntityRow, weight: number): Support {
+      const name = row.context;
+      return found(
+        recordsNear(row.hashId),
+        weight,
+        (u) => (u.entities.includes(name) ? 1 : 0),
+        `entity ${row.hashId}`,
+      );
+    },
+    relationship(row: RelationshipRow, weight: number): Support {
+      const [lo, hi] = row.uniqueRelationship as [string, string];
+      const a = names.get(lo) ?? tables.entities.get(lo)?.context;
+      const b = names.get(hi) ?? tables.entities.get(hi)?.context;
+      const match = (u: DecompositionRecord['units'][number]) =>
+        u.relationships
+          .filter((r) => (r.source === a && r.target === b) || (r.source === b && r.target === a))
+          .map((r) => [r.source, r.relation, r.target].join(' '));
+      // Either end's units hold every occurrence: read those of the end with fewer.
+      const end = unitsNear(lo).length <= unitsNear(hi).length ? lo : hi;
+      return found(recordsNear(end), weight, match, `relationship ${row.hashId}`);
+    },
+  };
 }
 
 /**
@@ -79,68 +221,88 @@ export function pruneChunks(
     high_level_element_title: [],
   };
   let changed = 0;
+  // Records the tables hold: merged by the Graph stage of an earlier generation.
+  const merged = (r: DecompositionRecord | undefined): r is DecompositionRecord =>
+    r !== undefined && r.status === 'ok' && r.generation < g;
+  const removedRecords: DecompositionRecord[] = [];
   for (const id of removedChunks) {
     if (tables.texts.delete(id)) removed.text.push(id);
+    const record = tables.decompositions.get(id);
+    if (merged(record)) removedRecords.push(record);
     tables.decompositions.delete(id);
   }
 
-  // The replay: what the remaining chunks alone give (text_id order, as merged originally).
-  const remaining = [...tables.decompositions.values()].filter(
-    (r) => r.status === 'ok' && r.generation < g && tables.texts.has(r.text_hash_id),
-  );
-  const fresh = {
-    units: new Map<string, SemanticUnitRow>(),
-    entities: new Map<string, EntityRow>(),
-    relationships: new Map<string, RelationshipRow>(),
-  };
-  const freshGraph = new BaseGraph();
-  mergeDecompositions(remaining, g, freshGraph, fresh, emptyCounters(), ops);
-
-  for (const [id, row] of tables.units) {
-    const f = fresh.units.get(id);
-    if (!f) {
+  // What the removed chunks contributed (the merge of their records alone: occurrences per
+  // unit, entity, relationship and unit—entity edge) is taken off the committed rows, so the
+  // work follows the change, not the corpus. A first chunk or relation phrase they held is
+  // found again in the remaining records (supportScanner).
+  const contributed = mergedTables(removedRecords, g, ops);
+  // Entity names by id, for matching relationship ends in the records (an id is the hash of
+  // its name); ends missing from their unit's entities (older records) are named here too.
+  const names = new Map([...contributed.entities].map(([id, e]) => [id, e.context]));
+  for (const r of removedRecords) {
+    for (const unit of r.units) {
+      for (const rel of unit.relationships) {
+        for (const end of [rel.source, rel.target]) {
+          if (!unit.entities.includes(end)) names.set(ops.entityIdOfNormalized(end), end);
+        }
+      }
+    }
+  }
+  const scanner = supportScanner(tables, names, graph, merged, ops);
+  const newWeights = new Map<string, number>();
+  for (const [id, c] of contributed.units) {
+    const row = tables.units.get(id);
+    if (!row) continue;
+    const weight = row.weight - c.weight;
+    const chunks = row.textHashIds.filter((chunk) => !removedChunks.has(chunk));
+    if (weight <= 0 || chunks.length === 0) {
       tables.units.delete(id);
       removed.semantic_unit.push(id);
-    } else if (
-      f.weight !== row.weight ||
-      f.textHashId !== row.textHashId ||
-      !sameList(f.textHashIds, row.textHashIds)
-    ) {
-      row.weight = f.weight;
-      row.textHashId = f.textHashId;
-      row.textHashIds = f.textHashIds;
-      row.updatedGeneration = g;
-      changed++;
+      continue;
     }
+    newWeights.set(id, weight);
+    row.weight = weight;
+    row.textHashIds = chunks;
+    row.textHashId = chunks[0]!;
+    row.updatedGeneration = g;
+    changed++;
   }
-  for (const [id, row] of tables.entities) {
-    const f = fresh.entities.get(id);
-    if (!f) {
+  for (const [id, c] of contributed.entities) {
+    const row = tables.entities.get(id);
+    if (!row) continue;
+    const weight = row.weight - c.weight;
+    if (weight <= 0) {
       tables.entities.delete(id);
       removed.entity.push(id);
-    } else if (f.weight !== row.weight || f.textHashId !== row.textHashId) {
-      row.weight = f.weight;
-      row.textHashId = f.textHashId;
-      row.updatedGeneration = g;
-      changed++;
+      continue;
     }
+    newWeights.set(id, weight);
+    row.weight = weight;
+    if (removedChunks.has(row.textHashId)) row.textHashId = scanner.entity(row, weight).first;
+    row.updatedGeneration = g;
+    changed++;
   }
-  for (const [id, row] of tables.relationships) {
-    const f = fresh.relationships.get(id);
-    if (!f) {
+  for (const [id, c] of contributed.relationships) {
+    const row = tables.relationships.get(id);
+    if (!row) continue;
+    const weight = row.weight - c.weight;
+    if (weight <= 0) {
       tables.relationships.delete(id);
       removed.relationship.push(id);
-    } else if (
-      f.weight !== row.weight ||
-      f.textHashId !== row.textHashId ||
-      !sameList(f.relations, row.relations)
-    ) {
-      row.weight = f.weight;
-      row.textHashId = f.textHashId;
-      row.relations = f.relations;
-      row.updatedGeneration = g;
-      changed++;
+      continue;
     }
+    newWeights.set(id, weight);
+    // Its phrases change only when one it kept (the first surface of a folded form) came from
+    // a removed chunk; the first surface among the removed records is then among `c.relations`.
+    if (removedChunks.has(row.textHashId) || c.relations.some((p) => row.relations.includes(p))) {
+      const support = scanner.relationship(row, weight);
+      row.textHashId = support.first;
+      row.relations = support.relations;
+    }
+    row.weight = weight;
+    row.updatedGeneration = g;
+    changed++;
   }
 
   // Derived nodes. An attribute was written from its entity's neighbourhood: it goes when the
@@ -195,35 +357,26 @@ export function pruneChunks(
     }
   }
 
-  // The graph: base nodes and edges take the replayed weights; removed nodes leave with
-  // every edge that touches them.
-  for (const [id, node] of graph.nodes) {
-    if (gone.has(id)) {
-      graph.nodes.delete(id);
-      continue;
-    }
-    if (!BASE_TYPES.has(node.type)) continue;
-    const f = freshGraph.nodes.get(id);
-    if (!f) {
-      // A base node without a table row cannot exist; drop it rather than keep a dangling node.
-      graph.nodes.delete(id);
-      gone.add(id);
-    } else if (f.weight !== node.weight) {
-      node.weight = f.weight;
+  // The graph: kept base nodes take their rows' weights, unit—entity edges lose the removed
+  // occurrences (entity—relationship edges weigh 1 and go with their relationship), and
+  // removed nodes leave with every edge that touches them.
+  for (const [id, weight] of newWeights) {
+    const node = graph.nodes.get(id);
+    if (node && node.weight !== weight) {
+      node.weight = weight;
       node.updatedGeneration = g;
     }
   }
+  for (const [key, c] of contributed.graph.edges) {
+    if (contributed.relationships.has(c.source) || contributed.relationships.has(c.target)) continue;
+    const edge = graph.edges.get(key);
+    if (!edge) continue;
+    edge.weight -= c.weight;
+    if (edge.weight <= 0) graph.edges.delete(key);
+  }
+  for (const id of gone) graph.nodes.delete(id);
   for (const [key, edge] of graph.edges) {
-    if (gone.has(edge.source) || gone.has(edge.target)) {
-      graph.edges.delete(key);
-      continue;
-    }
-    const s = graph.nodes.get(edge.source);
-    const t = graph.nodes.get(edge.target);
-    if (!s || !t || !BASE_TYPES.has(s.type) || !BASE_TYPES.has(t.type)) continue;
-    const f = freshGraph.edges.get(key);
-    if (!f) graph.edges.delete(key);
-    else edge.weight = f.weight;
+    if (gone.has(edge.source) || gone.has(edge.target)) graph.edges.delete(key);
   }
   // Nodes whose support changed, and members of dropped elements, are revisited by the
   // Attribute and Summary stages.

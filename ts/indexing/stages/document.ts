@@ -278,22 +278,34 @@ async function pruneUnlisted(ctx: StageContext, documents: readonly DocumentRow[
   const graph = await ctx.index.graph();
   const attributesBefore = new Map(tables.attributes);
   const unitsBefore = new Map(tables.units);
+  const membersBefore = tables.elementMembers.size;
   const result = pruneChunks(unlisted, tables, graph, ctx.g, textOps);
-  const attributeInputs = await ctx.index.attributeInputs();
-  retireAttributes(result.removed.attribute, attributesBefore, attributeInputs);
-  const retiredVectors = retireUnitVectors(result.removed.semantic_unit, unitsBefore);
   if (unlisted.size === 0 && result.changed === 0) return result;
+  const { removed } = result;
   const dim = ctx.config.config.dim;
   await ctx.out.file(CACHE_FILES.textDecomposition, serializeDecompositions(tables.decompositions.values()));
   await ctx.out.table(TABLES.units, tables.units.values(), dim);
   await ctx.out.table(TABLES.entities, tables.entities.values());
   await ctx.out.table(TABLES.relationships, tables.relationships.values());
-  await ctx.out.table(TABLES.attributes, tables.attributes.values(), dim);
-  await ctx.out.table(TABLES.elements, tables.elements.values(), dim);
-  await ctx.out.table(TABLES.titles, tables.titles.values());
-  await ctx.out.file(ELEMENT_MEMBERS_FILE, serializeElementMembers(tables.elementMembers));
-  await ctx.out.file(ATTRIBUTE_INPUTS_FILE, serializeAttributeInputs(attributeInputs));
-  await ctx.out.file(RETIRED_VECTORS_FILE, serializeRetiredVectors(retiredVectors));
   await stageGraphTables(ctx.index, ctx.out);
+  // The derived tables only when the removal reached them (a table left out of the commit
+  // stays as committed, which is then what the tables in memory hold).
+  if (removed.attribute.length > 0) {
+    const attributeInputs = await ctx.index.attributeInputs();
+    retireAttributes(removed.attribute, attributesBefore, attributeInputs);
+    await ctx.out.table(TABLES.attributes, tables.attributes.values(), dim);
+    await ctx.out.file(ATTRIBUTE_INPUTS_FILE, serializeAttributeInputs(attributeInputs));
+  }
+  if (removed.high_level_element.length > 0 || removed.high_level_element_title.length > 0) {
+    await ctx.out.table(TABLES.elements, tables.elements.values(), dim);
+    await ctx.out.table(TABLES.titles, tables.titles.values());
+  }
+  if (removed.high_level_element.length > 0 || tables.elementMembers.size !== membersBefore) {
+    await ctx.out.file(ELEMENT_MEMBERS_FILE, serializeElementMembers(tables.elementMembers));
+  }
+  const retiredVectors = retireUnitVectors(removed.semantic_unit, unitsBefore);
+  if (retiredVectors.size > 0) {
+    await ctx.out.file(RETIRED_VECTORS_FILE, serializeRetiredVectors(retiredVectors));
+  }
   return result;
 }
