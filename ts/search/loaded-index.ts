@@ -78,6 +78,14 @@ export class LoadedIndex {
   readonly #arrays: SearchArrays;
   #allTexts: readonly string[] | undefined;
   #allIds: readonly string[] | undefined;
+  /**
+   * Ids and texts already made strings, by node: from the snapshot each is decoded from its
+   * bytes on first use only, and a node that comes back in a later question (the hubs and
+   * passages many questions reach) is not decoded again. Grows to at most what the tables
+   * would hold as strings.
+   */
+  readonly #idStrings: (string | undefined)[];
+  readonly #textStrings: (string | undefined)[];
 
   private constructor(generation: number, a: SearchArrays, native: Native, timings: LoadTimings) {
     this.generation = generation;
@@ -95,6 +103,8 @@ export class LoadedIndex {
     this.vectors = native.vectors;
     this.matcher = native.matcher;
     this.timings = timings;
+    this.#idStrings = new Array(a.types.length);
+    this.#textStrings = new Array(a.types.length);
   }
 
   /** Reads the committed index of `root` and builds the search structures. */
@@ -159,7 +169,8 @@ export class LoadedIndex {
 
   /** Hash id of `node` (dense index); made a string only when asked for when from the snapshot. */
   idOf(node: number): string {
-    return this.#arrays.ids.at(node)!;
+    this.#idStrings[node] ??= this.#arrays.ids.at(node)!;
+    return this.#idStrings[node];
   }
 
   /**
@@ -173,7 +184,8 @@ export class LoadedIndex {
 
   /** Node text (`context`) of `node`; decoded on demand when the index came from the snapshot. */
   textOf(node: number): string {
-    return this.#arrays.texts.at(node)!;
+    this.#textStrings[node] ??= this.#arrays.texts.at(node)!;
+    return this.#textStrings[node];
   }
 
   /**

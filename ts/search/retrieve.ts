@@ -243,7 +243,7 @@ export function retrieve(index: LoadedIndex, query: QueryInputs, params: SearchP
     items,
     nodes: ordered.map((o) => o.node),
     context,
-    seeds: { hits: hitNodes.map((node) => index.idOf(node)), matches: matches.map((m) => index.idOf(m)) },
+    seeds: lazySeeds(index, hitNodes, matches),
     timings: {
       vectorMs: t1 - t0,
       matchMs: t2 - t1,
@@ -252,6 +252,25 @@ export function retrieve(index: LoadedIndex, query: QueryInputs, params: SearchP
       contextMs: t5 - t4,
     },
   };
+}
+
+/**
+ * The seeds' ids, made when first read: they are diagnostics (tests, evaluation), and the
+ * ids of some forty nodes per question were a measurable share of a retrieval that no reply
+ * of the server shows. The arrays are frozen, as the retrieval cache freezes the rest.
+ */
+function lazySeeds(
+  index: LoadedIndex,
+  hits: readonly number[],
+  matches: readonly number[],
+): Retrieval['seeds'] {
+  let hitIds: string[] | undefined;
+  let matchIds: string[] | undefined;
+  const ids = (nodes: readonly number[]) => Object.freeze(nodes.map((node) => index.idOf(node))) as string[];
+  return Object.defineProperties({} as Retrieval['seeds'], {
+    hits: { enumerable: true, get: () => (hitIds ??= ids(hits)) },
+    matches: { enumerable: true, get: () => (matchIds ??= ids(matches)) },
+  });
 }
 
 function nodeOrUndefined(node: number): number | undefined {
