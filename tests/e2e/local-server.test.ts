@@ -9,7 +9,6 @@
  *   sees more than one at a time.
  * - With 10 in flight and a 0.5 s timeout, the later ones time out in the server's queue.
  * - A build with `max_in_flight: 1` in both sections keeps the server at one request at a time.
- * - The adapters' fetch drops Node's own 300 s headers limit (shown with a short limit).
  */
 
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -22,7 +21,6 @@ import { NodeConfig } from '../../ts/config/node-config.js';
 import { ProviderError } from '../../ts/errors.js';
 import { createProviders } from '../../ts/llm/create-providers.js';
 import { BUILD_RETRY_POLICY } from '../../ts/llm/retry.js';
-import { fetchWithAgent, untimedFetch } from '../../ts/llm/untimed-fetch.js';
 import { type FakeOpenAIServer, startFakeOpenAI } from '../helpers/fake-providers/index.js';
 import { createProject, type Project } from '../helpers/project.js';
 
@@ -237,40 +235,5 @@ describe('a build against it', () => {
     expect(upstream.count('embeddings')).toBeGreaterThan(0);
     expect(serial.maxOpen.get('chat')).toBe(1);
     expect(serial.maxOpen.get('embeddings')).toBe(1);
-  });
-});
-
-describe("the adapters' fetch", () => {
-  let slow: Server;
-  let url: string;
-  beforeAll(async () => {
-    // Headers only after 1.5 s, like a non-streaming completion that takes a while (undici
-    // checks its timeouts on a coarse tick, so the limit below needs that margin).
-    slow = createServer((_req, res) => {
-      setTimeout(() => res.end('{"ok":true}'), 1500);
-    });
-    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
-    url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/`;
-  });
-  afterAll(async () => {
-    slow.closeAllConnections();
-    await new Promise<void>((resolve) => slow.close(() => resolve()));
-  });
-
-  it("goes through its own dispatcher: a 300 ms headers limit fails, none (the adapters') waits", async () => {
-    const strict = fetchWithAgent({ headersTimeout: 300, bodyTimeout: 0 });
-    const e = await strict(url).then(
-      () => undefined,
-      (err: unknown) => err,
-    );
-    expect((e as { cause?: { code?: string } }).cause?.code).toBe('UND_ERR_HEADERS_TIMEOUT');
-    const ok = await untimedFetch(url);
-    expect(await ok.json()).toEqual({ ok: true });
-  });
-
-  it('still honours an AbortSignal', async () => {
-    const ctl = new AbortController();
-    setTimeout(() => ctl.abort(new Error('stop')), 50);
-    await expect(untimedFetch(url, { signal: ctl.signal })).rejects.toThrow('stop');
   });
 });

@@ -137,9 +137,39 @@ describe('openai adapter through the real SDK', () => {
     expect(emb!.body).toMatchObject({
       model: 'text-embedding-3-small',
       input: ['Marie Curie', 'Warsaw'],
-      encoding_format: 'float',
+      encoding_format: 'base64',
     });
     expect(chat1?.headers.authorization).toBe(`Bearer ${KEY}`);
+  });
+
+  it('embeddings: reads float lists from a server that ignores base64; asks for floats once one rejects it', async () => {
+    const texts = ['Marie Curie', 'Warsaw', 'Paris'];
+    const expected = Array.from(featureHashBatch(texts, 64));
+    const formats = (s: FakeOpenAIServer) =>
+      s.requests.map((r) => (r.body as { encoding_format?: string }).encoding_format);
+    for (const behaviour of [{ floatsOnly: true }, { rejectBase64: true }]) {
+      const server = await startFakeOpenAI(behaviour);
+      try {
+        const config = NodeConfig.fromData(
+          {
+            model_config: { service_provider: 'local' },
+            embedding_config: { service_provider: 'openai', base_url: server.baseUrl },
+            config: { dim: 64 },
+          },
+          dir,
+          { env: {} },
+        );
+        const p = providers(config, { cacheDir: null });
+        expect(Array.from((await p.embedDocuments(texts)).vectors)).toEqual(expected);
+        expect(Array.from((await p.embedDocuments(texts.slice(1))).vectors)).toEqual(expected.slice(64));
+        expect(formats(server)).toEqual(
+          behaviour.floatsOnly ? ['base64', 'base64'] : ['base64', 'float', 'float'],
+        );
+        p.close();
+      } finally {
+        await server.close();
+      }
+    }
   });
 
   it('falls back to plain JSON mode once when the server rejects json_schema, and remembers', async () => {

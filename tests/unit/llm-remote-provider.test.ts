@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ProviderError } from '../../ts/errors.js';
-import { packEmbeddings, remoteSetup } from '../../ts/llm/remote-provider.js';
+import { decodeEmbedding, packEmbeddings, remoteSetup } from '../../ts/llm/remote-provider.js';
 
 const base = { apiKey: 'sk-secret', baseUrl: null, model: 'text-embedding-3-small' } as const;
 
@@ -102,5 +102,30 @@ describe('packEmbeddings', () => {
 
   it('vectors of different lengths in one reply are an invalid reply', () => {
     expect(() => packEmbeddings(ctx, 2, [[1, 2], [3]])).toThrow(/vectors of different lengths/);
+  });
+});
+
+describe('decodeEmbedding', () => {
+  const { ctx } = remoteSetup('openai', { ...base, section: 'embedding_config' }, 'dimensions');
+
+  it('reads base64 of little-endian float32 and passes lists of numbers through', () => {
+    const bytes = Buffer.alloc(12);
+    bytes.writeFloatLE(0.5, 0);
+    bytes.writeFloatLE(-1.25, 4);
+    bytes.writeFloatLE(3e-8, 8);
+    expect(Array.from(decodeEmbedding(ctx, bytes.toString('base64')))).toEqual([
+      0.5,
+      -1.25,
+      Math.fround(3e-8),
+    ]);
+    const list = [1, 2, 3];
+    expect(decodeEmbedding(ctx, list)).toBe(list);
+  });
+
+  it('base64 that is not whole float32 values, or neither form, is an invalid reply', () => {
+    expect(() => decodeEmbedding(ctx, Buffer.alloc(6).toString('base64'))).toThrow(
+      /base64 embedding of 6 bytes is not float32/,
+    );
+    expect(() => decodeEmbedding(ctx, { x: 1 })).toThrow(/neither a list of numbers nor base64/);
   });
 });

@@ -3,6 +3,7 @@
  * options, the identity that keys the response cache, the context their errors carry, and
  * turning an embedding reply into one flat buffer.
  */
+import { endianness } from 'node:os';
 import { requestedEmbeddingDim } from '../config/embedding-models.js';
 import { type ErrorContext, invalidReplyError } from './provider-errors.js';
 import type { EmbeddingBatch, ProviderIdentity } from './types.js';
@@ -56,11 +57,38 @@ export function remoteSetup(
   };
 }
 
+const LITTLE_ENDIAN = endianness() === 'LE';
+
+/**
+ * One embedding of a reply: a list of numbers, or (`encoding_format: base64`) the base64 of
+ * its little-endian float32 bytes, which is a quarter of the JSON text to write and parse.
+ */
+export function decodeEmbedding(ctx: ErrorContext, embedding: unknown): ArrayLike<number> {
+  if (typeof embedding !== 'string') {
+    if (!Array.isArray(embedding)) {
+      throw invalidReplyError(ctx, 'embedding reply', 'an embedding is neither a list of numbers nor base64');
+    }
+    return embedding as number[];
+  }
+  const bytes = Buffer.from(embedding, 'base64');
+  if (bytes.length % 4 !== 0) {
+    throw invalidReplyError(
+      ctx,
+      'embedding reply',
+      `a base64 embedding of ${bytes.length} bytes is not float32`,
+    );
+  }
+  const out = new Float32Array(bytes.length / 4);
+  if (LITTLE_ENDIAN) new Uint8Array(out.buffer).set(bytes);
+  else for (let i = 0; i < out.length; i++) out[i] = bytes.readFloatLE(i * 4);
+  return out;
+}
+
 /** One vector per input, in input order, packed row-major; a short or ragged reply is invalid. */
 export function packEmbeddings(
   ctx: ErrorContext,
   expected: number,
-  rows: readonly (readonly number[])[],
+  rows: readonly ArrayLike<number>[],
 ): EmbeddingBatch {
   if (rows.length !== expected) {
     throw invalidReplyError(ctx, 'embedding reply', `expected ${expected} vectors, got ${rows.length}`);

@@ -22,6 +22,10 @@ import {
 export interface FakeOpenAIOptions extends FakeServerOptions {
   /** Answer 400 naming response_format to json_schema requests, like servers without it. */
   rejectJsonSchema?: boolean;
+  /** Answer 400 naming encoding_format to base64 embedding requests, like servers without it. */
+  rejectBase64?: boolean;
+  /** Embeddings as lists of floats whatever encoding_format asks, like servers that ignore it. */
+  floatsOnly?: boolean;
 }
 
 export class FakeOpenAIServer extends FakeProviderServer {
@@ -117,22 +121,41 @@ interface EmbeddingsBody {
   encoding_format?: 'float' | 'base64';
 }
 
-function embeddings({ body, fault, options }: RouteContext): RouteResult {
-  const b = (body ?? {}) as EmbeddingsBody;
-  const inputs = typeof b.input === 'string' ? [b.input] : (b.input ?? []);
-  const dim = fault?.kind === 'wrong-dim' ? fault.dim : (b.dimensions ?? options.dim ?? 1536);
-  const flat = featureHashBatch(inputs, dim);
-  const data = inputs.map((_, i) => {
-    const v = flat.subarray(i * dim, (i + 1) * dim);
-    const embedding =
-      b.encoding_format === 'base64'
+/**
+ * POST /v1/embeddings: the local provider's feature-hash vectors (dim: the request's
+ * `dimensions`, else the server's), as lists of floats or base64 per `encoding_format`.
+ */
+export function embeddingsRoute(options: FakeOpenAIOptions = {}) {
+  return ({ body, fault, options: server }: RouteContext): RouteResult => {
+    const b = (body ?? {}) as EmbeddingsBody;
+    if (options.rejectBase64 && b.encoding_format === 'base64') {
+      return {
+        status: 400,
+        body: {
+          error: {
+            message: "Invalid value for 'encoding_format': only 'float' is supported.",
+            type: 'invalid_request_error',
+            param: 'encoding_format',
+            code: null,
+          },
+        },
+      };
+    }
+    const inputs = typeof b.input === 'string' ? [b.input] : (b.input ?? []);
+    const dim = fault?.kind === 'wrong-dim' ? fault.dim : (b.dimensions ?? server.dim ?? 1536);
+    const flat = featureHashBatch(inputs, dim);
+    const base64 = b.encoding_format === 'base64' && !options.floatsOnly;
+    const data = inputs.map((_, i) => {
+      const v = flat.subarray(i * dim, (i + 1) * dim);
+      const embedding = base64
         ? Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64')
         : Array.from(v);
-    return { object: 'embedding', index: i, embedding };
-  });
-  return {
-    status: 200,
-    body: { object: 'list', data, model: b.model ?? 'fake', usage: { prompt_tokens: 1, total_tokens: 1 } },
+      return { object: 'embedding', index: i, embedding };
+    });
+    return {
+      status: 200,
+      body: { object: 'list', data, model: b.model ?? 'fake', usage: { prompt_tokens: 1, total_tokens: 1 } },
+    };
   };
 }
 
@@ -140,7 +163,11 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
   const server = new FakeOpenAIServer(
     [
       { name: 'chat', match: (m, p) => m === 'POST' && p === '/v1/chat/completions', handle: chat(options) },
-      { name: 'embeddings', match: (m, p) => m === 'POST' && p === '/v1/embeddings', handle: embeddings },
+      {
+        name: 'embeddings',
+        match: (m, p) => m === 'POST' && p === '/v1/embeddings',
+        handle: embeddingsRoute(options),
+      },
     ],
     (req, key) => req.headers.authorization === `Bearer ${key}`,
     errorBody,
