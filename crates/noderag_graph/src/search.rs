@@ -489,7 +489,15 @@ impl SearchGraph {
     let inv = self.inv_strength.as_slice();
     let mut added = 0usize;
     let mut read = 0u64;
-    for &j in ball.iter() {
+    for (at, &j) in ball.iter().enumerate() {
+      // The row a few ball nodes ahead starts loading now: ball nodes are scattered over
+      // the CSR, so each row's first read is a cache miss (a hint only; nothing changes).
+      #[cfg(target_arch = "x86_64")]
+      if let Some(&ahead) = ball.get(at + ROW_AHEAD) {
+        prefetch_row(offsets, nb, wt, ahead as usize);
+      }
+      #[cfg(not(target_arch = "x86_64"))]
+      let _ = at;
       let j = j as usize;
       // Every ball node pushes (even with p = 0) so that the ball stays the exact k-hop ball.
       let push = alpha * cells[j].v[c] * inv[j];
@@ -594,6 +602,23 @@ impl SearchGraph {
     }
     s.cur = x;
     diff2
+  }
+}
+
+/// How many ball nodes ahead of its push a row is prefetched.
+const ROW_AHEAD: usize = 4;
+
+/// Prefetch hints for the first lines of row `u` (its neighbours and weights).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn prefetch_row(offsets: &[usize], nb: &[u32], wt: &[f64], u: usize) {
+  use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+  let a = offsets[u];
+  // SAFETY: prefetch is a hint and never faults; `a` is at most the slices' length.
+  unsafe {
+    _mm_prefetch(nb.as_ptr().wrapping_add(a) as *const i8, _MM_HINT_T0);
+    _mm_prefetch(wt.as_ptr().wrapping_add(a) as *const i8, _MM_HINT_T0);
+    _mm_prefetch(wt.as_ptr().wrapping_add(a + 8) as *const i8, _MM_HINT_T0);
   }
 }
 
