@@ -382,19 +382,27 @@ describe('build syncs the index to its input folder', () => {
     // Communities: one call per community whose input was not recorded; a recorded one gets
     // the elements it had.
     const summary =
-      /(\d+) communit(?:y|ies) summarised \((\d+) with the elements of an earlier community of the same input\).*; calls (\d+),/.exec(
+      /(\d+) communit(?:y|ies) summarised \((\d+) with the elements of an earlier community of the same input, (\d+) of them formed again as they were\).*; calls (\d+),/.exec(
         sync.out,
       );
     expect(summary, sync.out).not.toBeNull();
-    const [summarised, reused, summaryCalls] = summary!.slice(1).map(Number) as [number, number, number];
+    const [summarised, reused, reformed, summaryCalls] = summary!.slice(1).map(Number) as [
+      number,
+      number,
+      number,
+      number,
+    ];
     expect(reused).toBeGreaterThan(0);
     expect(summaryCalls).toBe(summarised - reused);
+    // Communities the sync dropped with their members all unchanged (a unit's chunk changed,
+    // not its text) are formed again as they were: recorded members, recorded elements.
+    expect(reformed).toBeGreaterThan(0);
     const communitiesAfter = await communitiesOf(p.root);
     const elementsAfter = await new IndexData(p.root, DIM).elements();
     let carried = 0;
-    for (const [hash, pairs] of communitiesAfter) {
+    for (const [hash, { elements }] of communitiesAfter) {
       if (!communitiesBefore.has(hash)) continue;
-      expect(pairs).toEqual(communitiesBefore.get(hash));
+      expect(elements).toEqual(communitiesBefore.get(hash)!.elements);
       carried++;
     }
     expect(carried).toBeGreaterThanOrEqual(reused);
@@ -408,7 +416,9 @@ describe('build syncs the index to its input folder', () => {
     }
     expect(summaryCalls).toBeLessThan(communitiesBefore.size / 2);
     // Every element in the index is recorded with a community that produced it.
-    const recordedDescriptions = new Set([...communitiesAfter.values()].flat().map(([, d]) => d.trim()));
+    const recordedDescriptions = new Set(
+      [...communitiesAfter.values()].flatMap((c) => c.elements.map(([, d]) => d.trim())),
+    );
     for (const e of elementsAfter.values()) expect(recordedDescriptions.has(e.context), e.context).toBe(true);
 
     // A reused attribute is what the model gives for that input: a clean build of the final
@@ -428,9 +438,9 @@ describe('build syncs the index to its input folder', () => {
     expect(compared).toBeGreaterThan(same / 2);
     // The same for communities: same input, same elements.
     let comparedCommunities = 0;
-    for (const [hash, pairs] of await communitiesOf(q.root)) {
+    for (const [hash, { elements }] of await communitiesOf(q.root)) {
       if (!communitiesAfter.has(hash)) continue;
-      expect(communitiesAfter.get(hash)).toEqual(pairs);
+      expect(communitiesAfter.get(hash)!.elements).toEqual(elements);
       comparedCommunities++;
     }
     expect(comparedCommunities).toBeGreaterThan(0);

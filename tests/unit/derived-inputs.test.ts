@@ -11,8 +11,8 @@ import {
 } from '../../ts/index-io/attribute-inputs.js';
 import {
   COMMUNITY_INPUTS_FILE,
-  type ProducedPair,
   parseCommunityInputs,
+  type RecordedCommunity,
   serializeCommunityInputs,
 } from '../../ts/index-io/community-inputs.js';
 import {
@@ -106,20 +106,31 @@ describe('attribute_inputs.json', () => {
 });
 
 describe('community_inputs.json', () => {
-  it('round-trips the recorded replies and names what is wrong in a damaged file', () => {
-    const m = new Map<string, ProducedPair[]>([
-      ['h2', [['Title', 'A description.']]],
-      ['h1', []],
+  it('round-trips the recorded replies and members and names what is wrong in a damaged file', () => {
+    const m = new Map<string, RecordedCommunity>([
+      ['h2', { elements: [['Title', 'A description.']], members: ['u2', 'a1'] }],
+      ['h1', { elements: [], members: [] }],
     ]);
     const text = serializeCommunityInputs(m);
     expect(text.indexOf('"h1"')).toBeLessThan(text.indexOf('"h2"'));
     expect([...parseCommunityInputs(text, COMMUNITY_INPUTS_FILE)]).toEqual([...m].sort());
+    // A version 1 file (elements only) reads with no members.
+    const older = parseCommunityInputs(
+      '{"version":1,"communities":{"h":[["T","D."]]}}',
+      COMMUNITY_INPUTS_FILE,
+    );
+    expect(older.get('h')).toEqual({ elements: [['T', 'D.']], members: [] });
     for (const [bad, message] of [
       ['nope', /not valid JSON/],
-      ['{"version":2,"communities":{}}', /expected \{ "version": 1, "communities"/],
+      ['{"version":3,"communities":{}}', /expected \{ "version": 2, "communities"/],
       [
         '{"version":1,"communities":{"h":[["only title"]]}}',
         /communities\.h must be a list of \[title, description\]/,
+      ],
+      ['{"version":2,"communities":{"h":{"elements":[]}}}', /communities\.h must be \{ "elements"/],
+      [
+        '{"version":2,"communities":{"h":{"elements":[],"members":[1]}}}',
+        /communities\.h must be \{ "elements"/,
       ],
     ] as const) {
       expect(() => parseCommunityInputs(bad, COMMUNITY_INPUTS_FILE)).toThrow(IndexFileError);

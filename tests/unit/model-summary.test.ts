@@ -5,6 +5,7 @@ import {
   communityNodeIds,
   linkMembers,
   mergeElements,
+  reformCommunities,
 } from '../../ts/model/summary.js';
 import { emptyCounters } from '../../ts/model/types.js';
 import { jsTextOps } from '../helpers/js-text-ops.js';
@@ -30,6 +31,38 @@ function sampleGraph(): BaseGraph {
 describe('summary logic (docs/method.md §3.7)', () => {
   it('community graph: touched typed nodes with an edge among them', () => {
     expect(communityNodeIds(sampleGraph(), 1)).toEqual(['e1', 'e2', 'u1', 'u2']);
+  });
+
+  it('community graph: members of communities formed again are left out before isolated nodes', () => {
+    // Without u2, e2 has no edge left among the kept nodes.
+    expect(communityNodeIds(sampleGraph(), 1, new Set(['u2']))).toEqual(['e1', 'u1']);
+  });
+
+  it('forms again a dropped community whose members give its recorded input; not a live or changed one', () => {
+    const texts: Record<string, string> = { u1: 'One.', u2: 'Two.', a1: 'Attr.', u3: 'Three.', u4: 'Four.' };
+    const hashOf = (t: readonly string[]) => t.join('|');
+    const recorded = new Map([
+      ['Two.|One.', { members: ['u2', 'u1'] }], // dropped, members unchanged: formed again
+      ['Attr.|Gone.', { members: ['a1', 'gone'] }], // a member went
+      ['Three.', { members: ['u3'] }], // still has an element: left alone
+      ['Four (old).', { members: ['u4'] }], // text changed: input differs
+      ['Two.', { members: ['u2'] }], // overlaps the one taken before it (smaller first member id)
+      ['old format', { members: [] }],
+    ]);
+    const out = reformCommunities(
+      recorded,
+      (hash) => hash === 'Three.',
+      (id) => id in texts,
+      (members) => members.map((m) => texts[m]!),
+      hashOf,
+    );
+    expect(out).toEqual([
+      {
+        hash: 'Two.|One.',
+        community: { members: ['u1', 'u2'], nodes: new Set(['u1', 'u2']) },
+        texts: ['Two.', 'One.'],
+      },
+    ]);
   });
 
   it('communities without members are skipped; order by smallest member', () => {

@@ -16,11 +16,19 @@ const COMMUNITY_TYPES: ReadonlySet<NodeType> = new Set([
 ]);
 const MEMBER_TYPES: ReadonlySet<NodeType> = new Set(['semantic_unit', 'attribute']);
 
-/** Step 1: ids of the community graph, ascending (isolated nodes removed). */
-export function communityNodeIds(graph: BaseGraph, g: number): string[] {
+/**
+ * Step 1: ids of the community graph, ascending (isolated nodes removed). `exclude`: members
+ * of communities formed again as they were (reformCommunities), left out before isolated
+ * nodes are.
+ */
+export function communityNodeIds(
+  graph: BaseGraph,
+  g: number,
+  exclude: ReadonlySet<string> = new Set(),
+): string[] {
   const keep = new Set<string>();
   for (const [id, n] of graph.nodes)
-    if (COMMUNITY_TYPES.has(n.type) && n.updatedGeneration === g) keep.add(id);
+    if (COMMUNITY_TYPES.has(n.type) && n.updatedGeneration === g && !exclude.has(id)) keep.add(id);
   const connected = new Set<string>();
   for (const e of graph.edges.values()) {
     if (keep.has(e.source) && keep.has(e.target)) {
@@ -60,6 +68,52 @@ export function communitiesWithMembers(
     if (members.length) out.push({ members, nodes: new Set(nodes) });
   }
   return out.sort((a, b) => (a.members[0]! < b.members[0]! ? -1 : 1));
+}
+
+/** A recorded community (cache/community_inputs.json): its members in prompt C's rank order. */
+interface RecordedMembers {
+  members: readonly string[];
+}
+
+export interface Reformed {
+  hash: string;
+  community: Community;
+  /** Prompt C's texts, as recorded. */
+  texts: string[];
+}
+
+/**
+ * A sync's recorded communities formed again as they were (docs/method.md §4.5): a community
+ * the sync dropped (none of its elements is left: `live` is false) whose members are all
+ * still members, with texts that give the recorded input again (`promptTexts` ranks nothing:
+ * it trims the texts of the members in their recorded order; `hashOf` is the input hash).
+ * Its elements then come back without a call. A sync drops a community when one of its
+ * members went or changed; a unit whose chunk list changed, or an attribute retired and then
+ * restored unchanged, leaves the input as it was. Candidates are taken in order of their
+ * smallest member id and must not share a member with an earlier one.
+ */
+export function reformCommunities(
+  recorded: ReadonlyMap<string, RecordedMembers>,
+  live: (hash: string) => boolean,
+  isMember: (id: string) => boolean,
+  promptTexts: (members: readonly string[]) => string[],
+  hashOf: (texts: readonly string[]) => string,
+): Reformed[] {
+  const candidates = [...recorded]
+    .filter(([hash, r]) => r.members.length > 0 && !live(hash))
+    .map(([hash, r]) => ({ hash, members: r.members, first: [...r.members].sort()[0]! }))
+    .sort((a, b) => (a.first < b.first ? -1 : a.first > b.first ? 1 : a.hash < b.hash ? -1 : 1));
+  const taken = new Set<string>();
+  const out: Reformed[] = [];
+  for (const { hash, members } of candidates) {
+    if (!members.every((m) => isMember(m) && !taken.has(m))) continue;
+    const texts = promptTexts(members);
+    if (hashOf(texts) !== hash) continue;
+    for (const m of members) taken.add(m);
+    const sorted = [...members].sort();
+    out.push({ hash, community: { members: sorted, nodes: new Set(sorted) }, texts });
+  }
+  return out;
 }
 
 interface ProducedElement {

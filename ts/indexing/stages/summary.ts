@@ -28,6 +28,7 @@ import {
   type LinkInput,
   linkMembers,
   mergeElements,
+  reformCommunities,
 } from '../../model/summary.js';
 import { resolveInProject } from '../../project/layout.js';
 import { count } from '../tree.js';
@@ -108,34 +109,69 @@ export async function summaryStage(ctx: StageContext): Promise<StageResult> {
   const before = ctx.providers.chat.stats();
   const embedBefore = ctx.providers.embedding.stats();
 
-  // Steps 1–3: communities of the nodes touched in g.
-  const ids = communityNodeIds(graph, g);
+  const budget = ctx.config.config.material_token_budget;
+  const memberText = (id: string) => units.get(id)?.context ?? attributes.get(id)?.context ?? '';
+  const liveElement = (hash: string) =>
+    recorded
+      .get(hash)!
+      .elements.some(([, d]) => d.trim() && tables.elements.has(textOps.highLevelElementId(d.trim())));
+
+  // A sync first forms again, as they were, the communities it dropped whose members all kept
+  // their texts (docs/method.md §4.5): their input is the recorded one, so are their elements.
+  const reformed = ctx.state.is_incremental
+    ? reformCommunities(
+        recorded,
+        liveElement,
+        (id) => units.has(id) || attributes.has(id),
+        (members) =>
+          trimToBudget(
+            members.map((id) => ({ id, text: memberText(id), primary: 0, secondary: 0 })),
+            budget,
+            countTokensBatch,
+          ).map((i) => i.text),
+        (texts) => communityInputHash(ctx, texts),
+      )
+    : [];
+
+  // Steps 1–3: communities of the other nodes touched in g.
+  const ids = communityNodeIds(graph, g, new Set(reformed.flatMap((r) => r.community.members)));
   const sub = communityGraph(graph, ids);
   let communities: Community[] = [];
   let communityCount = 0;
-  if (ids.length > 0) {
-    const result = await leiden({ nodeCount: ids.length, src: sub.src, dst: sub.dst }, { seed: 42 });
-    communityCount = result.count;
-    communities = communitiesWithMembers(graph, ids, result.membership);
-    ctx.stop.check();
-
+  if (ids.length > 0 || reformed.length > 0) {
     // Step 4 material: member texts by (degree inside the community, node weight, id).
-    const position = new Map(ids.map((id, i) => [id, i]));
-    const membership = result.membership;
-    const budget = ctx.config.config.material_token_budget;
-    const memberText = (id: string) => units.get(id)?.context ?? attributes.get(id)?.context ?? '';
-    const prompts = communities.map((c) => {
-      const items: MaterialItem[] = c.members.map((id) => {
-        const i = position.get(id)!;
-        const inside = sub.neighbours[i]!.filter((j) => membership[j] === membership[i]).length;
-        return { id, text: memberText(id), primary: inside, secondary: graph.nodes.get(id)!.weight };
-      });
-      return trimToBudget(rankMaterial(items), budget, countTokensBatch).map((i) => i.text);
-    });
+    const formed: { community: Community; texts: string[]; ranked: string[]; hash: string }[] = [];
+    if (ids.length > 0) {
+      const result = await leiden({ nodeCount: ids.length, src: sub.src, dst: sub.dst }, { seed: 42 });
+      communityCount = result.count;
+      ctx.stop.check();
+      const position = new Map(ids.map((id, i) => [id, i]));
+      const membership = result.membership;
+      for (const community of communitiesWithMembers(graph, ids, membership)) {
+        const items: MaterialItem[] = community.members.map((id) => {
+          const i = position.get(id)!;
+          const inside = sub.neighbours[i]!.filter((j) => membership[j] === membership[i]).length;
+          return { id, text: memberText(id), primary: inside, secondary: graph.nodes.get(id)!.weight };
+        });
+        const ranked = rankMaterial(items);
+        const texts = trimToBudget(ranked, budget, countTokensBatch).map((i) => i.text);
+        formed.push({
+          community,
+          texts,
+          ranked: ranked.map((i) => i.id),
+          hash: communityInputHash(ctx, texts),
+        });
+      }
+    }
+    const recordedMembers = (hash: string) => recorded.get(hash)!.members;
+    for (const r of reformed) formed.push({ ...r, ranked: [...recordedMembers(r.hash)] });
+    formed.sort((a, b) => (a.community.members[0]! < b.community.members[0]! ? -1 : 1));
+    communities = formed.map((f) => f.community);
+    const prompts = formed.map((f) => f.texts);
 
     // A community formed again with the same input gets the elements it produced before
     // (community_inputs.json), without a call.
-    const hashes = prompts.map((texts) => communityInputHash(ctx, texts));
+    const hashes = formed.map((f) => f.hash);
     const ask = prompts.flatMap((texts, i) => (recorded.has(hashes[i]!) ? [] : [{ texts, i }]));
     reused = prompts.length - ask.length;
     const note = () => {
@@ -159,16 +195,16 @@ export async function summaryStage(ctx: StageContext): Promise<StageResult> {
     );
 
     const replies = prompts.map((_, i) =>
-      (recorded.get(hashes[i]!) ?? []).map(([title, description]) => ({ title, description })),
+      (recorded.get(hashes[i]!)?.elements ?? []).map(([title, description]) => ({ title, description })),
     );
     ask.forEach(({ i }, k) => {
       replies[i] = asked[k]!.high_level_elements;
     });
     replies.forEach((reply, i) => {
-      recorded.set(
-        hashes[i]!,
-        reply.map((e): ProducedPair => [e.title, e.description]),
-      );
+      recorded.set(hashes[i]!, {
+        elements: reply.map((e): ProducedPair => [e.title, e.description]),
+        members: formed[i]!.ranked,
+      });
       usedInputs.add(hashes[i]!);
     });
 
@@ -267,10 +303,8 @@ export async function summaryStage(ctx: StageContext): Promise<StageResult> {
   }
 
   // Recorded communities stay while one of their elements does (or were used now).
-  for (const [hash, pairs] of recorded) {
-    const live = pairs.some(([, d]) => d.trim() && tables.elements.has(textOps.highLevelElementId(d.trim())));
-    if (!live && !usedInputs.has(hash)) recorded.delete(hash);
-  }
+  for (const hash of [...recorded.keys()])
+    if (!usedInputs.has(hash) && !liveElement(hash)) recorded.delete(hash);
   await ctx.out.table(TABLES.elements, tables.elements.values(), dim);
   await ctx.out.table(TABLES.titles, tables.titles.values());
   await ctx.out.file(ELEMENT_MEMBERS_FILE, serializeElementMembers(elementMembers));
@@ -287,6 +321,6 @@ export async function summaryStage(ctx: StageContext): Promise<StageResult> {
       cacheHits: hits,
       retries: s.retries - before.retries,
     },
-    summary: `${count(ids.length, 'node')} in the community graph, ${count(communities.length, 'community', 'communities')} summarised (${reused} with the elements of an earlier community of the same input), ${count(tables.elements.size, 'element')} in total; calls ${calls}, cache hits ${hits}`,
+    summary: `${count(ids.length, 'node')} in the community graph, ${count(communities.length, 'community', 'communities')} summarised (${reused} with the elements of an earlier community of the same input, ${reformed.length} of them formed again as they were), ${count(tables.elements.size, 'element')} in total; calls ${calls}, cache hits ${hits}`,
   };
 }
