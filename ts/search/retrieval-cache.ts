@@ -72,7 +72,9 @@ function freezeRetrieval(r: Retrieval): Retrieval {
   for (const item of r.items) Object.freeze(item);
   Object.freeze(r.items);
   Object.freeze(r.nodes);
-  Object.freeze(r.seeds); // its id arrays are made, frozen, when first read (retrieve.ts)
+  Object.freeze(r.seeds.hits);
+  Object.freeze(r.seeds.matches);
+  Object.freeze(r.seeds);
   Object.freeze(r.timings);
   return Object.freeze(r);
 }

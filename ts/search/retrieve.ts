@@ -125,7 +125,9 @@ export function retrieve(index: LoadedIndex, query: QueryInputs, params: SearchP
   // Vector search: hits ordered by distance, ties by node index. With bridge passages on, one
   // wider search also gives the distances that rank the bridge candidates (§6.7); the hits
   // are its first k.
-  let hits: { node: number; distance: number }[] = [];
+  // The beam's nodes and distances as two arrays (no object per hit).
+  const beamNodes: number[] = [];
+  const beamDistances: number[] = [];
   const k = vectorK(index, params);
   const beam =
     params.bridge.passages > 0 && k > 0 ? Math.min(Math.max(k, BRIDGE_BEAM), index.activeVectors) : k;
@@ -133,15 +135,18 @@ export function retrieve(index: LoadedIndex, query: QueryInputs, params: SearchP
     const r = index.vectors.search(query.vector, beam, Math.max(params.efSearch, beam));
     for (let i = 0; i < r.labels.length; i++) {
       const node = index.labelNode[r.labels[i]!] ?? -1;
-      if (node >= 0) hits.push({ node, distance: r.distances[i]! });
+      if (node >= 0) {
+        beamNodes.push(node);
+        beamDistances.push(r.distances[i]!);
+      }
     }
-    hits.sort((a, b) => a.distance - b.distance || a.node - b.node);
+    orderTiesByNode(beamNodes, beamDistances);
   }
   const scratch = retrievalScratch(index, index.nodeCount);
   const near = scratch.near;
   near.clear();
-  for (const h of hits) near.set(h.node, h.distance);
-  hits = hits.slice(0, k);
+  for (let i = 0; i < beamNodes.length; i++) near.set(beamNodes[i]!, beamDistances[i]!);
+  const hitNodes = beamNodes.slice(0, k);
   const t1 = performance.now();
 
   // Exact matching of the elements on entity names and titles (names in id order).
@@ -150,21 +155,19 @@ export function retrieve(index: LoadedIndex, query: QueryInputs, params: SearchP
   const t2 = performance.now();
 
   // Seeds, then propagation with per-type top-k.
-  const seedCount = hits.length + matches.length;
+  const seedCount = hitNodes.length + matches.length;
   const seedIds = new Uint32Array(seedCount);
   const seedWeights = new Float64Array(seedCount);
   const hitsPerType = new Uint32Array(NODE_TYPES.length);
-  const hitNodes: number[] = [];
-  for (let i = 0; i < hits.length; i++) {
-    const node = hits[i]!.node;
-    hitNodes.push(node);
+  for (let i = 0; i < hitNodes.length; i++) {
+    const node = hitNodes[i]!;
     seedIds[i] = node;
     seedWeights[i] = params.similarityWeight;
     hitsPerType[index.types[node]!]!++;
   }
   for (let i = 0; i < matches.length; i++) {
-    seedIds[hits.length + i] = matches[i]!;
-    seedWeights[hits.length + i] = params.accuracyWeight;
+    seedIds[hitNodes.length + i] = matches[i]!;
+    seedWeights[hitNodes.length + i] = params.accuracyWeight;
   }
   const top =
     seedCount > 0
@@ -243,7 +246,7 @@ export function retrieve(index: LoadedIndex, query: QueryInputs, params: SearchP
     items,
     nodes: ordered.map((o) => o.node),
     context,
-    seeds: lazySeeds(index, hitNodes, matches),
+    seeds: { hits: hitNodes.map((node) => index.idOf(node)), matches: matches.map((m) => index.idOf(m)) },
     timings: {
       vectorMs: t1 - t0,
       matchMs: t2 - t1,
@@ -255,22 +258,22 @@ export function retrieve(index: LoadedIndex, query: QueryInputs, params: SearchP
 }
 
 /**
- * The seeds' ids, made when first read: they are diagnostics (tests, evaluation), and the
- * ids of some forty nodes per question were a measurable share of a retrieval that no reply
- * of the server shows. The arrays are frozen, as the retrieval cache freezes the rest.
+ * Hits come from the native search ordered by (distance, HNSW label); the method orders ties
+ * by node index (docs/method.md §6.2). Equal distances are adjacent, so an insertion sort
+ * that moves a node only past larger nodes of the same distance gives the (distance, node)
+ * order without sorting objects. `distances` is left as it is: equal within every moved run.
  */
-function lazySeeds(
-  index: LoadedIndex,
-  hits: readonly number[],
-  matches: readonly number[],
-): Retrieval['seeds'] {
-  let hitIds: string[] | undefined;
-  let matchIds: string[] | undefined;
-  const ids = (nodes: readonly number[]) => Object.freeze(nodes.map((node) => index.idOf(node))) as string[];
-  return Object.defineProperties({} as Retrieval['seeds'], {
-    hits: { enumerable: true, get: () => (hitIds ??= ids(hits)) },
-    matches: { enumerable: true, get: () => (matchIds ??= ids(matches)) },
-  });
+export function orderTiesByNode(nodes: number[], distances: readonly number[]): void {
+  for (let i = 1; i < nodes.length; i++) {
+    const node = nodes[i]!;
+    const d = distances[i]!;
+    let j = i;
+    while (j > 0 && distances[j - 1] === d && nodes[j - 1]! > node) {
+      nodes[j] = nodes[j - 1]!;
+      j--;
+    }
+    nodes[j] = node;
+  }
 }
 
 function nodeOrUndefined(node: number): number | undefined {
