@@ -21,6 +21,15 @@ import { CACHE_FILES, resolveInProject } from '../project/layout.js';
 import { ATTRIBUTE_INPUTS_FILE, type AttributeInputs, readAttributeInputs } from './attribute-inputs.js';
 import { readDecompositions } from './decomposition.js';
 import { ELEMENT_MEMBERS_FILE, readElementMembers } from './element-members.js';
+import {
+  applyGraphDelta,
+  copyGraphRows,
+  diffGraph,
+  GRAPH_DELTA_FILE,
+  type GraphDelta,
+  type GraphRows,
+  readGraphDelta,
+} from './graph-delta.js';
 import type { IndexTable } from './table-spec.js';
 import { type IdMapRow, TABLES } from './tables.js';
 
@@ -38,6 +47,10 @@ function byId<T extends { hashId: string }>(rows: readonly T[]): Map<string, T> 
 
 export class IndexData {
   readonly #memo = new Map<string, Promise<unknown>>();
+  /** The rows of graph_nodes.parquet and graph_edges.parquet as committed (without the delta). */
+  #graphTables: GraphRows = { nodes: new Map(), edges: new Map() };
+  /** Whether cache/graph_delta.json exists (committed, or staged by this run). */
+  #graphDeltaFile = false;
 
   constructor(
     readonly root: string,
@@ -119,7 +132,7 @@ export class IndexData {
     );
   }
 
-  /** The base graph from graph_nodes.parquet and graph_edges.parquet. */
+  /** The base graph: graph_nodes.parquet and graph_edges.parquet with cache/graph_delta.json applied. */
   graph(): Promise<BaseGraph> {
     return this.#once('graph', async () => {
       const graph = new BaseGraph();
@@ -127,8 +140,27 @@ export class IndexData {
       for (const edge of await this.#rows(TABLES.graphEdges)) {
         graph.edges.set(edgeKey(edge.source, edge.target), edge);
       }
+      this.#graphTables = copyGraphRows(graph);
+      const delta = await readGraphDelta(resolveInProject(this.root, GRAPH_DELTA_FILE), GRAPH_DELTA_FILE);
+      if (delta) {
+        this.#graphDeltaFile = true;
+        applyGraphDelta(graph, delta);
+      }
       return graph;
     });
+  }
+
+  /** What changed in the graph since its tables were last written whole, and their row count. */
+  async graphChanges(): Promise<{ delta: GraphDelta; tableRows: number; deltaFile: boolean }> {
+    const delta = diffGraph(this.#graphTables, await this.graph());
+    const tableRows = this.#graphTables.nodes.size + this.#graphTables.edges.size;
+    return { delta, tableRows, deltaFile: this.#graphDeltaFile };
+  }
+
+  /** A stage staged the graph: as a delta, or (`whole`) as both tables and an empty delta. */
+  async graphStaged(whole: boolean): Promise<void> {
+    if (whole) this.#graphTables = copyGraphRows(await this.graph());
+    else this.#graphDeltaFile = true;
   }
 
   /** id_map.parquet rows by label (empty when the vector index is missing or being rebuilt). */

@@ -1,8 +1,14 @@
 /**
  * Graph pipeline (docs/method.md §3.4): the parsed decompositions of generation g merged into the
  * committed graph and tables (ts/model/merge-decompositions.ts), in text_id order.
- * Graph tables (graph_nodes, graph_edges) are written by the stages that change the graph.
+ * The graph is staged by the stages that change it (stageGraphTables).
  */
+import {
+  emptyGraphDelta,
+  GRAPH_DELTA_FILE,
+  graphDeltaSize,
+  serializeGraphDelta,
+} from '../../index-io/graph-delta.js';
 import type { IndexData } from '../../index-io/index-data.js';
 import {
   RETIRED_VECTORS_FILE,
@@ -17,11 +23,31 @@ import type { StageContext, StageResult } from './context.js';
 import { textOps } from './core.js';
 import type { StageOutputs } from './outputs.js';
 
-/** Stage graph_nodes.parquet and graph_edges.parquet from the in-memory graph. */
-export async function stageGraphTables(index: IndexData, out: StageOutputs): Promise<void> {
+/**
+ * Stages the in-memory graph: as cache/graph_delta.json (what changed since graph_nodes.parquet
+ * and graph_edges.parquet were last written whole), or, with `whole` (the cycle's last stage
+ * that changes the graph) or once the delta reaches half the tables' rows, as both tables and
+ * an empty delta (ts/index-io/graph-delta.ts).
+ */
+export async function stageGraphTables(
+  index: IndexData,
+  out: StageOutputs,
+  options: { whole?: boolean } = {},
+): Promise<void> {
+  const { delta, tableRows, deltaFile } = await index.graphChanges();
+  const size = graphDeltaSize(delta);
+  if (!options.whole && size * 2 <= tableRows) {
+    if (size > 0 || deltaFile) {
+      await out.file(GRAPH_DELTA_FILE, serializeGraphDelta(delta));
+      await index.graphStaged(false);
+    }
+    return;
+  }
   const graph = await index.graph();
   await out.table(TABLES.graphNodes, graphNodeRows(graph.nodes));
   await out.table(TABLES.graphEdges, graph.edges.values());
+  if (deltaFile) await out.file(GRAPH_DELTA_FILE, serializeGraphDelta(emptyGraphDelta()));
+  await index.graphStaged(true);
 }
 
 export async function graphStage(ctx: StageContext): Promise<StageResult> {

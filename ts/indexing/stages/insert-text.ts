@@ -11,7 +11,8 @@ export async function insertTextStage(ctx: StageContext): Promise<StageResult> {
   const texts = await ctx.index.texts();
   const units = await ctx.index.units();
   const r = insertText(ctx.g, graph, texts.values(), units.values());
-  await stageGraphTables(ctx.index, ctx.out);
+  // The cycle's last change of the graph: its tables are written whole (no delta left).
+  await stageGraphTables(ctx.index, ctx.out, { whole: true });
   return {
     counts: { items: r.textNodes },
     summary: `${r.textNodes} text nodes, ${r.edges} unit—text edges; graph ${graph.nodes.size} nodes, ${graph.edges.size} edges`,
