@@ -265,6 +265,10 @@ describe('local provider behind CachedProvider', () => {
           timers++;
           return new Promise(() => {});
         },
+        after: () => {
+          timers++;
+          return () => {};
+        },
       },
       adapter: new LocalProvider({ dim: 8 }),
       section: 'embedding_config',

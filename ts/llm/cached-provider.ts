@@ -446,13 +446,10 @@ export class CachedProvider implements Provider {
     const ctl = new AbortController();
     const onOuter = () => ctl.abort(outer?.reason);
     outer?.addEventListener('abort', onOuter, { once: true });
-    const timer = new AbortController();
-    if (timeoutMs !== undefined) {
-      this.#clock.sleep(timeoutMs, timer.signal).then(
-        () => ctl.abort(new AttemptTimeout()),
-        () => {},
-      );
-    }
+    const cancelTimer =
+      timeoutMs === undefined
+        ? undefined
+        : this.#clock.after(timeoutMs, () => ctl.abort(new AttemptTimeout()));
     return {
       signal: ctl.signal,
       error: (e) => {
@@ -462,7 +459,7 @@ export class CachedProvider implements Provider {
         return e;
       },
       end: () => {
-        timer.abort();
+        cancelTimer?.();
         outer?.removeEventListener('abort', onOuter);
       },
       cancel: () => ctl.abort(new DOMException('the stream was left early', 'AbortError')),

@@ -9,11 +9,21 @@ export interface Clock {
   now(): number;
   /** Resolves after `ms`; rejects with the signal's reason when it aborts first. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * Calls `fn` after `ms` unless the returned function is called first. For the timers most
+   * calls cancel (a request's timeout, the limiter's wake-up): a cancelled `sleep` costs an
+   * AbortController, an abort event and a rejected promise with its error.
+   */
+  after(ms: number, fn: () => void): () => void;
 }
 
 export const systemClock: Clock = {
   now: () => performance.now(),
   sleep: async (ms, signal) => {
     await delay(Math.max(0, ms), undefined, signal ? { signal } : undefined);
+  },
+  after: (ms, fn) => {
+    const timer = setTimeout(fn, Math.max(0, ms));
+    return () => clearTimeout(timer);
   },
 };

@@ -73,7 +73,8 @@ export class RateLimiter implements Limiter {
   #inFlight = 0;
   /** Earliest start allowed by the pacing grid. */
   #nextSlot = Number.NEGATIVE_INFINITY;
-  #timer: AbortController | undefined;
+  /** Cancels the pending wake-up, if any. */
+  #timer: (() => void) | undefined;
 
   readonly #onStart: ((at: number) => void) | undefined;
 
@@ -169,23 +170,15 @@ export class RateLimiter implements Limiter {
 
   #wakeAt(delayMs: number): void {
     if (this.#timer) return; // already waiting for the oldest start to leave the window
-    const ctl = new AbortController();
-    this.#timer = ctl;
-    this.#clock.sleep(Math.max(0.5, delayMs), ctl.signal).then(
-      () => {
-        if (this.#timer === ctl) this.#timer = undefined;
-        this.#pump();
-      },
-      () => {
-        // cancelled: nobody is waiting any more
-      },
-    );
+    this.#timer = this.#clock.after(Math.max(0.5, delayMs), () => {
+      this.#timer = undefined;
+      this.#pump();
+    });
   }
 
+  /** Nobody is waiting any more. */
   #cancelTimer(): void {
-    if (this.#timer) {
-      this.#timer.abort();
-      this.#timer = undefined;
-    }
+    this.#timer?.();
+    this.#timer = undefined;
   }
 }

@@ -35,6 +35,12 @@ export class ManualClock implements Clock {
     });
   }
 
+  after(ms: number, fn: () => void): () => void {
+    const ctl = new AbortController();
+    this.sleep(ms, ctl.signal).then(fn, () => {});
+    return () => ctl.abort();
+  }
+
   /** Pending sleeps (for assertions). */
   get pending(): number {
     return this.#sleepers.length;
