@@ -22,11 +22,13 @@
  * modes, with empty contexts counted per mode. The RESULT line adds `lightrag_*_speedup`
  * (LightRAG's time / noderag's).
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { runChildJson } from './lib/child-json.js';
 import { BENCH_DATA, loadCorpus, loadQuestions, paragraphFileName, REPO_ROOT } from './lib/hotpot.js';
 import {
   ensureLightragVenv,
@@ -58,8 +60,16 @@ const { values: args } = parseArgs({
     // LightRAG's build of the 994 paragraphs takes over 15 minutes here: `--corpus full
     // --skip-lightrag` measures noderag against the original alone (no lightrag_* keys).
     'skip-lightrag': { type: 'boolean', default: false },
+    // Development: noderag's build alone against the fake server (wall, the build's CPU and the
+    // fake server's CPU, stage times), then exit; nothing is written to RESULTS.md.
+    'build-only': { type: 'boolean', default: false },
+    // A V8 CPU profile of the noderag build (node --cpu-prof) and of this process, where the
+    // fake server runs, written into this folder.
+    'cpu-prof': { type: 'string' },
   },
 });
+const buildOnly = args['build-only'] === true;
+const cpuProfDir = args['cpu-prof'] ? resolve(args['cpu-prof']) : undefined;
 const skipLightrag = args['skip-lightrag'] === true;
 if (args.corpus !== 'gold' && args.corpus !== 'full') {
   console.error(`--corpus: expected "gold" or "full", got "${args.corpus}"`);
@@ -91,35 +101,12 @@ function ensureVenv(): void {
 const PEER_TIMEOUT_MS = 20 * 60_000;
 let env: NodeJS.ProcessEnv = process.env;
 
-/** Runs a child asynchronously (the fake server in this process must keep answering). */
-function runJson(
-  cmd: string,
-  argv: string[],
-): Promise<{ json: Record<string, unknown> | null; wallS: number; raw: string }> {
-  const t0 = performance.now();
-  return new Promise((resolve) => {
-    const child = spawn(cmd, argv, { cwd: REPO_ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
-    // The original's build asks "Do you want to start the pipeline? (y/n)" on stdin.
-    child.stdin.end('y\ny\ny\n');
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      err = (err + d.toString()).slice(-20_000);
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), PEER_TIMEOUT_MS);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      const wallS = (performance.now() - t0) / 1000;
-      const at = out.lastIndexOf('PEER_JSON ');
-      const line = at >= 0 ? out.slice(at).split('\n')[0] : undefined;
-      const raw = `${out.slice(-5000)}${err}${signal ? `\nkilled by ${signal} (limit ${PEER_TIMEOUT_MS / 1000} s)` : ''}${code ? `\nexit ${code}` : ''}`;
-      resolve({ json: line ? (JSON.parse(line.slice(10)) as Record<string, unknown>) : null, wallS, raw });
-    });
-  });
-}
+/**
+ * Runs a child asynchronously (the fake server in this process must keep answering); the
+ * original's build asks "Do you want to start the pipeline? (y/n)" on stdin.
+ */
+const runJson = (cmd: string, argv: string[]) =>
+  runChildJson(cmd, argv, { env, stdin: 'y\ny\ny\n', timeoutMs: PEER_TIMEOUT_MS, outTail: 5000 });
 
 ensureVenv();
 ensureLightragVenv();
@@ -423,43 +410,122 @@ function fillSearch(side: Side, r: { json: Record<string, unknown> | null; raw: 
   side.errors = (j.errors as Side['errors'] | undefined) ?? [];
 }
 
-/** Peak RSS of a child: the CLI run under python's getrusage(RUSAGE_CHILDREN). */
+/** Peak RSS and CPU seconds (user + system) of a child: the CLI run under python's getrusage(RUSAGE_CHILDREN). */
 async function measureChild(
   argv: string[],
-): Promise<{ wallS: number; maxRssKb: number; status: number; output: string }> {
+): Promise<{ wallS: number; maxRssKb: number; cpuS: number; status: number; output: string }> {
   const script =
     'import resource,subprocess,sys,time,json;t=time.perf_counter();p=subprocess.run(sys.argv[1:],capture_output=True,text=True);' +
-    'print("PEER_JSON "+json.dumps({"wall_s":time.perf_counter()-t,"maxrss_kb":resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,"status":p.returncode,"out":(p.stdout+p.stderr)[-3000:]}))';
+    'u=resource.getrusage(resource.RUSAGE_CHILDREN);' +
+    'print("PEER_JSON "+json.dumps({"wall_s":time.perf_counter()-t,"maxrss_kb":u.ru_maxrss,"cpu_s":u.ru_utime+u.ru_stime,"status":p.returncode,"out":(p.stdout+p.stderr)[-3000:]}))';
   const r = await runJson('python3', ['-c', script, ...argv]);
   const j = r.json ?? {};
   return {
     wallS: Number(j.wall_s),
     maxRssKb: Number(j.maxrss_kb),
+    cpuS: Number(j.cpu_s),
     status: Number(j.status ?? 1),
     output: String(j.out ?? r.raw),
   };
 }
 
+/**
+ * CPU seconds this process (the fake server, nearly all of its work while a build runs) spends
+ * in `run`; with `profileAs`, a V8 CPU profile of it written to that file.
+ */
+async function fakeServerCpu<T>(
+  run: () => Promise<T>,
+  profileAs?: string,
+): Promise<{ result: T; cpuS: number }> {
+  const session = profileAs ? new Session() : undefined;
+  const post = (method: string) =>
+    new Promise<unknown>((done, fail) => session?.post(method, (err, res) => (err ? fail(err) : done(res))));
+  if (session) {
+    session.connect();
+    await post('Profiler.enable');
+    await post('Profiler.start');
+  }
+  const before = process.cpuUsage();
+  const result = await run();
+  const used = process.cpuUsage(before);
+  if (session && profileAs) {
+    const { profile } = (await post('Profiler.stop')) as { profile: unknown };
+    writeFileSync(profileAs, JSON.stringify(profile));
+    session.disconnect();
+  }
+  return { result, cpuS: (used.user + used.system) / 1e6 };
+}
+
 console.log(`corpus: ${paragraphs} paragraphs (${corpusText}); load average ${loadBefore}`);
 
 // --------------------------------------------------------------------------- noderag
+/**
+ * noderag's CLI compiled to JavaScript, as `npx noderag` runs it from an installed package
+ * (tsc, into bench/.data, so the addon and node_modules resolve from the repository). Run
+ * through tsx instead, each build spent about a second more starting up, transpiling the
+ * sources it imports.
+ */
+function compiledCli(): string {
+  const outDir = join(BENCH_DATA, 'peer-dist');
+  rmSync(outDir, { recursive: true, force: true });
+  const tsc = spawnSync(
+    process.execPath,
+    [
+      join(REPO_ROOT, 'node_modules/typescript/bin/tsc'),
+      '-p',
+      join(REPO_ROOT, 'tsconfig.build.json'),
+      '--outDir',
+      outDir,
+      '--declaration',
+      'false',
+      '--sourceMap',
+      'false',
+    ],
+    { cwd: REPO_ROOT, encoding: 'utf8' },
+  );
+  const main = join(outDir, 'cli', 'main.js');
+  // tsc emits despite type errors; only a missing output is fatal here.
+  if (!existsSync(main))
+    throw new Error(`tsc -p tsconfig.build.json did not write ${main}:\n${tsc.stdout}${tsc.stderr}`);
+  return main;
+}
+
 const ours = emptySide();
-const ob = await measureChild([
-  process.execPath,
-  '--import',
-  'tsx',
-  join(REPO_ROOT, 'ts/cli/main.ts'),
-  'build',
-  '-f',
-  oursFolder,
-  '--yes',
-]);
+const oursCli = compiledCli();
+if (cpuProfDir) mkdirSync(cpuProfDir, { recursive: true });
+const { result: ob, cpuS: oursServerCpuS } = await fakeServerCpu(
+  () =>
+    measureChild([
+      process.execPath,
+      ...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : []),
+      oursCli,
+      'build',
+      '-f',
+      oursFolder,
+      '--yes',
+    ]),
+  cpuProfDir ? join(cpuProfDir, 'fake-server.cpuprofile') : undefined,
+);
 ours.buildS = ob.wallS;
 ours.buildRssKb = ob.maxRssKb;
 if (ob.status !== 0) ours.buildError = ob.output.slice(-1500);
 ours.indexBytes = dirBytes(join(oursFolder, 'cache'), 'response_cache');
 ours.buildStages = noderagStages(oursFolder);
-console.log(`noderag build: ${fmt(ob.wallS, 1)} s (exit ${ob.status})`);
+console.log(
+  `noderag build: ${fmt(ob.wallS, 1)} s (exit ${ob.status}); CPU s: build ${fmt(ob.cpuS, 2)}, fake server ${fmt(oursServerCpuS, 2)}`,
+);
+if (buildOnly) {
+  if (ours.buildError) console.log(ours.buildError);
+  console.log(
+    markdownTable(
+      ['stage', 's'],
+      Object.entries(ours.buildStages).map(([k, v]) => [k, fmt(v, 2)]),
+    ),
+  );
+  console.log(`load average (1/5/15 min): before ${loadBefore}, after ${load()}`);
+  await fake.close();
+  process.exit(ours.buildError ? 1 : 0);
+}
 fillSearch(
   ours,
   await runJson(process.execPath, [
@@ -474,7 +540,9 @@ fillSearch(
 
 // --------------------------------------------------------------------------- the original
 const theirs = emptySide();
-const tb = await runJson(PY, [join(REPO_ROOT, 'bench/peer/original.py'), 'build', theirsFolder]);
+const { result: tb, cpuS: theirsServerCpuS } = await fakeServerCpu(() =>
+  runJson(PY, [join(REPO_ROOT, 'bench/peer/original.py'), 'build', theirsFolder]),
+);
 theirs.buildS = Number(tb.json?.wall_s ?? tb.wallS);
 theirs.buildRssKb = Number(tb.json?.maxrss_kb ?? Number.NaN);
 theirs.buildStages = (tb.json?.stages_s as Record<string, number> | undefined) ?? {};
@@ -771,7 +839,9 @@ const served =
   `(${Object.entries(byTask)
     .sort()
     .map(([k, v]) => `${k} ${v}`)
-    .join(', ')})`;
+    .join(', ')}); ` +
+  `its CPU time while each side built (it runs in the bench process, on the same cores): noderag ${fmt(oursServerCpuS, 2)} s, ` +
+  `original ${fmt(theirsServerCpuS, 2)} s; the build process's own CPU time: noderag ${fmt(ob.cpuS, 2)} s`;
 const countsTable = counts
   ? markdownTable(
       ['index contents', 'noderag', `original (${PEER_PACKAGE})`],
@@ -901,7 +971,7 @@ writeResultsSection(
     stageTable(theirs.engineStages, 'ms', 3),
     '',
     "Build by pipeline stage, each system's own timer in its info/info.log (noderag logs 0.1 s",
-    'resolution; its build runs the TypeScript CLI through tsx, so the rest includes transpiling):',
+    "resolution; its build runs the CLI compiled by tsc, as an installed package does, so the rest is Node's start and the imports):",
     '',
     buildStageTable(ours, theirs),
     '',

@@ -12,7 +12,7 @@
  *   - closestByTokens: the setting of a monotone knob whose average tokens come closest to a
  *     target (noderag and naive top-k at LightRAG's token count).
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   copyFileSync,
@@ -26,7 +26,10 @@ import {
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { runChildJson } from './child-json.js';
 import { BENCH_DATA, REPO_ROOT } from './hotpot.js';
+
+export { parseDriverOutput } from './child-json.js';
 
 /** `openai` is no dependency of lightrag-hku's core; its OpenAI binding pip-installs it at import when missing. */
 export const LIGHTRAG_PACKAGE = 'lightrag-hku==1.5.7';
@@ -82,47 +85,16 @@ export function seedTiktokenCache(enc: string): void {
   console.log(`warning: no ${enc}.tiktoken found to seed the Python sides' tiktoken cache`);
 }
 
-/** The `PEER_JSON {…}` line a driver prints last, parsed; null when there is none. */
-export function parseDriverOutput(stdout: string): Record<string, unknown> | null {
-  const at = stdout.lastIndexOf('PEER_JSON ');
-  if (at < 0) return null;
-  const line = stdout.slice(at + 'PEER_JSON '.length).split('\n')[0]!;
-  return JSON.parse(line) as Record<string, unknown>;
-}
-
 /**
  * Runs the driver asynchronously (the fake server answering it lives in this process). Its
  * stderr (LightRAG logs ~10 lines per query) is drained, the tail kept for errors.
  */
-export function runLightragDriver(
+export async function runLightragDriver(
   argv: string[],
   env: NodeJS.ProcessEnv,
 ): Promise<{ json: Record<string, unknown> | null; raw: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(PY_LR, [LIGHTRAG_DRIVER, ...argv], {
-      cwd: REPO_ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      err = (err + d.toString()).slice(-20_000);
-    });
-    child.on('close', (code, signal) => {
-      const raw = `${out.slice(-3000)}${err}${signal ? `\nkilled by ${signal}` : ''}${code ? `\nexit ${code}` : ''}`;
-      let json: Record<string, unknown> | null = null;
-      try {
-        json = parseDriverOutput(out);
-      } catch {
-        json = null;
-      }
-      resolve({ json, raw });
-    });
-  });
+  const { json, raw } = await runChildJson(PY_LR, [LIGHTRAG_DRIVER, ...argv], { env });
+  return { json, raw };
 }
 
 /** Where LightRAG's embeddings go (the driver's LIGHTRAG_EMBEDDING). */

@@ -31,6 +31,7 @@
  * `unrecognised` (the bench reports it; it must stay 0) and answered `{}` / a fixed text.
  */
 
+import { chatCompletion, embeddingsRoute } from '../../tests/helpers/fake-providers/fake-openai.js';
 import {
   FakeProviderServer,
   fakeReply,
@@ -38,7 +39,6 @@ import {
   type RouteResult,
 } from '../../tests/helpers/fake-providers/fake-server.js';
 import { recognizePrompt } from '../../tests/helpers/fake-providers/prompt-inputs.js';
-import { featureHashBatch } from '../../ts/llm/local/feature-hash.js';
 import { localReply } from '../../ts/llm/local/provider.js';
 import { localDecompose, localQuery, localRepair } from '../../ts/llm/local/tasks.js';
 import { buildRequest } from '../../ts/llm/prompts/index.js';
@@ -338,49 +338,7 @@ function chatRoute(
         content = wantJson ? '{}' : 'fake reply to an unknown prompt';
       }
     }
-    return {
-      status: 200,
-      body: {
-        id: 'chatcmpl-peer',
-        object: 'chat.completion',
-        created: Math.floor(Date.now() / 1000),
-        model: b.model ?? 'fake',
-        choices: [
-          {
-            index: 0,
-            message: { role: 'assistant', content, refusal: null },
-            finish_reason: 'stop',
-            logprobs: null,
-          },
-        ],
-        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-      },
-    };
-  };
-}
-
-/** Same as tests/helpers' fake embeddings route: the local provider's feature-hash vectors. */
-function embeddings({ body, options }: RouteContext): RouteResult {
-  const b = (body ?? {}) as {
-    model?: string;
-    input?: string | string[];
-    dimensions?: number;
-    encoding_format?: string;
-  };
-  const inputs = typeof b.input === 'string' ? [b.input] : (b.input ?? []);
-  const dim = b.dimensions ?? options.dim ?? 1536;
-  const flat = featureHashBatch(inputs, dim);
-  const data = inputs.map((_, i) => {
-    const v = flat.subarray(i * dim, (i + 1) * dim);
-    const embedding =
-      b.encoding_format === 'base64'
-        ? Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64')
-        : Array.from(v);
-    return { object: 'embedding', index: i, embedding };
-  });
-  return {
-    status: 200,
-    body: { object: 'list', data, model: b.model ?? 'fake', usage: { prompt_tokens: 1, total_tokens: 1 } },
+    return chatCompletion(b.model ?? 'fake', content);
   };
 }
 
@@ -400,7 +358,12 @@ export async function startPeerFakeServer(
         match: (m, p) => m === 'POST' && p === '/v1/chat/completions',
         handle: chatRoute(() => self as PeerFakeServer, ms, lr),
       },
-      { name: 'embeddings', match: (m, p) => m === 'POST' && p === '/v1/embeddings', handle: embeddings },
+      // The same embeddings as tests/helpers' fake OpenAI server: the local provider's vectors.
+      {
+        name: 'embeddings',
+        match: (m, p) => m === 'POST' && p === '/v1/embeddings',
+        handle: embeddingsRoute(),
+      },
     ],
     () => true,
     (status, message) => ({

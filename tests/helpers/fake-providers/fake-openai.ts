@@ -93,24 +93,29 @@ function chat(options: FakeOpenAIOptions) {
     }
     const content = fakeReply(b.messages ?? [], format === 'json_schema' || format === 'json_object', fault);
     if (b.stream === true) return { status: 200, body: null, events: chunks(b.model ?? 'fake', content) };
-    return {
-      status: 200,
-      body: {
-        id: `chatcmpl-fake-${Date.now()}`,
-        object: 'chat.completion',
-        created: Math.floor(Date.now() / 1000),
-        model: b.model ?? 'fake',
-        choices: [
-          {
-            index: 0,
-            message: { role: 'assistant', content, refusal: null },
-            finish_reason: 'stop',
-            logprobs: null,
-          },
-        ],
-        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-      },
-    };
+    return chatCompletion(b.model ?? 'fake', content);
+  };
+}
+
+/** A whole (non-streamed) chat completion reply with this content. */
+export function chatCompletion(model: string, content: string): RouteResult {
+  return {
+    status: 200,
+    body: {
+      id: `chatcmpl-fake-${Date.now()}`,
+      object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000),
+      model,
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content, refusal: null },
+          finish_reason: 'stop',
+          logprobs: null,
+        },
+      ],
+      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+    },
   };
 }
 
