@@ -42,6 +42,13 @@ export declare class HnswIndex {
    */
   addBatch(vectors: Float32Array, deferView?: boolean | undefined | null): Promise<number>
   /**
+   * Links the vectors of an incomplete batch (vectors added with `deferView` wait for a full
+   * batch of 256), off the main thread, without remaking the search view: what `save` does
+   * first. The HNSW stage's overlapped insertion calls it where the stage would save a
+   * checkpoint, so its graph is the stage's own.
+   */
+  linkPending(): Promise<void>
+  /**
    * The `k` nearest live vectors to `query`, sorted by (distance, label). Sync.
    * `k` is clamped to the number of live vectors; the beam is max(efSearch, k).
    */

@@ -252,6 +252,20 @@ impl HnswIndex {
     })
   }
 
+  /// Links the vectors of an incomplete batch (vectors added with `deferView` wait for a full
+  /// batch of 256), off the main thread, without remaking the search view: what `save` does
+  /// first. The HNSW stage's overlapped insertion calls it where the stage would save a
+  /// checkpoint, so its graph is the stage's own.
+  #[napi(ts_return_type = "Promise<void>")]
+  pub fn link_pending(&self) -> napi::Result<AsyncTask<LinkTask>> {
+    guard(|| {
+      open(&*read(&self.inner)?)?;
+      Ok(AsyncTask::new(LinkTask {
+        inner: Arc::clone(&self.inner),
+      }))
+    })
+  }
+
   /// The `k` nearest live vectors to `query`, sorted by (distance, label). Sync.
   /// `k` is clamped to the number of live vectors; the beam is max(efSearch, k).
   #[napi]
@@ -456,6 +470,31 @@ impl Task for AddTask {
 
   fn resolve(&mut self, _env: Env, first: u32) -> napi::Result<u32> {
     Ok(first)
+  }
+}
+
+pub struct LinkTask {
+  inner: Shared,
+}
+
+impl Task for LinkTask {
+  type Output = ();
+  type JsValue = ();
+
+  fn compute(&mut self) -> napi::Result<()> {
+    guard(|| {
+      let mut g = self
+        .inner
+        .write()
+        .map_err(|_| err(codes::INTERNAL, POISONED_MSG))?;
+      let index = g.as_mut().ok_or_else(|| err(codes::CLOSED, CLOSED_MSG))?;
+      index.link_pending();
+      Ok(())
+    })
+  }
+
+  fn resolve(&mut self, _env: Env, _output: ()) -> napi::Result<()> {
+    Ok(())
   }
 }
 

@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { recoverStaging, StageCommit } from '../../ts/indexing/commit.js';
 import type { StageContext } from '../../ts/indexing/stages/context.js';
 import { CHECKPOINT_MIN, HNSW_RESUME_DIR, hnswStage } from '../../ts/indexing/stages/hnsw.js';
+import { hnswPrebuildDone, startHnswPrebuild } from '../../ts/indexing/stages/hnsw-prebuild.js';
 import { InterruptedError, StopSignal } from '../../ts/indexing/stages/interrupt.js';
 import { StageOutputs } from '../../ts/indexing/stages/outputs.js';
 import { Progress } from '../../ts/indexing/stages/progress.js';
@@ -175,6 +176,49 @@ describe('HNSW pipeline', () => {
     expect(Math.min(...second.shown)).toBe(CHECKPOINT_MIN);
     expect(await fingerprint(root)).toEqual(reference);
     expect(existsSync(join(root, HNSW_RESUME_DIR))).toBe(false);
+  });
+
+  it('takes over an insertion started early (past a checkpoint point) with the same bytes', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'noderag-hnsw-stage-'));
+    dirs.push(root);
+    const r = await run(root);
+    const infos: string[] = [];
+    (r.ctx as { log: unknown }).log = { info: (m: string) => infos.push(m), warn: () => undefined };
+    startHnswPrebuild(root, r.ctx.config, r.ctx.index);
+    // Let it insert past the first checkpoint point, where it links its pending vectors.
+    const deadline = Date.now() + 60_000;
+    while (hnswPrebuildDone(root) < CHECKPOINT_MIN + 300 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await withTickingClock(() => hnswStage(r.ctx, STAGE_OPTIONS));
+    await r.commit.commit();
+    const taken = infos.find((m) => m.includes('inserted while earlier stages ran'));
+    expect(taken).toBeDefined();
+    expect(Number(/(\d+) of/.exec(taken!)![1])).toBeGreaterThan(CHECKPOINT_MIN);
+    expect(hnswPrebuildDone(root)).toBe(-1);
+    expect(await fingerprint(root)).toEqual(reference);
+  });
+
+  it('drops an insertion started early from other vectors', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'noderag-hnsw-stage-'));
+    dirs.push(root);
+    const r = await run(root);
+    const infos: string[] = [];
+    (r.ctx as { log: unknown }).log = { info: (m: string) => infos.push(m), warn: () => undefined };
+    // Same ids, one vector differs.
+    const other = new Map(TEXTS);
+    const t0 = TEXTS.get('text-000000')!;
+    other.set(t0.hashId, { ...t0, embedding: Float32Array.from(t0.embedding, (x) => x + 0.5) });
+    startHnswPrebuild(root, r.ctx.config, { ...r.ctx.index, texts: async () => other } as typeof r.ctx.index);
+    const deadline = Date.now() + 60_000;
+    while (hnswPrebuildDone(root) < 512 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await withTickingClock(() => hnswStage(r.ctx, STAGE_OPTIONS));
+    await r.commit.commit();
+    expect(infos.some((m) => m.includes('inserted while earlier stages ran'))).toBe(false);
+    expect(hnswPrebuildDone(root)).toBe(-1);
+    expect(await fingerprint(root)).toEqual(reference);
   });
 
   it('ignores a checkpoint made from other input', async () => {

@@ -45,6 +45,7 @@ import { moveIndexAside, PREVIOUS_INDEX_DIR, recoverRebuild } from './rebuild.js
 import type { CycleSync, StageContext, StageResult, StageTable } from './stages/context.js';
 import { probeIndexFile } from './stages/core.js';
 import { configuredEmbedding } from './stages/embedding.js';
+import { dropHnswPrebuild, startHnswPrebuild } from './stages/hnsw-prebuild.js';
 import { STAGE_RUNNERS } from './stages/index.js';
 import { InterruptedError, StopSignal } from './stages/interrupt.js';
 import { StageOutputs } from './stages/outputs.js';
@@ -492,6 +493,7 @@ class BuildRun {
       );
       return BUILD_EXIT.STAGE_FAILED;
     } finally {
+      await dropHnswPrebuild(this.#o.root);
       this.#stop.dispose();
       if (handleSignals) {
         process.off('SIGINT', this.#onSignal);
@@ -580,6 +582,9 @@ class BuildRun {
     progress.finish(formatSeconds(ms), result.summary);
     for (const s of result.skipped ?? []) log.warn(`skipped ${s.path}: ${s.reason}`);
     hooks.afterStage?.(name);
+    // A first build's vector index starts now, while the Summary stage waits for the model
+    // (ts/indexing/stages/hnsw-prebuild.ts); the HNSW stage takes it over.
+    if (name === 'Embedding pipeline') startHnswPrebuild(root, config, this.#index);
     return { attempted: result.attempted ?? [], sync: result.sync };
   }
 }

@@ -147,6 +147,14 @@ export class VectorIndex {
   }
 
   /**
+   * Links the vectors still waiting for the index's own batch of 256 (added with `deferView`),
+   * off the main thread, without remaking the search structures: what `save` does first.
+   */
+  linkPending(): Promise<void> {
+    return callNativeAsync(() => this.#native.linkPending());
+  }
+
+  /**
    * The `k` nearest live vectors, best first; `k` is clamped to the number of live vectors
    * and the beam is max(efSearch, k). Small indexes are searched exactly.
    */

@@ -26,11 +26,23 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, rm, stat } from 'node:fs/promises';
 import { InternalError } from '../../errors.js';
 import { type IdMapRow, TABLES } from '../../index-io/tables.js';
-import type { NodeType } from '../../model/types.js';
 import { writeFileAtomic } from '../../project/atomic.js';
 import { CACHE_DIR, CACHE_FILES, resolveInProject } from '../../project/layout.js';
 import { VectorIndex, type VectorIndexParams } from '../../vector/index.js';
 import type { StageContext, StageResult } from './context.js';
+import { dropHnswPrebuild, takeHnswPrebuild } from './hnsw-prebuild.js';
+import {
+  block,
+  CHECKPOINT_MIN,
+  contiguousRun,
+  indexParams,
+  nextCheckpoint,
+  type VectorNode,
+  vectorNodes,
+} from './hnsw-vectors.js';
+
+export { CHECKPOINT_MIN, nextCheckpoint } from './hnsw-vectors.js';
+
 import { similarityEdges } from './similarity-edges.js';
 
 const RETIRED_REBUILD_FRACTION = 0.2;
@@ -41,25 +53,10 @@ const RESUME_INDEX = `${HNSW_RESUME_DIR}/HNSW.bin`;
 const RESUME_META = `${HNSW_RESUME_DIR}/resume.json`;
 const RESUME_VERSION = 1;
 
-/** First checkpoint after this many new vectors; later ones when the index grew by half. */
-export const CHECKPOINT_MIN = 4096;
 /** A batch is sized to take about this long, so a stop request waits at most about as much. */
 const BATCH_TARGET_MS = 250;
 const FIRST_BATCH = 32;
 const MAX_BATCH = 8192;
-
-/** Where the next checkpoint is, counted in new vectors: a function of the input alone. */
-export function nextCheckpoint(base: number, done: number): number {
-  return done + Math.max(CHECKPOINT_MIN, Math.floor((base + done) / 2));
-}
-
-interface VectorNode {
-  id: string;
-  type: NodeType;
-  vector: Float32Array;
-  /** Generation its current vector was made in (attributes: updated_generation). */
-  madeIn: number;
-}
 
 async function isFile(path: string): Promise<boolean> {
   try {
@@ -71,59 +68,6 @@ async function isFile(path: string): Promise<boolean> {
 
 function sameParams(a: VectorIndexParams, b: VectorIndexParams): boolean {
   return a.space === b.space && a.dim === b.dim && a.m === b.m && a.efConstruction === b.efConstruction;
-}
-
-/**
- * How many vectors from `from` (at most `max`) lie back to back in one buffer: rows read from
- * a table are views into its embedding column (ts/index-io/columns.ts), so such a run goes to
- * the index as one view, without a copy.
- */
-function contiguousRun(nodes: readonly VectorNode[], from: number, max: number, dim: number): number {
-  const first = nodes[from]!.vector;
-  const step = dim * Float32Array.BYTES_PER_ELEMENT;
-  let n = 1;
-  while (n < max) {
-    const v = nodes[from + n]!.vector;
-    if (v.buffer !== first.buffer || v.byteOffset !== first.byteOffset + n * step || v.length !== dim) break;
-    n++;
-  }
-  return n;
-}
-
-/** The vectors `from .. from + n` as one flat array: a view when they are contiguous, else one copy. */
-function block(nodes: readonly VectorNode[], from: number, n: number, dim: number): Float32Array {
-  const first = nodes[from]!.vector;
-  if (first.length === dim && contiguousRun(nodes, from, n, dim) === n) {
-    return new Float32Array(first.buffer, first.byteOffset, n * dim);
-  }
-  const flat = new Float32Array(n * dim);
-  for (let i = 0; i < n; i++) flat.set(nodes[from + i]!.vector, i * dim);
-  return flat;
-}
-
-/** Every vector node in label order: text, semantic_unit, attribute, high_level_element, then number. */
-async function vectorNodes(ctx: StageContext): Promise<VectorNode[]> {
-  const out: VectorNode[] = [];
-  const push = (id: string, type: NodeType, v: Float32Array | null, madeIn: number) => {
-    if (!v)
-      throw new InternalError(
-        'internal_error',
-        `${type} ${id} has no vector; the Embedding pipeline must run first`,
-      );
-    out.push({ id, type, vector: v, madeIn });
-  };
-  const byNumber = <T extends { humanReadableId: number }>(m: Map<string, T>) =>
-    [...m.values()].sort((a, b) => a.humanReadableId - b.humanReadableId);
-  for (const t of [...(await ctx.index.texts()).values()].sort((a, b) => a.textId - b.textId)) {
-    push(t.hashId, 'text', t.embedding, t.generation);
-  }
-  for (const u of byNumber(await ctx.index.units()))
-    push(u.hashId, 'semantic_unit', u.embedding, u.generation);
-  for (const a of byNumber(await ctx.index.attributes()))
-    push(a.hashId, 'attribute', a.embedding, a.updatedGeneration);
-  for (const e of byNumber(await ctx.index.elements()))
-    push(e.hashId, 'high_level_element', e.embedding, e.generation);
-  return out;
 }
 
 /** The insertion job: what the index starts from and what is added to it. */
@@ -227,10 +171,10 @@ function stepTimer(): { lap: (step: string) => void; line: () => string } {
 
 export async function hnswStage(ctx: StageContext, options: HnswStageOptions = {}): Promise<StageResult> {
   const c = ctx.config.config;
-  const params: VectorIndexParams = { space: c.space, dim: c.dim, m: c.m, efConstruction: c.ef };
+  const params = indexParams(ctx.config);
   const binPath = resolveInProject(ctx.root, CACHE_FILES.hnswBin);
   const steps = stepTimer();
-  const nodes = await vectorNodes(ctx);
+  const nodes = await vectorNodes(ctx.index);
   steps.lap('read vectors');
   ctx.progress.begin(nodes.length, 'vectors');
 
@@ -315,7 +259,18 @@ export async function hnswStage(ctx: StageContext, options: HnswStageOptions = {
     ctx.log.warn(`rebuilding the vector index: ${rebuildReason}`);
     ctx.progress.note(`rebuilding the vector index: ${rebuildReason}`);
   }
-  let done = resumed?.done ?? 0;
+  // The vectors the build began to insert while the Summary stage ran (hnsw-prebuild.ts), when
+  // this job starts with exactly them; the graph is the same as without.
+  const early = !index && job.mode === 'rebuild' ? await takeHnswPrebuild(ctx.root, params, job.fresh) : null;
+  if (early) index = early.index;
+  else await dropHnswPrebuild(ctx.root);
+  let done = resumed?.done ?? early?.done ?? 0;
+  const startedAt = done;
+  if (early) {
+    ctx.log.info(
+      `HNSW pipeline: ${done} of ${job.fresh.length} vectors were inserted while earlier stages ran`,
+    );
+  }
   if (resumed) {
     ctx.log.info(`HNSW pipeline: resuming after ${done} of ${job.fresh.length} vectors (checkpoint)`);
     ctx.progress.note(
@@ -325,7 +280,7 @@ export async function hnswStage(ctx: StageContext, options: HnswStageOptions = {
     await rm(resolveInProject(ctx.root, HNSW_RESUME_DIR), { recursive: true, force: true });
   }
   if (!index) index = VectorIndex.create(params);
-  steps.lap(job.mode === 'add' ? 'load index' : 'new index');
+  steps.lap(job.mode === 'add' ? 'load index' : early ? `take ${early.done} inserted early` : 'new index');
 
   const { fresh } = job;
   const before = nodes.length - fresh.length;
@@ -367,7 +322,7 @@ export async function hnswStage(ctx: StageContext, options: HnswStageOptions = {
       }
     }
     ctx.stop.check();
-    steps.lap(`insert ${fresh.length - (resumed?.done ?? 0)}`);
+    steps.lap(`insert ${fresh.length - startedAt}`);
   } catch (error) {
     index.close();
     throw error;
