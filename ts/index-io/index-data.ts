@@ -157,6 +157,11 @@ export class IndexData {
     return { delta, tableRows, deltaFile: this.#graphDeltaFile };
   }
 
+  /** Whether cache/graph_delta.json exists (read with the graph, or staged since). */
+  get hasGraphDelta(): boolean {
+    return this.#graphDeltaFile;
+  }
+
   /** A stage staged the graph: as a delta, or (`whole`) as both tables and an empty delta. */
   async graphStaged(whole: boolean): Promise<void> {
     if (whole) this.#graphTables = copyGraphRows(await this.graph());

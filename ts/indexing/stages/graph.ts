@@ -34,19 +34,21 @@ export async function stageGraphTables(
   out: StageOutputs,
   options: { whole?: boolean } = {},
 ): Promise<void> {
-  const { delta, tableRows, deltaFile } = await index.graphChanges();
-  const size = graphDeltaSize(delta);
-  if (!options.whole && size * 2 <= tableRows) {
-    if (size > 0 || deltaFile) {
-      await out.file(GRAPH_DELTA_FILE, serializeGraphDelta(delta));
-      await index.graphStaged(false);
-    }
-    return;
-  }
   const graph = await index.graph();
+  if (!options.whole) {
+    const { delta, tableRows, deltaFile } = await index.graphChanges();
+    const size = graphDeltaSize(delta);
+    if (size * 2 <= tableRows) {
+      if (size > 0 || deltaFile) {
+        await out.file(GRAPH_DELTA_FILE, serializeGraphDelta(delta));
+        await index.graphStaged(false);
+      }
+      return;
+    }
+  }
   await out.table(TABLES.graphNodes, graphNodeRows(graph.nodes));
   await out.table(TABLES.graphEdges, graph.edges.values());
-  if (deltaFile) await out.file(GRAPH_DELTA_FILE, serializeGraphDelta(emptyGraphDelta()));
+  if (index.hasGraphDelta) await out.file(GRAPH_DELTA_FILE, serializeGraphDelta(emptyGraphDelta()));
   await index.graphStaged(true);
 }
 
