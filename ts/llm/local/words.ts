@@ -18,11 +18,19 @@ export function words(text: string): Word[] {
   for (const m of text.matchAll(WORD_RE)) {
     // Keep a trailing apostrophe or hyphen and the possessive out of the word ("Curies'" ->
     // "Curies", "Curie's" -> "Curie"): the name, not its genitive, is the entity, so the
-    // corpus and a question ("Who was Curie's husband?") meet on the same entity.
-    const w = m[0].replace(/(?:['’]s)?['’-]*$/u, '');
+    // corpus and a question ("Who was Curie's husband?") meet on the same entity. Only a
+    // word ending in one of ' ’ - s can lose anything; the others skip the regex (every
+    // question runs this).
+    const w = mayTrim(m[0]) ? m[0].replace(/(?:['’]s)?['’-]*$/u, '') : m[0];
     out.push({ text: w, start: m.index, end: m.index + w.length });
   }
   return out;
+}
+
+/** Whether `w` ends in a character the possessive / trailing-mark trim can remove. */
+function mayTrim(w: string): boolean {
+  const last = w.charCodeAt(w.length - 1);
+  return last === 0x27 || last === 0x2019 || last === 0x2d || last === 0x73;
 }
 
 export function isCapitalised(w: string): boolean {
