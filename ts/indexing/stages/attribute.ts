@@ -14,6 +14,7 @@ import { betweenness, coreNumbers } from '../../graph/index.js';
 import { ATTRIBUTE_INPUTS_FILE, serializeAttributeInputs } from '../../index-io/attribute-inputs.js';
 import { TABLES } from '../../index-io/tables.js';
 import { adjacency, toDense } from '../../model/adjacency.js';
+import { attributeAction } from '../../model/attribute-selection.js';
 import type { BaseGraph } from '../../model/graph-store.js';
 import { type MaterialItem, rankMaterial, trimToBudget } from '../../model/material.js';
 import type {
@@ -157,34 +158,34 @@ export async function attributeStage(ctx: StageContext): Promise<StageResult> {
     .sort((a, b) => a.humanReadableId - b.humanReadableId)) {
     const id = attributeId(entity.hashId);
     const known = attributes.get(id);
-    const was = recorded.inputs.get(id);
-    // An attribute of an older index (no recorded input): regenerated when its entity changed.
-    if (known && was === undefined && entity.updatedGeneration !== g) continue;
-    // In an incremental cycle an entity's importance is judged again only when its support
-    // changed (touched in g); the others keep their status. The betweenness is sampled from
-    // 500 pivots drawn by position, so any change elsewhere in the graph draws another sample
-    // and moves borderline entities in or out: noise that would cost a call for each (about
-    // a third of a sync's attribute calls on the update benchmark).
-    if (!known && ctx.state.is_incremental && entity.updatedGeneration !== g) {
-      unjudged++;
-      continue;
-    }
-    const p = promptFor(entity, graph, adj, { units, relationships }, budget, countTokens);
-    const hash = inputHash(ctx, p);
-    // Nor when it was judged not important before with this very input: its support changed
-    // (an edited file's entities leave with the old chunk and come back with the new one) but
-    // not its material, so only the sample moved it (about a tenth of a sync's attribute
-    // calls on the update benchmark).
-    if (!known && ctx.state.is_incremental && recorded.unimportant.get(entity.hashId) === hash) {
-      unjudged++;
-      continue;
-    }
-    if (known && was === hash) {
-      kept++;
-      continue;
-    }
     const retired = recorded.retired.get(id);
-    if (!known && retired?.input === hash) {
+    // The prompt and its hash, computed only when a rule needs them.
+    const input: { prompt?: Prompt; hash?: string } = {};
+    const action = attributeAction(
+      {
+        hasAttribute: known !== undefined,
+        recordedInput: recorded.inputs.get(id),
+        retiredInput: retired?.input,
+        unimportantInput: recorded.unimportant.get(entity.hashId),
+        incremental: ctx.state.is_incremental,
+        touched: entity.updatedGeneration === g,
+      },
+      () => {
+        input.prompt = promptFor(entity, graph, adj, { units, relationships }, budget, countTokens);
+        input.hash = inputHash(ctx, input.prompt);
+        return input.hash;
+      },
+    );
+    if (action === 'leave') {
+      unjudged++;
+      continue;
+    }
+    if (action === 'keep') {
+      if (input.hash !== undefined) kept++;
+      continue;
+    }
+    const { prompt, hash } = input as Required<typeof input>;
+    if (action === 'restore' && retired) {
       attributes.set(id, {
         hashId: id,
         humanReadableId: retired.humanReadableId,
@@ -201,7 +202,7 @@ export async function attributeStage(ctx: StageContext): Promise<StageResult> {
       restored++;
       continue;
     }
-    prompts.push(p);
+    prompts.push(prompt);
     hashes.push(hash);
   }
   recorded.retired.clear();

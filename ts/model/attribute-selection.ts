@@ -1,0 +1,47 @@
+/**
+ * Which important entities the Attribute pipeline asks the model about (docs/method.md §3.5,
+ * §4.5), as a pure decision over what the index recorded, so every rule is testable without
+ * the graph algorithms that judge importance.
+ */
+
+/** What the index holds about one important entity. */
+export interface AttributeCase {
+  /** It has an attribute. */
+  hasAttribute: boolean;
+  /** The input its attribute was written from (attribute_inputs.json `inputs`). */
+  recordedInput: string | undefined;
+  /** The input of its attribute a sync retired in this cycle (`retired`). */
+  retiredInput: string | undefined;
+  /** The input it was last judged not important with (`unimportant`). */
+  unimportantInput: string | undefined;
+  /** g ≥ 2. */
+  incremental: boolean;
+  /** Its support changed in this cycle (`updated_generation = g`). */
+  touched: boolean;
+}
+
+/**
+ * keep: its attribute stays; restore: the retired attribute comes back; leave: no attribute
+ * for now (its importance is not judged again); ask: one call.
+ */
+export type AttributeAction = 'keep' | 'restore' | 'leave' | 'ask';
+
+/** `input` computes the entity's prompt input hash; called only when the rules need it. */
+export function attributeAction(c: AttributeCase, input: () => string): AttributeAction {
+  // An attribute of an older index (no recorded input): regenerated when its entity changed.
+  if (c.hasAttribute && c.recordedInput === undefined && !c.touched) return 'keep';
+  // In an incremental cycle an entity's importance is judged again only when its support
+  // changed: the betweenness is sampled from 500 pivots drawn by position, so any change
+  // elsewhere in the graph draws another sample and moves borderline entities in or out,
+  // noise that would cost a call each (a third of a sync's attribute calls on the update
+  // benchmark).
+  if (!c.hasAttribute && c.incremental && !c.touched) return 'leave';
+  const hash = input();
+  // Nor when it was judged not important before with this very input: its support changed
+  // (an edited file's entities leave with the old chunk and come back with the new one) but
+  // not its material, so only the sample moved it (a tenth of them).
+  if (!c.hasAttribute && c.incremental && c.unimportantInput === hash) return 'leave';
+  if (c.hasAttribute && c.recordedInput === hash) return 'keep';
+  if (!c.hasAttribute && c.retiredInput === hash) return 'restore';
+  return 'ask';
+}
