@@ -8,7 +8,23 @@ import { readFile } from 'node:fs/promises';
 import { IndexFileError } from '../errors.js';
 import type { DecompositionRecord, ParsedUnit } from '../model/types.js';
 
+/**
+ * Lines already built, by record: a sync writes the file twice per cycle (its Document commit
+ * drops the removed chunks' records, the Text commit adds the new ones) over the same record
+ * objects, which nothing edits in place (a new reply is a new record).
+ */
+const lines = new WeakMap<DecompositionRecord, string>();
+
 function recordLine(r: DecompositionRecord): string {
+  let line = lines.get(r);
+  if (line === undefined) {
+    line = buildLine(r);
+    lines.set(r, line);
+  }
+  return line;
+}
+
+function buildLine(r: DecompositionRecord): string {
   // Built key by key: the order of §5, whatever order the object was assembled in.
   return JSON.stringify({
     text_hash_id: r.text_hash_id,
