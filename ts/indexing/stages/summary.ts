@@ -4,8 +4,9 @@
  * titles merged in community order, new element descriptions embedded, then members linked
  * to elements (directly, or through k-means clusters when the communities are large).
  * A community whose prompt input (hashed with the chat model) was recorded in
- * cache/community_inputs.json gets the elements recorded for it instead of a call: a sync
- * forms many of the communities it dropped again with the same members and texts.
+ * cache/community_inputs.json gets the elements recorded for it instead of a call. A sync
+ * first forms again, with their recorded members, the communities it dropped whose members
+ * all kept their texts (ts/model/summary.ts reformCommunities), and clusters the rest.
  */
 
 import { createHash } from 'node:crypto';
@@ -163,8 +164,7 @@ export async function summaryStage(ctx: StageContext): Promise<StageResult> {
         });
       }
     }
-    const recordedMembers = (hash: string) => recorded.get(hash)!.members;
-    for (const r of reformed) formed.push({ ...r, ranked: [...recordedMembers(r.hash)] });
+    for (const r of reformed) formed.push({ ...r, ranked: [...recorded.get(r.hash)!.members] });
     formed.sort((a, b) => (a.community.members[0]! < b.community.members[0]! ? -1 : 1));
     communities = formed.map((f) => f.community);
     const prompts = formed.map((f) => f.texts);
