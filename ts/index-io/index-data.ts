@@ -12,6 +12,7 @@ import type {
   DocumentRow,
   EntityRow,
   HighLevelElementRow,
+  NodeType,
   RelationshipRow,
   SemanticUnitRow,
   TextRow,
@@ -19,6 +20,7 @@ import type {
 } from '../model/types.js';
 import { CACHE_FILES, resolveInProject } from '../project/layout.js';
 import { ATTRIBUTE_INPUTS_FILE, type AttributeInputs, readAttributeInputs } from './attribute-inputs.js';
+import { type ColumnRequest, TableReader } from './columns.js';
 import { readDecompositions } from './decomposition.js';
 import { ELEMENT_MEMBERS_FILE, readElementMembers } from './element-members.js';
 import {
@@ -30,8 +32,9 @@ import {
   type GraphRows,
   readGraphDelta,
 } from './graph-delta.js';
+import { readTableFile } from './parquet.js';
 import type { IndexTable } from './table-spec.js';
-import { type IdMapRow, TABLES } from './tables.js';
+import { checkNodeType, type IdMapRow, TABLES } from './tables.js';
 
 async function exists(path: string): Promise<boolean> {
   try {
@@ -135,11 +138,7 @@ export class IndexData {
   /** The base graph: graph_nodes.parquet and graph_edges.parquet with cache/graph_delta.json applied. */
   graph(): Promise<BaseGraph> {
     return this.#once('graph', async () => {
-      const graph = new BaseGraph();
-      for (const { id, ...node } of await this.#rows(TABLES.graphNodes)) graph.nodes.set(id, node);
-      for (const edge of await this.#rows(TABLES.graphEdges)) {
-        graph.edges.set(edgeKey(edge.source, edge.target), edge);
-      }
+      const graph = await this.#graphTablesRead();
       this.#graphTables = copyGraphRows(graph);
       const delta = await readGraphDelta(resolveInProject(this.root, GRAPH_DELTA_FILE), GRAPH_DELTA_FILE);
       if (delta) {
@@ -148,6 +147,62 @@ export class IndexData {
       }
       return graph;
     });
+  }
+
+  /**
+   * graph_nodes.parquet and graph_edges.parquet as a BaseGraph: the largest tables a sync
+   * loads (70k rows on HotpotQA-100), so read column by column, node types and edge ends
+   * dictionary-encoded (one JS string per distinct id), rather than through the generic rows.
+   */
+  async #graphTablesRead(): Promise<BaseGraph> {
+    const graph = new BaseGraph();
+    const read = async (file: string, columns: ColumnRequest[]) => {
+      const path = resolveInProject(this.root, file);
+      return (await exists(path)) ? new TableReader(file, await readTableFile(path, columns)) : null;
+    };
+    const { graphNodes, graphEdges } = TABLES;
+    const n = await read(
+      graphNodes.file,
+      graphNodes.columns(['id', 'weight', 'generation', 'updated_generation'], ['type']),
+    );
+    if (n) {
+      const ids = n.utf8('id');
+      const type = n.utf8Dictionary('type');
+      const [weight, generation, updated] = [
+        n.int('weight'),
+        n.int('generation'),
+        n.int('updated_generation'),
+      ];
+      type.values.forEach((value, key) => {
+        const row = type.keys.indexOf(key);
+        if (row >= 0) checkNodeType(n.label, row, value);
+      });
+      for (let i = 0; i < ids.length; i++) {
+        graph.nodes.set(ids[i]!, {
+          type: type.values[type.keys[i]!] as NodeType,
+          weight: weight[i]!,
+          generation: generation[i]!,
+          updatedGeneration: updated[i]!,
+        });
+      }
+    }
+    const e = await read(graphEdges.file, graphEdges.columns(['weight', 'generation'], ['source', 'target']));
+    if (e) {
+      const source = e.utf8Dictionary('source');
+      const target = e.utf8Dictionary('target');
+      const [weight, generation] = [e.int('weight'), e.int('generation')];
+      for (let i = 0; i < weight.length; i++) {
+        const s = source.values[source.keys[i]!]!;
+        const t = target.values[target.keys[i]!]!;
+        graph.edges.set(edgeKey(s, t), {
+          source: s,
+          target: t,
+          weight: weight[i]!,
+          generation: generation[i]!,
+        });
+      }
+    }
+    return graph;
   }
 
   /** What changed in the graph since its tables were last written whole, and their row count. */

@@ -38,7 +38,7 @@ function byEdge(a: { source: string; target: string }, b: { source: string; targ
 
 const NODE_TYPE_SET: ReadonlySet<string> = new Set(NODE_TYPES);
 
-function checkNodeType(label: string, i: number, type: string): void {
+export function checkNodeType(label: string, i: number, type: string): void {
   if (!NODE_TYPE_SET.has(type)) {
     throw new IndexFileError(
       'index_damaged',
