@@ -17,6 +17,7 @@ import {
 } from '../../index-io/attribute-inputs.js';
 import { serializeDecompositions } from '../../index-io/decomposition.js';
 import { ELEMENT_MEMBERS_FILE, serializeElementMembers } from '../../index-io/element-members.js';
+import type { IndexData } from '../../index-io/index-data.js';
 import {
   RETIRED_VECTORS_FILE,
   type RetiredVector,
@@ -48,13 +49,14 @@ function codePoints(s: string): number {
 export async function documentStage(ctx: StageContext): Promise<StageResult> {
   const { plan, g, counters } = ctx;
   const chunkSize = ctx.config.config.chunk_size;
-  const documents = await ctx.index.documents();
-  const texts = await ctx.index.texts();
-  // Rows as committed: a copy of a changed document's old content copies the old row.
-  const previous = [...documents];
-
   // Deleted and changed paths: their rows go (a changed path is added again below).
   const removedPaths = new Set([...plan.deleted, ...plan.changed]);
+  // A removal needs every table (pruneUnlisted): their reads start now, on the pool, and
+  // overlap with each other and with the extraction of the new documents.
+  if (removedPaths.size > 0) readAhead(ctx.index);
+  const [documents, texts] = await Promise.all([ctx.index.documents(), ctx.index.texts()]);
+  // Rows as committed: a copy of a changed document's old content copies the old row.
+  const previous = [...documents];
   for (let i = documents.length - 1; i >= 0; i--) {
     if (removedPaths.has(documents[i]!.path)) documents.splice(i, 1);
   }
@@ -197,6 +199,27 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
       removedRelationships: pruned?.removed.relationship ?? [],
     },
   };
+}
+
+/**
+ * Starts loading the tables a removal reads (IndexData keeps the pending loads, so the later
+ * awaits take them over). A failed read is reported by that await; until then it is handled
+ * here, so a stage that ends earlier (no document could be read) leaves no unhandled rejection.
+ */
+function readAhead(index: IndexData): void {
+  const loads: Promise<unknown>[] = [
+    index.units(),
+    index.entities(),
+    index.relationships(),
+    index.attributes(),
+    index.elements(),
+    index.titles(),
+    index.decompositions(),
+    index.elementMembers(),
+    index.attributeInputs(),
+    index.graph(),
+  ];
+  for (const load of loads) load.catch(() => undefined);
 }
 
 /**
