@@ -109,6 +109,14 @@ describe('graph tables and cache/graph_delta.json', () => {
     ]);
     expect((await TABLES.graphNodes.load(root)).map((n) => n.id)).toEqual([...again.nodes.keys()].sort());
     expect(view(await new IndexData(root, 4).graph())).toBe(view(again));
+
+    // A later change in the same run (a follow-up cycle) is a delta against those tables.
+    again.bumpNode('y-new', 'text', 4);
+    const follow = await commitGraph(resumed);
+    expect(follow).toEqual([GRAPH_DELTA_FILE]);
+    const delta = JSON.parse(await readFile(resolveInProject(root, GRAPH_DELTA_FILE), 'utf8'));
+    expect(delta.nodes).toEqual([['y-new', 'text', 1, 4, 4]]);
+    expect(view(await new IndexData(root, 4).graph())).toBe(view(again));
   });
 
   it('writes the tables once the delta would hold half their rows', async () => {

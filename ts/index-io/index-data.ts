@@ -51,7 +51,7 @@ function byId<T extends { hashId: string }>(rows: readonly T[]): Map<string, T> 
 export class IndexData {
   readonly #memo = new Map<string, Promise<unknown>>();
   /** The rows of graph_nodes.parquet and graph_edges.parquet as committed (without the delta). */
-  #graphTables: GraphRows = { nodes: new Map(), edges: new Map() };
+  #graphTables: GraphRows | null = { nodes: new Map(), edges: new Map() };
   /** Whether cache/graph_delta.json exists (committed, or staged by this run). */
   #graphDeltaFile = false;
 
@@ -207,7 +207,11 @@ export class IndexData {
 
   /** What changed in the graph since its tables were last written whole, and their row count. */
   async graphChanges(): Promise<{ delta: GraphDelta; tableRows: number; deltaFile: boolean }> {
-    const delta = diffGraph(this.#graphTables, await this.graph());
+    const graph = await this.graph();
+    // After a whole write the committed tables are the base: read again only when needed
+    // (a later delta in the same run, rare), rather than copied at every cycle's end.
+    this.#graphTables ??= await this.#graphTablesRead();
+    const delta = diffGraph(this.#graphTables, graph);
     const tableRows = this.#graphTables.nodes.size + this.#graphTables.edges.size;
     return { delta, tableRows, deltaFile: this.#graphDeltaFile };
   }
@@ -218,8 +222,8 @@ export class IndexData {
   }
 
   /** A stage staged the graph: as a delta, or (`whole`) as both tables and an empty delta. */
-  async graphStaged(whole: boolean): Promise<void> {
-    if (whole) this.#graphTables = copyGraphRows(await this.graph());
+  graphStaged(whole: boolean): void {
+    if (whole) this.#graphTables = null;
     else this.#graphDeltaFile = true;
   }
 

@@ -41,7 +41,7 @@ export async function stageGraphTables(
     if (size * 2 <= tableRows) {
       if (size > 0 || deltaFile) {
         await out.file(GRAPH_DELTA_FILE, serializeGraphDelta(delta));
-        await index.graphStaged(false);
+        index.graphStaged(false);
       }
       return;
     }
@@ -49,7 +49,7 @@ export async function stageGraphTables(
   await out.table(TABLES.graphNodes, graphNodeRows(graph.nodes));
   await out.table(TABLES.graphEdges, graph.edges.values());
   if (index.hasGraphDelta) await out.file(GRAPH_DELTA_FILE, serializeGraphDelta(emptyGraphDelta()));
-  await index.graphStaged(true);
+  index.graphStaged(true);
 }
 
 export async function graphStage(ctx: StageContext): Promise<StageResult> {
