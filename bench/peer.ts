@@ -66,6 +66,8 @@ const { values: args } = parseArgs({
     // A V8 CPU profile of the noderag build (node --cpu-prof) and of this process, where the
     // fake server runs, written into this folder.
     'cpu-prof': { type: 'string' },
+    // Development, A/B: build with this compiled CLI (…/cli/main.js) instead of compiling ts/.
+    cli: { type: 'string' },
   },
 });
 const buildOnly = args['build-only'] === true;
@@ -190,7 +192,11 @@ writeInput(lightragFolder);
 const questionsFile = join(BENCH_DATA, 'peer-questions.json');
 writeFileSync(questionsFile, JSON.stringify(questions.map((q) => q.question)));
 
-// noderag: openai provider at the fake server's base_url, dim 1536, the defaults otherwise.
+// noderag: openai provider at the fake server's base_url, dim 1536, the defaults otherwise, but
+// for the request limits: at most 50 requests in flight, the original's own limit (its
+// rate_limit is an asyncio semaphore of 50, with no pacing), and a rate limit the fake server
+// never needs (10,000 starts/s: pacing one start per 0.1 ms, which never binds here).
+const PEER_LIMITS = ['  rate_limit: 10000', '  max_in_flight: 50'];
 writeFileSync(
   join(oursFolder, 'Node_config.yaml'),
   [
@@ -199,13 +205,13 @@ writeFileSync(
     '  model_name: gpt-4o-mini',
     '  api_keys: bench-key',
     `  base_url: ${fake.baseUrl}`,
-    '  rate_limit: 1000',
+    ...PEER_LIMITS,
     'embedding_config:',
     '  service_provider: openai',
     '  embedding_model_name: text-embedding-3-small',
     '  api_keys: bench-key',
     `  base_url: ${fake.baseUrl}`,
-    '  rate_limit: 1000',
+    ...PEER_LIMITS,
     'config:',
     `  main_folder: ${JSON.stringify(oursFolder)}`,
     '  language: English',
@@ -491,7 +497,7 @@ function compiledCli(): string {
 }
 
 const ours = emptySide();
-const oursCli = compiledCli();
+const oursCli = args.cli ? resolve(args.cli) : compiledCli();
 if (cpuProfDir) mkdirSync(cpuProfDir, { recursive: true });
 const { result: ob, cpuS: oursServerCpuS } = await fakeServerCpu(
   () =>
