@@ -419,7 +419,18 @@ describe('response cache', () => {
     expect(Array.from(b.vectors.subarray(0, 64))).toEqual(Array.from(a.vectors.subarray(64, 128)));
     expect(Array.from(b.vectors.subarray(3 * 64, 4 * 64))).toEqual(Array.from(a.vectors.subarray(0, 64)));
     expect(p.stats().embedding).toMatchObject({ embeddingCacheHits: 3, embeddedTexts: 4 });
+    // The repeated input gets the one vector sent for it, in both places.
+    const delta = Array.from(featureHashBatch(['delta'], 64));
+    expect(Array.from(b.vectors.subarray(2 * 64, 3 * 64))).toEqual(delta);
+    expect(Array.from(b.vectors.subarray(4 * 64, 5 * 64))).toEqual(delta);
     p.close();
+    // All from the cache, one record per text: no request, the same vectors.
+    const again = providers(openaiConfig());
+    const c = await again.embedDocuments(['delta', 'alpha', 'delta']);
+    expect(openai.count('embeddings')).toBe(2);
+    expect(Array.from(c.vectors)).toEqual([...delta, ...Array.from(a.vectors.subarray(0, 64)), ...delta]);
+    expect(again.cache?.embeddingCount).toBe(4);
+    again.close();
   });
 
   it('does not cache failures, and search mode does not cache at all', async () => {

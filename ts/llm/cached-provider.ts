@@ -225,41 +225,24 @@ export class CachedProvider implements Provider {
       if (list) list.push(i);
       else missing.set(t, [i]);
     }
-    if (missing.size > 0) {
-      const sendTexts = [...missing.keys()];
-      this.#stats.calls++;
-      const batch = await this.#withPolicy('embed', options.signal, (signal) =>
-        this.#o.adapter.embed(sendTexts, { signal }),
-      );
-      this.#checkVectors(batch, sendTexts.length);
-      this.#stats.embeddedTexts += sendTexts.length;
-      const toStore: Array<{ key: Buffer; vector: Float32Array }> = [];
-      sendTexts.forEach((t, j) => {
-        const vector = batch.vectors.slice(j * batch.dim, (j + 1) * batch.dim);
-        for (const i of missing.get(t) as number[]) {
-          found[i] = vector;
-          if (cache) toStore.push({ key: keys[i] as Buffer, vector });
-        }
-      });
-      if (cache) {
-        // One record per distinct key.
-        const seen = new Set<string>();
-        cache.putEmbeddings(
-          toStore.filter((e) => {
-            const k = e.key.toString('hex');
-            if (seen.has(k)) return false;
-            seen.add(k);
-            return true;
-          }),
-        );
-      }
-    }
-    const dim = found[0]?.length ?? this.#o.expectedDim ?? 0;
-    const out = new Float32Array(inputs.length * dim);
-    found.forEach((v, i) => {
-      out.set(v as Float32Array, i * dim);
+    if (missing.size === 0) return packRows(found, this.#o.expectedDim ?? 0);
+    const sendTexts = [...missing.keys()];
+    this.#stats.calls++;
+    const batch = await this.#withPolicy('embed', options.signal, (signal) =>
+      this.#o.adapter.embed(sendTexts, { signal }),
+    );
+    this.#checkVectors(batch, sendTexts.length);
+    this.#stats.embeddedTexts += sendTexts.length;
+    const { dim } = batch;
+    const rows = sendTexts.map((_, j) => batch.vectors.subarray(j * dim, (j + 1) * dim));
+    // One record per distinct text (the key is a function of the text), read from the batch.
+    cache?.putEmbeddings(sendTexts.map((t, j) => ({ key: keys[missing.get(t)![0]!]!, vector: rows[j]! })));
+    // Every input distinct and none cached: the reply is the result as it is, in input order.
+    if (sendTexts.length === inputs.length) return batch;
+    sendTexts.forEach((t, j) => {
+      for (const i of missing.get(t)!) found[i] = rows[j];
     });
-    return { vectors: out, dim };
+    return packRows(found, dim);
   }
 
   #checkVectors(batch: EmbeddingBatch, count: number): void {
@@ -481,6 +464,16 @@ export class CachedProvider implements Provider {
       scope.end();
     }
   }
+}
+
+/** Vectors of one length, one per input, as one row-major buffer. */
+function packRows(rows: ReadonlyArray<Float32Array | undefined>, fallbackDim: number): EmbeddingBatch {
+  const dim = rows[0]?.length ?? fallbackDim;
+  const out = new Float32Array(rows.length * dim);
+  rows.forEach((v, i) => {
+    out.set(v as Float32Array, i * dim);
+  });
+  return { vectors: out, dim };
 }
 
 /** A cached chat reply: a non-empty string. */
