@@ -27,8 +27,8 @@ import {
   vectorNodes,
 } from './hnsw-vectors.js';
 
-/** Vectors per native call: between two calls a stop (or the HNSW stage) can take over. */
-const CHUNK = 512;
+/** Vectors per native call (one native batch): the HNSW stage waits at most for one to take over. */
+const CHUNK = 256;
 
 interface Prebuild {
   params: VectorIndexParams;
