@@ -139,7 +139,92 @@ pub struct SearchGraph {
   /// 1 / W(j), or 0 for an isolated node (W(j) = 0); internal ids.
   inv_strength: Vec<f64>,
   isolated: Vec<u32>,
+  /// The CSR's weights as indexes into their distinct values, when there are at most 2¹⁶ of
+  /// them (see [`WeightCodes`]); None: the push reads the f64 weights.
+  weight_codes: Option<WeightCodes>,
   pool: Mutex<Vec<Scratch>>,
+}
+
+/// Edge weights of the CSR as u16 codes into a table of the distinct f64 values. A graph has
+/// few distinct weights (counts, and 1/degree after `unbalance_adjust`), so the push step
+/// reads 2 bytes per entry instead of 8: its largest stall was the first read of each
+/// weight row. `table[codes[e]]` is the very f64 of entry e, so scores are bit-identical.
+struct WeightCodes {
+  codes: Vec<u16>,
+  table: Vec<f64>,
+}
+
+impl WeightCodes {
+  /// None when the weights have more than 2¹⁶ distinct values (bit patterns).
+  fn new(weights: &[f64]) -> Option<WeightCodes> {
+    let mut index: std::collections::HashMap<u64, u16, BitsHash> = Default::default();
+    let mut table = Vec::new();
+    let mut codes = Vec::with_capacity(weights.len());
+    for &w in weights {
+      let next = table.len();
+      let code = *index.entry(w.to_bits()).or_insert_with(|| {
+        table.push(w);
+        next as u16
+      });
+      if table.len() > 1 << 16 {
+        return None;
+      }
+      codes.push(code);
+    }
+    Some(WeightCodes { codes, table })
+  }
+}
+
+/// A multiplicative hash of a weight's bits for [`WeightCodes::new`], which looks up every
+/// CSR entry at load (2 M at a million edges): the default SipHash doubled the time of
+/// building the search graph. The high half is folded in so that the low bits (the bucket)
+/// depend on the whole value (the bits of 0.5, 0.25, … end in zeros).
+#[derive(Default)]
+struct BitsHasher(u64);
+
+impl std::hash::Hasher for BitsHasher {
+  fn finish(&self) -> u64 {
+    let h = self.0.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    h ^ (h >> 32)
+  }
+  fn write(&mut self, bytes: &[u8]) {
+    for &b in bytes {
+      self.0 = self.0.rotate_left(8) ^ u64::from(b);
+    }
+  }
+  fn write_u64(&mut self, x: u64) {
+    self.0 = x;
+  }
+}
+
+type BitsHash = std::hash::BuildHasherDefault<BitsHasher>;
+
+/// How the push step reads the weight of CSR entry `e` and where a row of weights starts.
+trait WeightRead {
+  fn at(&self, e: usize) -> f64;
+  fn row_ptr(&self, a: usize) -> *const i8;
+}
+
+impl WeightRead for &[f64] {
+  #[inline]
+  fn at(&self, e: usize) -> f64 {
+    self[e]
+  }
+  #[inline]
+  fn row_ptr(&self, a: usize) -> *const i8 {
+    self.as_ptr().wrapping_add(a) as *const i8
+  }
+}
+
+impl WeightRead for &WeightCodes {
+  #[inline]
+  fn at(&self, e: usize) -> f64 {
+    self.table[self.codes[e] as usize]
+  }
+  #[inline]
+  fn row_ptr(&self, a: usize) -> *const i8 {
+    self.codes.as_ptr().wrapping_add(a) as *const i8
+  }
 }
 
 impl SearchGraph {
@@ -191,7 +276,9 @@ impl SearchGraph {
       }
     }
     let type_count = node_types.iter().map(|&t| t as usize + 1).max().unwrap_or(0);
+    let weight_codes = WeightCodes::new(graph.raw().2);
     Ok(SearchGraph {
+      weight_codes,
       graph,
       order,
       rank,
@@ -467,7 +554,7 @@ impl SearchGraph {
     s: &mut Scratch,
     sel: Option<&mut Selector>,
   ) -> (f64, u64) {
-    let (offsets, nb, wt) = self.graph.raw();
+    let wt = self.graph.raw().2;
     let alpha = params.alpha;
     let (c, x) = (s.cur, 1 - s.cur);
     let Scratch {
@@ -481,39 +568,12 @@ impl SearchGraph {
     if grow.len() <= cells.len() {
       grow.resize(cells.len() + 1, 0);
     }
-    // Local slices, and new nodes written to `grow` by index instead of `ball.push`: the
-    // loop keeps every pointer and length in registers (a push may reallocate, which made
-    // the compiler reload them from `s` for every entry).
     let cells = cells.as_mut_slice();
     let grow = grow.as_mut_slice();
-    let inv = self.inv_strength.as_slice();
-    let mut added = 0usize;
-    let mut read = 0u64;
-    for (at, &j) in ball.iter().enumerate() {
-      // The row a few ball nodes ahead starts loading now: ball nodes are scattered over
-      // the CSR, so each row's first read is a cache miss (a hint only; nothing changes).
-      #[cfg(target_arch = "x86_64")]
-      if let Some(&ahead) = ball.get(at + ROW_AHEAD) {
-        prefetch_row(offsets, nb, wt, ahead as usize);
-      }
-      #[cfg(not(target_arch = "x86_64"))]
-      let _ = at;
-      let j = j as usize;
-      // Every ball node pushes (even with p = 0) so that the ball stays the exact k-hop ball.
-      let push = alpha * cells[j].v[c] * inv[j];
-      let (a, b) = (offsets[j], offsets[j + 1]);
-      read += (b - a) as u64;
-      for (&i, &w) in nb[a..b].iter().zip(&wt[a..b]) {
-        let cell = &mut cells[i as usize];
-        // Branch-free: the node is written past the new ones and kept only when it is new
-        // (`grow` has room for every node plus one), so an unpredictable "new node?" test
-        // never flushes the loads in flight. Ball order is the order of first visits, as before.
-        grow[added] = i;
-        added += usize::from(cell.mark != epoch);
-        cell.mark = epoch;
-        cell.v[x] += w * push;
-      }
-    }
+    let (added, read) = match &self.weight_codes {
+      Some(codes) => self.push_ball(ball, cells, grow, epoch, alpha, (c, x), codes),
+      None => self.push_ball(ball, cells, grow, epoch, alpha, (c, x), wt),
+    };
     ball.extend_from_slice(&grow[..added]);
     let lazy = match params.mode {
       PropagationMode::Walk => 1.0 - alpha,
@@ -552,6 +612,56 @@ impl SearchGraph {
     }
     s.cur = x;
     (diff2, read)
+  }
+
+  /// The pushes of one sparse step from every ball node; returns the number of nodes newly
+  /// reached (written to `grow`) and the CSR entries read.
+  #[allow(clippy::too_many_arguments)]
+  #[inline]
+  fn push_ball<W: WeightRead>(
+    &self,
+    ball: &[u32],
+    cells: &mut [Cell],
+    grow: &mut [u32],
+    epoch: u32,
+    alpha: f64,
+    (c, x): (usize, usize),
+    wt: W,
+  ) -> (usize, u64) {
+    let (offsets, nb, _) = self.graph.raw();
+    // Local slices, and new nodes written to `grow` by index instead of `ball.push`: the
+    // loop keeps every pointer and length in registers (a push may reallocate, which made
+    // the compiler reload them from `s` for every entry).
+    let inv = self.inv_strength.as_slice();
+    let mut added = 0usize;
+    let mut read = 0u64;
+    for (at, &j) in ball.iter().enumerate() {
+      // The row a few ball nodes ahead starts loading now: ball nodes are scattered over
+      // the CSR, so each row's first read is a cache miss (a hint only; nothing changes).
+      #[cfg(target_arch = "x86_64")]
+      if let Some(&ahead) = ball.get(at + ROW_AHEAD) {
+        let a = offsets[ahead as usize];
+        prefetch_row(nb.as_ptr().wrapping_add(a) as *const i8, wt.row_ptr(a));
+      }
+      #[cfg(not(target_arch = "x86_64"))]
+      let _ = at;
+      let j = j as usize;
+      // Every ball node pushes (even with p = 0) so that the ball stays the exact k-hop ball.
+      let push = alpha * cells[j].v[c] * inv[j];
+      let (a, b) = (offsets[j], offsets[j + 1]);
+      read += (b - a) as u64;
+      for (k, &i) in nb[a..b].iter().enumerate() {
+        let cell = &mut cells[i as usize];
+        // Branch-free: the node is written past the new ones and kept only when it is new
+        // (`grow` has room for every node plus one), so an unpredictable "new node?" test
+        // never flushes the loads in flight. Ball order is the order of first visits, as before.
+        grow[added] = i;
+        added += usize::from(cell.mark != epoch);
+        cell.mark = epoch;
+        cell.v[x] += wt.at(a + k) * push;
+      }
+    }
+    (added, read)
   }
 
   /// One full pull step over every node, with the implicit uniform isolated columns.
@@ -608,17 +718,16 @@ impl SearchGraph {
 /// How many ball nodes ahead of its push a row is prefetched.
 const ROW_AHEAD: usize = 4;
 
-/// Prefetch hints for the first lines of row `u` (its neighbours and weights).
+/// Prefetch hints for the first lines of a row: its neighbours and its weights.
 #[cfg(target_arch = "x86_64")]
 #[inline]
-fn prefetch_row(offsets: &[usize], nb: &[u32], wt: &[f64], u: usize) {
+fn prefetch_row(neighbours: *const i8, weights: *const i8) {
   use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-  let a = offsets[u];
-  // SAFETY: prefetch is a hint and never faults; `a` is at most the slices' length.
+  // SAFETY: prefetch is a hint and never faults, whatever the address.
   unsafe {
-    _mm_prefetch(nb.as_ptr().wrapping_add(a) as *const i8, _MM_HINT_T0);
-    _mm_prefetch(wt.as_ptr().wrapping_add(a) as *const i8, _MM_HINT_T0);
-    _mm_prefetch(wt.as_ptr().wrapping_add(a + 8) as *const i8, _MM_HINT_T0);
+    _mm_prefetch(neighbours, _MM_HINT_T0);
+    _mm_prefetch(weights, _MM_HINT_T0);
+    _mm_prefetch(weights.wrapping_add(64), _MM_HINT_T0);
   }
 }
 

@@ -317,3 +317,58 @@ fn concurrent_queries_agree_with_sequential_ones() {
     }
   }
 }
+
+#[test]
+fn coded_weights_give_the_scores_of_the_f64_weights_bit_for_bit() {
+  let mut rng = SplitMix64::new(7);
+  let n = 500;
+  let edges = random_edges(&mut rng, n, 2000);
+  let types: Vec<u8> = (0..n).map(|_| rng.below(4) as u8).collect();
+  let graph = || Graph::from_edges(n, &edges.0, &edges.1, &edges.2).unwrap();
+  let coded = SearchGraph::from_graph(graph(), types.clone()).unwrap();
+  assert!(
+    coded.weight_codes.is_some(),
+    "a few thousand distinct weights are coded"
+  );
+  let mut plain = SearchGraph::from_graph(graph(), types).unwrap();
+  plain.weight_codes = None;
+  let ids = [3u32, 17, 250, 41, 99];
+  let ws = [1.0, 2.0, 1.0, 0.5, 3.0];
+  let quotas = [7u32, 3, 5, 1000];
+  for params in [
+    PropagationParams::walk(0.5, 1),
+    PropagationParams::walk(0.5, 2),
+    PropagationParams::walk(0.3, 4),
+    PropagationParams {
+      mode: PropagationMode::Restart,
+      ..PropagationParams::walk(0.85, 40)
+    },
+  ] {
+    let (a, b) = (
+      coded.top_nodes(&ids, &ws, &params, &quotas).unwrap(),
+      plain.top_nodes(&ids, &ws, &params, &quotas).unwrap(),
+    );
+    assert_eq!(a.ids, b.ids, "{params:?}");
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&a.scores), bits(&b.scores), "{params:?}");
+    let (fa, fb) = (
+      coded.scores(&ids, &ws, &params).unwrap(),
+      plain.scores(&ids, &ws, &params).unwrap(),
+    );
+    assert_eq!(bits(&fa.scores), bits(&fb.scores), "{params:?}");
+  }
+}
+
+#[test]
+fn weight_codes_keep_each_value_and_give_up_past_65536_distinct() {
+  let weights = [0.5, 1.0 / 3.0, 0.5, -0.0, 0.0, 2.0, 1.0 / 3.0];
+  let c = WeightCodes::new(&weights).unwrap();
+  assert_eq!(c.table.len(), 5); // -0.0 and 0.0 are different bit patterns, both kept
+  for (e, &w) in weights.iter().enumerate() {
+    assert_eq!(c.table[c.codes[e] as usize].to_bits(), w.to_bits());
+  }
+  let many: Vec<f64> = (0..70_000).map(|i| 1.0 + i as f64).collect();
+  assert!(WeightCodes::new(&many).is_none());
+  let exactly: Vec<f64> = (0..65_536).map(|i| i as f64).collect();
+  assert_eq!(WeightCodes::new(&exactly).unwrap().table.len(), 65_536);
+}
