@@ -1,6 +1,6 @@
 /**
- * The HNSW pipeline's insertion, started early (issue 17: stages overlapped where they are
- * independent). In a first build the text, semantic-unit and attribute vectors are final once
+ * The HNSW pipeline's insertion, started early (docs/method.md §3.9; issue 17: stages
+ * overlapped where they are independent). In a first build the text, semantic-unit and attribute vectors are final once
  * the Embedding pipeline has committed, and they are the first labels of the vector index
  * (type order, hnsw-vectors.ts). So the build starts inserting them then, on one thread and in
  * memory only, while the Summary and Insert text stages run (mostly waiting for the model); the
