@@ -1,11 +1,11 @@
 /**
  * The HNSW pipeline's insertion, started early (docs/method.md §3.9; issue 17: stages
- * overlapped where they are independent). In a first build the text, semantic-unit and attribute vectors are final once
- * the Embedding pipeline has committed, and they are the first labels of the vector index
- * (type order, hnsw-vectors.ts). So the build starts inserting them then, on one thread and in
- * memory only, while the Summary and Insert text stages run (mostly waiting for the model); the
- * HNSW stage takes the partial index and inserts the rest (the high-level elements) on all
- * cores.
+ * overlapped where they are independent). In a first build the text, semantic-unit and
+ * attribute vectors are final once the Embedding pipeline has committed, and they are the
+ * first labels of the vector index (type order, hnsw-vectors.ts). So the build starts
+ * inserting them then, on one thread and in memory only, while the Summary and Insert text
+ * stages run (mostly waiting for the model); the HNSW stage takes the partial index and
+ * inserts the rest (the high-level elements) on all cores.
  *
  * Nothing here is committed or written: a crash or stop loses only the head start, and the
  * stage's own checkpoints are unchanged. The stage takes the index only when its job is a
