@@ -88,6 +88,31 @@ describe('StageCommit', () => {
     expect(existsSync(join(root, 'cache', '.staging', 'COMMIT.json'))).toBe(false);
   });
 
+  it('a staged write still running is awaited by commit(); one that fails fails the commit, which changes nothing', async () => {
+    await writeOld();
+    const commit = await StageCommit.begin(root);
+    let finish!: () => void;
+    const late = new Promise<void>((done) => {
+      finish = done;
+    });
+    const path = commit.stagedPathFor('cache/a.parquet');
+    commit.track(late.then(() => writeFile(path, 'new cache/a.parquet')));
+    for (const f of FILES.slice(1)) await commit.put(f, `new ${f}`);
+    const committing = commit.commit();
+    finish();
+    await committing;
+    expect(await contents()).toEqual(allNew);
+
+    const failing = await StageCommit.begin(root);
+    failing.stagedPathFor('cache/sub/b.bin');
+    failing.track(Promise.reject(new Error('disk full while writing cache/sub/b.bin')));
+    await failing.put('info/state.json', 'newer');
+    await expect(failing.commit()).rejects.toThrow('disk full while writing cache/sub/b.bin');
+    await failing.discard();
+    expect(await contents()).toEqual(allNew);
+    expect(existsSync(join(root, 'cache/.staging/COMMIT.json'))).toBe(false);
+  });
+
   it('discard() removes staged files and changes nothing', async () => {
     await writeOld();
     const commit = await StageCommit.begin(root);

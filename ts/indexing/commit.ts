@@ -150,6 +150,8 @@ async function exists(path: string): Promise<boolean> {
 export class StageCommit {
   private readonly entries: ManifestEntry[] = [];
   private readonly destinations = new Set<string>();
+  /** Staged writes still running (`track`); `commit` and `discard` wait for them. */
+  private readonly writing: Promise<unknown>[] = [];
   private finished = false;
 
   private constructor(
@@ -186,9 +188,19 @@ export class StageCommit {
     return resolveInProject(this.root, `${STAGING_DIR}/${staged}`);
   }
 
-  /** Stage `data` as the new content of `destination`. */
+  /** Stage `data` as the new content of `destination` (written in the background: `track`). */
   async put(destination: string, data: string | Uint8Array): Promise<void> {
-    await writeFileSynced(this.stagedPathFor(destination), data);
+    this.track(writeFileSynced(this.stagedPathFor(destination), data));
+  }
+
+  /**
+   * A write of a staged file that runs while the stage goes on (the native parquet writer
+   * compresses on the pool while the next table's columns are built): `commit` waits for it
+   * and fails with its error; until then its failure is held here, never unhandled.
+   */
+  track(write: Promise<unknown>): void {
+    write.catch(() => undefined);
+    this.writing.push(write);
   }
 
   /** Project-relative destinations staged so far, in staging order. */
@@ -204,6 +216,7 @@ export class StageCommit {
    */
   async commit(options: { deferGraphSnapshot?: boolean } = {}): Promise<void> {
     if (this.finished) throw new InternalError('internal_error', 'commit already finished');
+    await Promise.all(this.writing);
     const stagingDir = resolveInProject(this.root, STAGING_DIR);
     for (const entry of this.entries) {
       const path = `${stagingDir}/${entry.staged}`;
@@ -297,6 +310,7 @@ export class StageCommit {
   /** Drop everything staged (a stage that failed before committing). */
   async discard(): Promise<void> {
     this.finished = true;
+    await Promise.allSettled(this.writing);
     for (const entry of this.entries) {
       await rm(resolveInProject(this.root, `${STAGING_DIR}/${entry.staged}`), { force: true });
     }

@@ -10,9 +10,14 @@ import type { StageCommit } from '../commit.js';
 export class StageOutputs {
   constructor(private readonly commit: StageCommit) {}
 
-  /** Stage the whole of a parquet table (`dim`, config.dim, for a table with vectors). */
+  /**
+   * Stage the whole of a parquet table (`dim`, config.dim, for a table with vectors). The rows
+   * are turned into columns now; the file is written on the pool while the stage goes on
+   * (StageCommit.track), so later edits of the rows do not reach it.
+   */
   async table<R>(table: IndexTable<R>, rows: Iterable<R>, dim?: number): Promise<void> {
-    await writeTableFile(this.commit.stagedPathFor(table.file), table.write(rows, dim));
+    const columns = table.write(rows, dim);
+    this.commit.track(writeTableFile(this.commit.stagedPathFor(table.file), columns));
   }
 
   /** Stage a text or binary file. */
