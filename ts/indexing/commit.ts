@@ -203,6 +203,11 @@ export class StageCommit {
     this.writing.push(write);
   }
 
+  /** `put` for the files commit() itself adds: written before it goes on. */
+  async #putNow(destination: string, data: string | Uint8Array): Promise<void> {
+    await writeFileSynced(this.stagedPathFor(destination), data);
+  }
+
   /** Project-relative destinations staged so far, in staging order. */
   get staged(): readonly string[] {
     return this.entries.map((e) => e.destination);
@@ -290,7 +295,7 @@ export class StageCommit {
       if (e instanceof SnapshotUnavailable || e instanceof IndexFileError) return found;
       throw e;
     }
-    await this.put(GRAPH_SNAPSHOT_FILE, bytes);
+    await this.#putNow(GRAPH_SNAPSHOT_FILE, bytes);
     return found;
   }
 
@@ -304,7 +309,7 @@ export class StageCommit {
     for (const [path, sum] of extra) checksums.set(path, sum);
     const stagingDir = resolveInProject(this.root, STAGING_DIR);
     for (const e of mine) checksums.set(e.destination, await sha256File(`${stagingDir}/${e.staged}`));
-    await this.put(CHECKSUMS_FILE, serializeChecksums(checksums));
+    await this.#putNow(CHECKSUMS_FILE, serializeChecksums(checksums));
   }
 
   /** Drop everything staged (a stage that failed before committing). */
