@@ -176,9 +176,10 @@ export declare function fold(s: string): string
 
 /**
  * Betweenness (Brandes, unweighted, undirected; exact for ≤ 5,000 nodes, else 500
- * pivots from a shuffle seeded with `seed`, default 42). Async.
+ * pivots: with `ids` (one per node) those of smallest hash seeded with `seed`, default 42,
+ * whatever the node order; without, from a seeded shuffle of the node indexes). Async.
  */
-export declare function graphBetweenness(nodeCount: number, src: Uint32Array, dst: Uint32Array, seed?: number | undefined | null): Promise<Float64Array>
+export declare function graphBetweenness(nodeCount: number, src: Uint32Array, dst: Uint32Array, seed?: number | undefined | null, ids?: Array<string> | undefined | null): Promise<Float64Array>
 
 /**
  * §7.5 connect: joins the components of the selection (rank order, best first) to the

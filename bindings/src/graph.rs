@@ -381,19 +381,37 @@ pub fn graph_core_numbers(
 }
 
 /// Betweenness (Brandes, unweighted, undirected; exact for ≤ 5,000 nodes, else 500
-/// pivots from a shuffle seeded with `seed`, default 42). Async.
+/// pivots: with `ids` (one per node) those of smallest hash seeded with `seed`, default 42,
+/// whatever the node order; without, from a seeded shuffle of the node indexes). Async.
 #[napi(ts_return_type = "Promise<Float64Array>")]
 pub fn graph_betweenness(
   node_count: u32,
   src: Uint32Array,
   dst: Uint32Array,
   seed: Option<u32>,
+  ids: Option<Vec<String>>,
 ) -> napi::Result<AsyncTask<Job<Vec<f64>, Float64Array>>> {
   guard(|| {
+    if let Some(ids) = &ids {
+      if ids.len() != node_count as usize {
+        return Err(err(
+          codes::INVALID_ARGUMENT,
+          format!(
+            "graphBetweenness: ids has {} entries, expected one per node ({node_count})",
+            ids.len()
+          ),
+        ));
+      }
+    }
     let input = EdgesInput::new(node_count, &src, &dst, None);
     let seed = seed.map_or(noderag_graph::SEED, u64::from);
     Ok(Job::task(
-      move || input.graph().map(|g| betweenness::betweenness(&g, seed)),
+      move || {
+        input.graph().map(|g| match &ids {
+          Some(ids) => betweenness::betweenness_by_id(&g, ids, seed),
+          None => betweenness::betweenness(&g, seed),
+        })
+      },
       Float64Array::new,
     ))
   })

@@ -74,14 +74,24 @@ export async function coreNumbers(edges: GraphEdges): Promise<Uint32Array> {
   );
 }
 
-/** Betweenness (Brandes, unweighted): exact for ≤ 5,000 nodes, else 500 seeded pivots (scaled by N/500). */
-export async function betweenness(edges: GraphEdges, seed = 42): Promise<Float64Array> {
+/**
+ * Betweenness (Brandes, unweighted): exact for ≤ 5,000 nodes, else 500 seeded pivots (scaled
+ * by N/500). With `ids` (node i's id at i) the pivots are the ids of smallest seeded hash, the
+ * same whatever the node order and mostly the same after a small change of the graph;
+ * without, a seeded shuffle of the node indexes.
+ */
+export async function betweenness(
+  edges: GraphEdges,
+  seed = 42,
+  ids?: readonly string[],
+): Promise<Float64Array> {
   return callNativeAsync(() =>
     native.graphBetweenness(
       checkCount('nodeCount', edges.nodeCount),
       edges.src,
       edges.dst,
       checkCount('seed', seed),
+      ids as string[] | undefined,
     ),
   );
 }

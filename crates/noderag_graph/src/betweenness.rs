@@ -1,6 +1,9 @@
 //! Betweenness centrality (Brandes), unweighted and undirected (docs/method.md §3.5): exact for
-//! N ≤ 5,000, otherwise accumulated from 500 pivots drawn without replacement by a seeded
-//! shuffle of the ids in ascending order (the first 500 after shuffling).
+//! N ≤ 5,000, otherwise accumulated from 500 pivots. With the nodes' ids given, the pivots are
+//! the 500 ids of smallest seeded hash (bottom-k): the choice does not depend on the node
+//! order, and adding or removing m nodes replaces at most m pivots, so an incremental sync
+//! keeps its sample and borderline entities stop flipping with unrelated changes. Without ids
+//! (the older entry point), they are drawn by a seeded shuffle of the node indexes.
 //!
 //! Scale: like networkx, undirected values are halved (each pair is seen from both ends);
 //! sampled values are multiplied by N / pivots so they estimate the exact ones.
@@ -23,6 +26,50 @@ pub fn betweenness(g: &Graph, seed: u64) -> Vec<f64> {
   } else {
     betweenness_from(g, &pivots(n, PIVOTS, seed))
   }
+}
+
+/// Betweenness per docs/method.md §3.5 with the pivots chosen by id (`pivots_by_id`);
+/// `ids[i]` is node i's id, `ids.len()` must be the node count.
+pub fn betweenness_by_id<S: AsRef<[u8]>>(g: &Graph, ids: &[S], seed: u64) -> Vec<f64> {
+  let n = g.node_count();
+  assert_eq!(ids.len(), n, "one id per node");
+  if n <= EXACT_LIMIT {
+    betweenness_from(g, &(0..n as u32).collect::<Vec<_>>())
+  } else {
+    betweenness_from(g, &pivots_by_id(ids, PIVOTS, seed))
+  }
+}
+
+/// Seeded 64-bit hash of an id: FNV-1a over its bytes, then the SplitMix64 finaliser of
+/// that XOR the seed (FNV alone mixes its last bytes poorly into the high bits).
+pub fn id_key(id: &[u8], seed: u64) -> u64 {
+  let mut h: u64 = 0xCBF2_9CE4_8422_2325;
+  for &b in id {
+    h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01B3);
+  }
+  SplitMix64::new(h ^ seed).next_u64()
+}
+
+/// The `k` nodes whose ids have the smallest `id_key` (ties by id bytes), in that order, so
+/// the accumulation order, too, follows the ids rather than the node numbering.
+pub fn pivots_by_id<S: AsRef<[u8]>>(ids: &[S], k: usize, seed: u64) -> Vec<u32> {
+  let mut keyed: Vec<(u64, u32)> = ids
+    .iter()
+    .enumerate()
+    .map(|(i, id)| (id_key(id.as_ref(), seed), i as u32))
+    .collect();
+  let cmp = |a: &(u64, u32), b: &(u64, u32)| {
+    a.0
+      .cmp(&b.0)
+      .then_with(|| ids[a.1 as usize].as_ref().cmp(ids[b.1 as usize].as_ref()))
+  };
+  let k = k.min(keyed.len());
+  if k < keyed.len() {
+    keyed.select_nth_unstable_by(k, cmp);
+    keyed.truncate(k);
+  }
+  keyed.sort_unstable_by(cmp);
+  keyed.into_iter().map(|(_, i)| i).collect()
 }
 
 /// The `k` pivots: shuffle 0..n (ascending) with SplitMix64(seed), keep the first k.
@@ -213,6 +260,105 @@ mod tests {
     assert_eq!(betweenness(&path, 42), vec![0.0, 1.0, 0.0]);
     let star = Graph::from_unweighted(5, &[0, 0, 0, 0], &[1, 2, 3, 4]).unwrap();
     assert_eq!(betweenness(&star, 42), vec![6.0, 0.0, 0.0, 0.0, 0.0]);
+  }
+
+  /// Ids like the index's: 64 hex digits.
+  fn hex_ids(n: usize, salt: u64) -> Vec<String> {
+    let mut rng = SplitMix64::new(salt);
+    (0..n)
+      .map(|_| (0..4).map(|_| format!("{:016x}", rng.next_u64())).collect())
+      .collect()
+  }
+
+  #[test]
+  fn pivots_by_id_ignore_node_order() {
+    let ids = hex_ids(8000, 7);
+    let chosen: Vec<&String> = pivots_by_id(&ids, 500, 42)
+      .iter()
+      .map(|&i| &ids[i as usize])
+      .collect();
+    assert_eq!(chosen.len(), 500);
+    let mut distinct = chosen.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 500);
+    // Same ids in another order (reversed, then shuffled): the same pivot ids, same order.
+    let mut perm: Vec<usize> = (0..ids.len()).rev().collect();
+    for round in 0..2 {
+      if round == 1 {
+        SplitMix64::new(3).shuffle(&mut perm);
+      }
+      let other: Vec<String> = perm.iter().map(|&i| ids[i].clone()).collect();
+      let got: Vec<&String> = pivots_by_id(&other, 500, 42)
+        .iter()
+        .map(|&i| &other[i as usize])
+        .collect();
+      assert_eq!(got, chosen);
+    }
+    // Another seed, another sample.
+    let reseeded: Vec<&String> = pivots_by_id(&ids, 500, 43)
+      .iter()
+      .map(|&i| &ids[i as usize])
+      .collect();
+    assert_ne!(reseeded, chosen);
+  }
+
+  #[test]
+  fn pivots_by_id_survive_a_small_change() {
+    let ids = hex_ids(8000, 11);
+    let before: std::collections::HashSet<String> = pivots_by_id(&ids, 500, 42)
+      .iter()
+      .map(|&i| ids[i as usize].clone())
+      .collect();
+    // Remove 40 nodes and add 60 new ones: at most 100 of the 500 pivots may change.
+    let mut changed: Vec<String> = ids[40..].to_vec();
+    changed.extend(hex_ids(60, 12));
+    let after: std::collections::HashSet<String> = pivots_by_id(&changed, 500, 42)
+      .iter()
+      .map(|&i| changed[i as usize].clone())
+      .collect();
+    let kept = before.intersection(&after).count();
+    assert!(kept >= 400, "kept {kept} of 500 pivots");
+    // By position, the same change keeps about a sixteenth (500 of 8,020 by chance).
+    let shuffled_kept = pivots(ids.len(), 500, 42)
+      .iter()
+      .filter(|&&i| pivots(changed.len(), 500, 42).contains(&i))
+      .count();
+    assert!(shuffled_kept < 100, "by position kept {shuffled_kept}");
+  }
+
+  #[test]
+  fn sampled_betweenness_by_id_follows_the_ids() {
+    // A binary tree over 6,000 nodes, numbered two ways: the values move with their ids.
+    let n = 6000;
+    let ids = hex_ids(n, 5);
+    let src: Vec<u32> = (1..n as u32).collect();
+    let dst: Vec<u32> = (1..n as u32).map(|v| v / 2).collect();
+    let g = Graph::from_unweighted(n, &src, &dst).unwrap();
+    let a = betweenness_by_id(&g, &ids, 42);
+    assert_eq!(a, betweenness_from(&g, &pivots_by_id(&ids, 500, 42)));
+    let perm: Vec<u32> = (0..n as u32).rev().collect(); // node i becomes perm[i]
+    let ids2: Vec<String> = (0..n).map(|j| ids[n - 1 - j].clone()).collect();
+    let src2: Vec<u32> = src.iter().map(|&v| perm[v as usize]).collect();
+    let dst2: Vec<u32> = dst.iter().map(|&v| perm[v as usize]).collect();
+    let g2 = Graph::from_unweighted(n, &src2, &dst2).unwrap();
+    let b = betweenness_by_id(&g2, &ids2, 42);
+    for v in 0..n {
+      let w = perm[v] as usize;
+      assert!(
+        (a[v] - b[w]).abs() <= 1e-9 * a[v].abs().max(1.0),
+        "node {v}: {} vs {}",
+        a[v],
+        b[w]
+      );
+    }
+    assert!(a[1] > 0.0 && a[n - 1] == 0.0);
+    // Small graphs stay exact.
+    let path = Graph::from_unweighted(3, &[0, 1], &[1, 2]).unwrap();
+    assert_eq!(
+      betweenness_by_id(&path, &["a", "b", "c"], 42),
+      vec![0.0, 1.0, 0.0]
+    );
   }
 
   #[test]
