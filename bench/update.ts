@@ -83,6 +83,8 @@ async function build(root: string): Promise<{
   calls: number;
   byStage: Map<string, number>;
   stageSeconds: Map<string, number>;
+  /** The Attribute stage's summary line (important entities, calls by decision). */
+  attribute: string;
 }> {
   const logFile = join(root, 'info', 'info.log');
   const logBefore = (() => {
@@ -92,7 +94,15 @@ async function build(root: string): Promise<{
       return 0;
     }
   })();
-  const sink = { write: () => true, isTTY: false } as unknown as NodeJS.WritableStream & { isTTY: false };
+  // The stages' summaries (stdout) are kept for the Attribute stage's decision counts.
+  let printed = '';
+  const sink = {
+    write: (chunk: string | Uint8Array) => {
+      printed += String(chunk);
+      return true;
+    },
+    isTTY: false,
+  } as unknown as NodeJS.WritableStream & { isTTY: false };
   const started = performance.now();
   const cpuBefore = process.cpuUsage();
   const code = await runBuild({
@@ -118,7 +128,8 @@ async function build(root: string): Promise<{
   for (const m of log.matchAll(/INFO (\S+(?: text)?) pipeline \(generation \d+\) finished in ([\d.]+) s/g)) {
     stageSeconds.set(m[1]!, (stageSeconds.get(m[1]!) ?? 0) + Number(m[2]));
   }
-  return { seconds, cpuSeconds, calls, byStage, stageSeconds };
+  const attribute = /\d+ important entities of [^\n]*/.exec(printed)?.[0] ?? 'no Attribute summary';
+  return { seconds, cpuSeconds, calls, byStage, stageSeconds, attribute };
 }
 
 const sortedList = <T>(xs: Iterable<T>) => [...xs].sort();
@@ -301,6 +312,8 @@ try {
   console.log('|---|---:|---:|');
   for (const [stage, n] of cleanRun.byStage)
     console.log(`| ${stage} | ${sync.byStage.get(stage) ?? 0} | ${n} |`);
+  console.log(`Attribute stage of the sync: ${sync.attribute}`);
+  console.log(`Attribute stage of the clean build: ${cleanRun.attribute}`);
   console.log('\n| stage | seconds of the sync | of the clean build |');
   console.log('|---|---:|---:|');
   for (const [stage, t] of cleanRun.stageSeconds)

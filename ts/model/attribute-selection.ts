@@ -31,10 +31,10 @@ export function attributeAction(c: AttributeCase, input: () => string): Attribut
   // An attribute of an older index (no recorded input): regenerated when its entity changed.
   if (c.hasAttribute && c.recordedInput === undefined && !c.touched) return 'keep';
   // In an incremental cycle an entity's importance is judged again only when its support
-  // changed: the betweenness is sampled from 500 pivots drawn by position, so any change
-  // elsewhere in the graph draws another sample and moves borderline entities in or out,
-  // noise that would cost a call each (a third of a sync's attribute calls on the update
-  // benchmark).
+  // changed: a change elsewhere in the graph moves the sampled betweenness of borderline
+  // entities in or out, noise that would cost a call each (with pivots drawn by position,
+  // a new sample at each change, 123 entities on the update benchmark's sync; with pivots
+  // chosen by id, docs/method.md §3.5, 4).
   if (!c.hasAttribute && c.incremental && !c.touched) return 'leave';
   const hash = input();
   // Nor when it was judged not important before with this very input: its support changed

@@ -53,7 +53,7 @@ async function importantEntities(graph: BaseGraph): Promise<Importance> {
   const important = new Set<string>();
   if (n < 3 || e === 0) return { important, nodes: n, k: 0, threshold: 0 };
   const edges = { nodeCount: n, src: dense.src, dst: dense.dst };
-  const [cores, scores] = await Promise.all([coreNumbers(edges), betweenness(edges, 42)]);
+  const [cores, scores] = await Promise.all([coreNumbers(edges), betweenness(edges, 42, dense.ids)]);
   const avgDegree = (2 * e) / n;
   const k = Math.max(1, roundHalfAway(Math.log(n) * Math.sqrt(avgDegree)));
   let sum = 0;
