@@ -1,5 +1,8 @@
 /**
  * `npm run bench -- peer [--corpus gold|full] [--questions N] [--repeats R] [--skip-lightrag]`
+ * (development: `--build-only` noderag's build alone, `--cpu-prof DIR` V8 profiles of it and of
+ * the fake server, `--cli PATH` a given compiled CLI; bench/peer/call-overhead.ts measures the
+ * CPU one provider call costs our side)
  *
  * noderag against the original Python NodeRAG (PyPI `NodeRAG`, pinned below, installed into
  * the throw-away virtualenv bench/.venv-noderag on first use). Both index the same corpus
