@@ -97,6 +97,21 @@ function built(records: DecompositionRecord[]) {
   return { graph, ...tables };
 }
 
+/** The tables of `built(records)` with no derived nodes, as pruneChunks takes them. */
+function baseTables(records: DecompositionRecord[], full: ReturnType<typeof built>) {
+  return {
+    texts: new Map(records.map((r) => [r.text_hash_id, text(r.text_id)])),
+    units: full.units,
+    entities: full.entities,
+    relationships: full.relationships,
+    attributes: new Map(),
+    elements: new Map(),
+    titles: new Map(),
+    decompositions: new Map(records.map((r) => [r.text_hash_id, r])),
+    elementMembers: new Map(),
+  };
+}
+
 describe('pruneChunks (docs/method.md §4.5)', () => {
   it('leaves exactly what the remaining chunks give, keeping numbers and marking changed rows', () => {
     const full = built(RECORDS);
@@ -242,23 +257,7 @@ describe('pruneChunks (docs/method.md §4.5)', () => {
   it('removes nothing when every chunk stays', () => {
     const full = built(RECORDS);
     const before = JSON.stringify([...full.units.values()]);
-    const result = pruneChunks(
-      new Set(),
-      {
-        texts: new Map(RECORDS.map((r) => [r.text_hash_id, text(r.text_id)])),
-        units: full.units,
-        entities: full.entities,
-        relationships: full.relationships,
-        attributes: new Map(),
-        elements: new Map(),
-        titles: new Map(),
-        decompositions: new Map(RECORDS.map((r) => [r.text_hash_id, r])),
-        elementMembers: new Map(),
-      },
-      full.graph,
-      3,
-      ops,
-    );
+    const result = pruneChunks(new Set(), baseTables(RECORDS, full), full.graph, 3, ops);
     expect(result.changed).toBe(0);
     expect(Object.values(result.removed).flat()).toEqual([]);
     expect(JSON.stringify([...full.units.values()])).toBe(before);
@@ -298,23 +297,7 @@ describe('pruneChunks (docs/method.md §4.5)', () => {
       );
       const full = built(records);
       const gone = new Set(records.filter(() => next() < 0.3).map((r) => r.text_hash_id));
-      pruneChunks(
-        gone,
-        {
-          texts: new Map(records.map((r) => [r.text_hash_id, text(r.text_id)])),
-          units: full.units,
-          entities: full.entities,
-          relationships: full.relationships,
-          attributes: new Map(),
-          elements: new Map(),
-          titles: new Map(),
-          decompositions: new Map(records.map((r) => [r.text_hash_id, r])),
-          elementMembers: new Map(),
-        },
-        full.graph,
-        3,
-        ops,
-      );
+      pruneChunks(gone, baseTables(records, full), full.graph, 3, ops);
       const clean = built(records.filter((r) => !gone.has(r.text_hash_id)));
       const rows = (m: Map<string, object>) =>
         [...m.values()]
