@@ -119,8 +119,10 @@ describe('graph tables and cache/graph_delta.json', () => {
     expect(view(await new IndexData(root, 4).graph())).toBe(view(again));
   });
 
-  it('writes the tables once the delta would hold half their rows', async () => {
+  it('writes the tables once the delta would hold half their rows, and a first graph even empty', async () => {
     const index = new IndexData(root, 4);
+    expect(await commitGraph(index)).toEqual([TABLES.graphNodes.file, TABLES.graphEdges.file]);
+    expect(await TABLES.graphNodes.load(root)).toEqual([]);
     const g = await index.graph();
     for (let i = 0; i < 10; i++) g.bumpNode(id(i), 'entity', 1);
     await commitGraph(index);

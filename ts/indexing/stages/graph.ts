@@ -38,7 +38,9 @@ export async function stageGraphTables(
   if (!options.whole) {
     const { delta, tableRows, deltaFile } = await index.graphChanges();
     const size = graphDeltaSize(delta);
-    if (size * 2 <= tableRows) {
+    // No rows yet (a first build): the tables are written, even empty, so that a committed
+    // Graph stage always leaves them (INIT expects them).
+    if (tableRows > 0 && size * 2 <= tableRows) {
       if (size > 0 || deltaFile) {
         await out.file(GRAPH_DELTA_FILE, serializeGraphDelta(delta));
         index.graphStaged(false);
