@@ -299,9 +299,12 @@ impl SearchGraph {
     self.graph.edge_count()
   }
 
-  /// Bytes of the CSR arrays.
+  /// Bytes of the CSR arrays, the coded weights included.
   pub fn heap_bytes(&self) -> usize {
-    self.graph.heap_bytes()
+    let codes = self.weight_codes.as_ref().map_or(0, |c| {
+      c.codes.len() * std::mem::size_of::<u16>() + c.table.len() * std::mem::size_of::<f64>()
+    });
+    self.graph.heap_bytes() + codes
   }
 
   /// Weight of edge {u, v} (original ids), if present. Ids must be < node count.
