@@ -17,9 +17,9 @@
  * agree. Indexes built before this file existed have none: their attributes are judged as
  * before (regenerated when their entity changed). `unimportant` holds the input of each
  * entity (weight > 1) last judged not important and without an attribute: in a later cycle
- * such an entity is judged again only when its input differs (sampled betweenness moves
- * borderline entities in and out with any change of the graph, docs/method.md §4.5). It was
- * added later; a file without it reads as empty.
+ * such an entity is judged again only when its input differs (an edited file's entities leave
+ * with its old chunk and come back with the new one, their support changed but mostly not
+ * their material, docs/method.md §3.5). It was added later; a file without it reads as empty.
  */
 import { IndexFileError } from '../errors.js';
 import { readTextIfExists } from '../project/read-optional.js';
