@@ -251,48 +251,41 @@ export function pruneChunks(
   }
   const scanner = supportScanner(tables, names, graph, merged, ops);
   const newWeights = new Map<string, number>();
-  for (const [id, c] of contributed.units) {
-    const row = tables.units.get(id);
-    if (!row) continue;
-    const weight = row.weight - c.weight;
-    const chunks = row.textHashIds.filter((chunk) => !removedChunks.has(chunk));
-    if (weight <= 0 || chunks.length === 0) {
-      tables.units.delete(id);
-      removed.semantic_unit.push(id);
-      continue;
+  // Each contribution's weight comes off its row: a row left with none, or that `update` finds
+  // unsupported, is removed; the others take the weight and `update`'s edits, touched in g.
+  const subtract = <R extends { weight: number; updatedGeneration: number }, C extends { weight: number }>(
+    contributions: ReadonlyMap<string, C>,
+    rows: Map<string, R>,
+    removedIds: string[],
+    update: (row: R, c: C, weight: number) => boolean,
+  ): void => {
+    for (const [id, c] of contributions) {
+      const row = rows.get(id);
+      if (!row) continue;
+      const weight = row.weight - c.weight;
+      if (weight <= 0 || !update(row, c, weight)) {
+        rows.delete(id);
+        removedIds.push(id);
+        continue;
+      }
+      newWeights.set(id, weight);
+      row.weight = weight;
+      row.updatedGeneration = g;
+      changed++;
     }
-    newWeights.set(id, weight);
-    row.weight = weight;
+  };
+  subtract(contributed.units, tables.units, removed.semantic_unit, (row) => {
+    const chunks = row.textHashIds.filter((chunk) => !removedChunks.has(chunk));
+    if (chunks.length === 0) return false;
     row.textHashIds = chunks;
     row.textHashId = chunks[0]!;
-    row.updatedGeneration = g;
-    changed++;
-  }
-  for (const [id, c] of contributed.entities) {
-    const row = tables.entities.get(id);
-    if (!row) continue;
-    const weight = row.weight - c.weight;
-    if (weight <= 0) {
-      tables.entities.delete(id);
-      removed.entity.push(id);
-      continue;
-    }
-    newWeights.set(id, weight);
-    row.weight = weight;
+    return true;
+  });
+  subtract(contributed.entities, tables.entities, removed.entity, (row, _c, weight) => {
     if (removedChunks.has(row.textHashId)) row.textHashId = scanner.entity(row, weight).first;
-    row.updatedGeneration = g;
-    changed++;
-  }
-  for (const [id, c] of contributed.relationships) {
-    const row = tables.relationships.get(id);
-    if (!row) continue;
-    const weight = row.weight - c.weight;
-    if (weight <= 0) {
-      tables.relationships.delete(id);
-      removed.relationship.push(id);
-      continue;
-    }
-    newWeights.set(id, weight);
+    return true;
+  });
+  subtract(contributed.relationships, tables.relationships, removed.relationship, (row, c, weight) => {
     // Its phrases change only when one it kept (the first surface of a folded form) came from
     // a removed chunk; the first surface among the removed records is then among `c.relations`.
     if (removedChunks.has(row.textHashId) || c.relations.some((p) => row.relations.includes(p))) {
@@ -300,10 +293,8 @@ export function pruneChunks(
       row.textHashId = support.first;
       row.relations = support.relations;
     }
-    row.weight = weight;
-    row.updatedGeneration = g;
-    changed++;
-  }
+    return true;
+  });
 
   // Derived nodes. An attribute was written from its entity's neighbourhood: it goes when the
   // entity goes or its support changed (the Attribute stage writes it again if the entity is
