@@ -52,6 +52,21 @@ const TEXTS = new Map(
   }),
 );
 
+/** The info lines the stage logs from now on. */
+function capturedInfo(ctx: StageContext): string[] {
+  const infos: string[] = [];
+  (ctx as { log: unknown }).log = { info: (m: string) => infos.push(m), warn: () => undefined };
+  return infos;
+}
+
+/** Waits (a minute at most) until the early insertion of `root` has inserted `count` vectors. */
+async function prebuildReached(root: string, count: number): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (hnswPrebuildDone(root) < count && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 interface Run {
   ctx: StageContext;
   commit: StageCommit;
@@ -182,14 +197,10 @@ describe('HNSW pipeline', () => {
     const root = await mkdtemp(join(tmpdir(), 'noderag-hnsw-stage-'));
     dirs.push(root);
     const r = await run(root);
-    const infos: string[] = [];
-    (r.ctx as { log: unknown }).log = { info: (m: string) => infos.push(m), warn: () => undefined };
+    const infos = capturedInfo(r.ctx);
     startHnswPrebuild(root, r.ctx.config, r.ctx.index);
     // Let it insert past the first checkpoint point, where it links its pending vectors.
-    const deadline = Date.now() + 60_000;
-    while (hnswPrebuildDone(root) < CHECKPOINT_MIN + 300 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+    await prebuildReached(root, CHECKPOINT_MIN + 300);
     await withTickingClock(() => hnswStage(r.ctx, STAGE_OPTIONS));
     await r.commit.commit();
     const taken = infos.find((m) => m.includes('inserted while earlier stages ran'));
@@ -203,17 +214,13 @@ describe('HNSW pipeline', () => {
     const root = await mkdtemp(join(tmpdir(), 'noderag-hnsw-stage-'));
     dirs.push(root);
     const r = await run(root);
-    const infos: string[] = [];
-    (r.ctx as { log: unknown }).log = { info: (m: string) => infos.push(m), warn: () => undefined };
+    const infos = capturedInfo(r.ctx);
     // Same ids, one vector differs.
     const other = new Map(TEXTS);
     const t0 = TEXTS.get('text-000000')!;
     other.set(t0.hashId, { ...t0, embedding: Float32Array.from(t0.embedding, (x) => x + 0.5) });
     startHnswPrebuild(root, r.ctx.config, { ...r.ctx.index, texts: async () => other } as typeof r.ctx.index);
-    const deadline = Date.now() + 60_000;
-    while (hnswPrebuildDone(root) < 512 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+    await prebuildReached(root, 512);
     await withTickingClock(() => hnswStage(r.ctx, STAGE_OPTIONS));
     await r.commit.commit();
     expect(infos.some((m) => m.includes('inserted while earlier stages ran'))).toBe(false);
