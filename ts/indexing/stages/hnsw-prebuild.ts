@@ -86,14 +86,19 @@ export function hnswPrebuildDone(root: string): number {
   return running.get(root)?.done ?? -1;
 }
 
-/** Stops the insertion of `root`'s build, if any, and frees its index. */
-export async function dropHnswPrebuild(root: string): Promise<void> {
+/** Ends the insertion of `root`'s build, if any, once its current native call returns. */
+async function stopPrebuild(root: string): Promise<Prebuild | undefined> {
   const p = running.get(root);
-  if (!p) return;
+  if (!p) return undefined;
   running.delete(root);
   p.stopped = true;
   await p.finished;
-  p.index.close();
+  return p;
+}
+
+/** Stops the insertion of `root`'s build, if any, and frees its index. */
+export async function dropHnswPrebuild(root: string): Promise<void> {
+  (await stopPrebuild(root))?.index.close();
 }
 
 function sameVector(a: Float32Array, b: Float32Array): boolean {
@@ -114,11 +119,8 @@ export async function takeHnswPrebuild(
   params: VectorIndexParams,
   fresh: readonly VectorNode[],
 ): Promise<{ index: VectorIndex; done: number } | null> {
-  const p = running.get(root);
+  const p = await stopPrebuild(root);
   if (!p) return null;
-  running.delete(root);
-  p.stopped = true;
-  await p.finished;
   const { done, nodes } = p;
   const fits =
     done > 0 &&
