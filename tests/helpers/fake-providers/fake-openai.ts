@@ -73,23 +73,20 @@ function chunks(model: string, content: string): string[] {
   ];
 }
 
+/** OpenAI's 400 reply to a request parameter the server does not support. */
+function invalidRequest(param: string, message: string): RouteResult {
+  return { status: 400, body: { error: { message, type: 'invalid_request_error', param, code: null } } };
+}
+
 function chat(options: FakeOpenAIOptions) {
   return ({ body, fault }: RouteContext): RouteResult => {
     const b = (body ?? {}) as ChatBody;
     const format = b.response_format?.type;
     if (options.rejectJsonSchema && format === 'json_schema') {
-      return {
-        status: 400,
-        body: {
-          error: {
-            message:
-              "Invalid parameter: 'response_format' of type 'json_schema' is not supported by this server.",
-            type: 'invalid_request_error',
-            param: 'response_format',
-            code: null,
-          },
-        },
-      };
+      return invalidRequest(
+        'response_format',
+        "Invalid parameter: 'response_format' of type 'json_schema' is not supported by this server.",
+      );
     }
     const content = fakeReply(b.messages ?? [], format === 'json_schema' || format === 'json_object', fault);
     if (b.stream === true) return { status: 200, body: null, events: chunks(b.model ?? 'fake', content) };
@@ -134,17 +131,10 @@ export function embeddingsRoute(options: FakeOpenAIOptions = {}) {
   return ({ body, fault, options: server }: RouteContext): RouteResult => {
     const b = (body ?? {}) as EmbeddingsBody;
     if (options.rejectBase64 && b.encoding_format === 'base64') {
-      return {
-        status: 400,
-        body: {
-          error: {
-            message: "Invalid value for 'encoding_format': only 'float' is supported.",
-            type: 'invalid_request_error',
-            param: 'encoding_format',
-            code: null,
-          },
-        },
-      };
+      return invalidRequest(
+        'encoding_format',
+        "Invalid value for 'encoding_format': only 'float' is supported.",
+      );
     }
     const inputs = typeof b.input === 'string' ? [b.input] : (b.input ?? []);
     const dim = fault?.kind === 'wrong-dim' ? fault.dim : (b.dimensions ?? server.dim ?? 1536);
