@@ -7,10 +7,11 @@
  * noderag against the original Python NodeRAG (PyPI `NodeRAG`, pinned below, installed into
  * the throw-away virtualenv bench/.venv-noderag on first use). Both index the same corpus
  * subset, the gold supporting paragraphs of the first N HotpotQA questions (default 50, so
- * about 100 paragraphs; `--corpus full`: all 994 paragraphs and the 100 questions), with the same fake OpenAI-compatible server (bench/peer/fake-server.ts:
- * tests/helpers' fake server, zero latency, deterministic local-provider answers, which also
- * understands the original's prompt templates so both get the same content), gpt-4o-mini /
- * text-embedding-3-small names, dim 1536. Then each retrieves the same N questions.
+ * about 100 paragraphs; `--corpus full`: all 994 paragraphs and the 100 questions), with the
+ * same fake OpenAI-compatible server (bench/peer/fake-server.ts: tests/helpers' fake server,
+ * zero latency, deterministic local-provider answers, which also understands the original's
+ * prompt templates so both get the same content), gpt-4o-mini / text-embedding-3-small names,
+ * dim 1536. Then each retrieves the same N questions.
  * Measured per side, in child processes: build wall time (provider latency is zero, so this
  * is the pipeline's own time plus loopback HTTP), index size on disk (cache/, without
  * noderag's provider response cache), search-engine load time, retrieval latency p50/p99
