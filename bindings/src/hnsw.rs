@@ -473,6 +473,16 @@ impl Task for AddTask {
   }
 }
 
+/// Links the vectors that wait in an incomplete batch, under a short write lock.
+fn link_pending(inner: &Shared) -> napi::Result<()> {
+  let mut g = inner.write().map_err(|_| err(codes::INTERNAL, POISONED_MSG))?;
+  let index = g.as_mut().ok_or_else(|| err(codes::CLOSED, CLOSED_MSG))?;
+  if index.has_pending() {
+    index.link_pending();
+  }
+  Ok(())
+}
+
 pub struct LinkTask {
   inner: Shared,
 }
@@ -482,15 +492,7 @@ impl Task for LinkTask {
   type JsValue = ();
 
   fn compute(&mut self) -> napi::Result<()> {
-    guard(|| {
-      let mut g = self
-        .inner
-        .write()
-        .map_err(|_| err(codes::INTERNAL, POISONED_MSG))?;
-      let index = g.as_mut().ok_or_else(|| err(codes::CLOSED, CLOSED_MSG))?;
-      index.link_pending();
-      Ok(())
-    })
+    guard(|| link_pending(&self.inner))
   }
 
   fn resolve(&mut self, _env: Env, _output: ()) -> napi::Result<()> {
@@ -511,16 +513,7 @@ impl Task for SaveTask {
     guard(|| {
       // Vectors of an incomplete batch are linked first (a short write lock), then the
       // file is written under a read lock, so searches may run meanwhile.
-      {
-        let mut g = self
-          .inner
-          .write()
-          .map_err(|_| err(codes::INTERNAL, POISONED_MSG))?;
-        let index = g.as_mut().ok_or_else(|| err(codes::CLOSED, CLOSED_MSG))?;
-        if index.has_pending() {
-          index.link_pending();
-        }
-      }
+      link_pending(&self.inner)?;
       let g = self
         .inner
         .read()
