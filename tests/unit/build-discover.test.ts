@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -175,6 +176,31 @@ describe('listInputFiles', () => {
     const { hashed, unreadable } = await hashFiles(files);
     expect(hashed.map((h) => [h.path, h.hash])).toEqual([['a.txt', sha('alpha')]]);
     expect(unreadable).toEqual([{ path: 'b.txt', reason: expect.stringMatching(/cannot read/) }]);
+  });
+
+  it('hashes small files read synchronously and large ones streamed alike', async () => {
+    const big = 'x'.repeat((1 << 20) + 7); // past the synchronous-read limit: streamed
+    await put('small.txt', 'small');
+    await put('big.txt', big);
+    await put('empty.txt', '');
+    const { files } = await listInputFiles(dir, 'txt');
+    const { hashed, unreadable } = await hashFiles(files);
+    expect(unreadable).toEqual([]);
+    expect(hashed.map((h) => [h.path, h.hash])).toEqual([
+      ['big.txt', sha(big)],
+      ['empty.txt', sha('')],
+      ['small.txt', sha('small')],
+    ]);
+  });
+
+  it('reports a FIFO swapped in after discovery without blocking on it', async () => {
+    await put('a.txt', 'alpha');
+    const { files } = await listInputFiles(dir, 'mixed');
+    await rm(join(dir, 'a.txt'));
+    if (spawnSync('mkfifo', [join(dir, 'a.txt')]).status !== 0) return; // no mkfifo here
+    const { hashed, unreadable } = await hashFiles(files);
+    expect(hashed).toEqual([]);
+    expect(unreadable).toEqual([{ path: 'a.txt', reason: 'cannot read: not a regular file' }]);
   });
 
   it('discoverDocuments classifies the folder against the indexed map', async () => {

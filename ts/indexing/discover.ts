@@ -4,7 +4,7 @@
  * every case (rename, copy, change, deletion) is tested without touching the disk.
  */
 import { createHash } from 'node:crypto';
-import { constants } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { open, readdir, realpath, stat } from 'node:fs/promises';
 import { extname, isAbsolute, join, relative } from 'node:path';
 
@@ -103,6 +103,7 @@ function describeIoError(error: unknown): string {
   if (e.code === 'ENOENT') return 'cannot read: file not found (broken symbolic link?)';
   if (e.code === 'EACCES' || e.code === 'EPERM') return 'cannot read: permission denied';
   if (e.code === 'ELOOP') return 'cannot read: became a symbolic link after discovery';
+  if (e.code === 'ENOTREG') return 'cannot read: not a regular file';
   return `cannot read: ${e.code ?? e.message}`;
 }
 
@@ -262,16 +263,73 @@ export function sha256Bytes(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
 
-/** Hash every file (a few at a time); files that cannot be read go to `unreadable`. */
+/**
+ * Files up to this size are hashed with synchronous reads: one open, fstat, read and close
+ * each on the main thread instead of a read stream through the thread pool. For the small
+ * files of a typical input/ that is what costs: 994 files of HotpotQA-100 took 65–120 ms
+ * CPU streamed and 10–20 ms read synchronously, at every INIT and again at the end of each
+ * cycle (the follow-up discovery). Larger files are streamed, so one read never blocks the
+ * event loop for long.
+ */
+const SYNC_HASH_MAX_BYTES = 1 << 20;
+/** The synchronous reads yield to the event loop after this much work (a server's build). */
+const SYNC_SLICE_MS = 10;
+
+/**
+ * The hash of a small regular file read synchronously, or null when it is larger than
+ * SYNC_HASH_MAX_BYTES (stream it instead). Opened without following a link, and without
+ * blocking (a FIFO swapped in after discovery would otherwise block the open until a
+ * writer came); anything but a regular file is refused.
+ */
+function sha256SmallFileSync(absPath: string): string | null {
+  const fd = openSync(absPath, READ_NO_FOLLOW | constants.O_NONBLOCK);
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'ENOTREG' });
+    if (st.size > SYNC_HASH_MAX_BYTES) return null;
+    const hash = createHash('sha256');
+    // Read to the end, not st.size bytes: a file that grows meanwhile is hashed as read.
+    const buffer = Buffer.allocUnsafe(Math.max(st.size, 1) + 1);
+    for (;;) {
+      const n = readSync(fd, buffer, 0, buffer.length, null);
+      if (n === 0) break;
+      hash.update(buffer.subarray(0, n));
+    }
+    return hash.digest('hex');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Hash every file (small ones synchronously, larger ones streamed a few at a time); files
+ * that cannot be read go to `unreadable`.
+ */
 export async function hashFiles(
   files: readonly InputFile[],
   concurrency = 4,
 ): Promise<{ hashed: HashedFile[]; unreadable: UnreadableFile[] }> {
   const results: (HashedFile | UnreadableFile)[] = new Array(files.length);
+  const large: number[] = [];
+  let slice = performance.now();
+  for (let i = 0; i < files.length; i++) {
+    const file = files[i]!;
+    try {
+      const hash = sha256SmallFileSync(file.absPath);
+      if (hash === null) large.push(i);
+      else results[i] = { ...file, hash };
+    } catch (error) {
+      results[i] = { path: file.path, reason: describeIoError(error) };
+    }
+    if (performance.now() - slice > SYNC_SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      slice = performance.now();
+    }
+  }
   let next = 0;
   const worker = async (): Promise<void> => {
-    while (next < files.length) {
-      const i = next++;
+    while (next < large.length) {
+      const i = large[next++]!;
       const file = files[i]!;
       try {
         results[i] = { ...file, hash: await sha256File(file.absPath) };
@@ -280,7 +338,7 @@ export async function hashFiles(
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, files.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(concurrency, large.length) }, worker));
   const hashed: HashedFile[] = [];
   const unreadable: UnreadableFile[] = [];
   for (const r of results) {
