@@ -15,6 +15,9 @@
 //! `code_l2` value, bit for bit: the graph does not depend on whether the CPU has VNNI
 //! (the portable path calls `code_l2`). Rust 1.88 (the workspace's minimum) has no stable
 //! VNNI intrinsic, hence the few lines of inline assembly; the CPU is asked with CPUID.
+//! CPUs with AVX-512 VNNI but without AVX-VNNI (Ice Lake and Sapphire Rapids servers, Zen 4)
+//! run the same instruction on the same 256-bit registers in its EVEX encoding (with
+//! AVX512VL), which is what the peer bench's build machine has.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -68,15 +71,19 @@ pub(crate) struct CodeQuery<'a> {
   /// The code with the top bit of every byte flipped: b − 128 as a signed byte.
   shifted: Vec<u8>,
   sq: u32,
-  vnni: bool,
+  vnni: Vnni,
 }
 
 impl<'a> CodeQuery<'a> {
   pub(crate) fn new(code: &'a [u8]) -> CodeQuery<'a> {
-    let vnni = has_avx_vnni() && VNNI_ENABLED.load(Ordering::Relaxed) && code.len().is_multiple_of(32);
+    let vnni = if VNNI_ENABLED.load(Ordering::Relaxed) && code.len().is_multiple_of(32) {
+      vnni_kind()
+    } else {
+      Vnni::None
+    };
     CodeQuery {
       code,
-      shifted: if vnni {
+      shifted: if vnni != Vnni::None {
         code.iter().map(|&b| b ^ 0x80).collect()
       } else {
         Vec::new()
@@ -91,17 +98,57 @@ impl<'a> CodeQuery<'a> {
   #[inline]
   pub(crate) fn distance(&self, row: &[u8], sums: &RowSums, label: u32) -> u32 {
     #[cfg(target_arch = "x86_64")]
-    if self.vnni && row.len() == self.shifted.len() {
+    if self.vnni != Vnni::None && row.len() == self.shifted.len() {
       let i = label as usize;
-      // SAFETY: `vnni` is only set when the CPU has AVX-VNNI (and AVX2) and the rows are
-      // whole multiples of 32 bytes of the same length.
-      let dot = unsafe { vnni::dot_u8_i8(row, &self.shifted) };
+      // SAFETY: `vnni` is only set to the encoding the CPU runs (AVX-VNNI, or AVX-512 VNNI
+      // with AVX512VL, both with AVX2), and the rows are whole multiples of 32 bytes of the
+      // same length.
+      let dot = unsafe {
+        if self.vnni == Vnni::Vex {
+          vnni::dot_u8_i8_vex(row, &self.shifted)
+        } else {
+          vnni::dot_u8_i8_evex(row, &self.shifted)
+        }
+      };
       let ab = i64::from(dot) + 128 * i64::from(sums.sum[i]);
       return (i64::from(sums.sq[i]) + i64::from(self.sq) - 2 * ab) as u32;
     }
     let _ = (sums, label);
     code_l2(self.code, row)
   }
+}
+
+/// Which encoding of `vpdpbusd` on 256-bit registers the CPU runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Vnni {
+  None,
+  /// AVX-VNNI.
+  Vex,
+  /// AVX-512 VNNI with AVX512VL (the OS saving the AVX-512 state: the std detection checks
+  /// XCR0).
+  Evex,
+}
+
+fn vnni_kind() -> Vnni {
+  #[cfg(target_arch = "x86_64")]
+  {
+    use std::sync::OnceLock;
+    static KIND: OnceLock<Vnni> = OnceLock::new();
+    *KIND.get_or_init(|| {
+      if has_avx_vnni() {
+        Vnni::Vex
+      } else if crate::distance::has_avx2()
+        && is_x86_feature_detected!("avx512vnni")
+        && is_x86_feature_detected!("avx512vl")
+      {
+        Vnni::Evex
+      } else {
+        Vnni::None
+      }
+    })
+  }
+  #[cfg(not(target_arch = "x86_64"))]
+  Vnni::None
 }
 
 /// Whether the CPU runs AVX-VNNI (VEX-encoded `vpdpbusd` on 256-bit registers):
@@ -134,71 +181,80 @@ mod vnni {
   use std::arch::asm;
   use std::arch::x86_64::*;
 
-  /// Σ a[i]·(b[i] as i8) over the common length rounded down to 32 bytes: four independent
-  /// `vpdpbusd` chains of 128 bytes (its latency is several cycles), then single steps.
-  #[target_feature(enable = "avx2,fma")]
-  pub(super) unsafe fn dot_u8_i8(a: &[u8], b: &[u8]) -> i32 {
-    let n = a.len().min(b.len()) & !31;
-    let (mut pa, mut pb) = (a.as_ptr(), b.as_ptr());
-    let mut big = n / 128;
-    let mut small = (n % 128) / 32;
-    let (s0, s1, s2, s3): (__m256i, __m256i, __m256i, __m256i);
-    // SAFETY: reads `n` bytes of each slice (big·128 + small·32 = n); `vpdpbusd` is only
-    // reached when the caller checked AVX-VNNI.
-    unsafe {
-      asm!(
-        "vpxor {s0:y}, {s0:y}, {s0:y}",
-        "vpxor {s1:y}, {s1:y}, {s1:y}",
-        "vpxor {s2:y}, {s2:y}, {s2:y}",
-        "vpxor {s3:y}, {s3:y}, {s3:y}",
-        "test {big}, {big}",
-        "jz 3f",
-        "2:",
-        "vmovdqu {t0:y}, ymmword ptr [{pa}]",
-        "vmovdqu {t1:y}, ymmword ptr [{pa} + 32]",
-        "vmovdqu {t2:y}, ymmword ptr [{pa} + 64]",
-        "vmovdqu {t3:y}, ymmword ptr [{pa} + 96]",
-        "{{vex}} vpdpbusd {s0:y}, {t0:y}, ymmword ptr [{pb}]",
-        "{{vex}} vpdpbusd {s1:y}, {t1:y}, ymmword ptr [{pb} + 32]",
-        "{{vex}} vpdpbusd {s2:y}, {t2:y}, ymmword ptr [{pb} + 64]",
-        "{{vex}} vpdpbusd {s3:y}, {t3:y}, ymmword ptr [{pb} + 96]",
-        "add {pa}, 128",
-        "add {pb}, 128",
-        "dec {big}",
-        "jnz 2b",
-        "3:",
-        "test {small}, {small}",
-        "jz 5f",
-        "4:",
-        "vmovdqu {t0:y}, ymmword ptr [{pa}]",
-        "{{vex}} vpdpbusd {s0:y}, {t0:y}, ymmword ptr [{pb}]",
-        "add {pa}, 32",
-        "add {pb}, 32",
-        "dec {small}",
-        "jnz 4b",
-        "5:",
-        pa = inout(reg) pa,
-        pb = inout(reg) pb,
-        big = inout(reg) big,
-        small = inout(reg) small,
-        s0 = out(ymm_reg) s0,
-        s1 = out(ymm_reg) s1,
-        s2 = out(ymm_reg) s2,
-        s3 = out(ymm_reg) s3,
-        t0 = out(ymm_reg) _,
-        t1 = out(ymm_reg) _,
-        t2 = out(ymm_reg) _,
-        t3 = out(ymm_reg) _,
-        options(nostack, readonly),
-      );
-    }
-    let _ = (pa, pb, big, small);
-    let s = _mm256_add_epi32(_mm256_add_epi32(s0, s1), _mm256_add_epi32(s2, s3));
-    let s = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256::<1>(s));
-    let s = _mm_add_epi32(s, _mm_shuffle_epi32::<0b01_00_11_10>(s));
-    let s = _mm_add_epi32(s, _mm_shuffle_epi32::<0b10_11_00_01>(s));
-    _mm_cvtsi128_si32(s)
+  /// One `dot_u8_i8` per encoding of `vpdpbusd`: `{vex}` (AVX-VNNI) or `{evex}` (AVX-512
+  /// VNNI with AVX512VL). Same registers, same arithmetic, same result.
+  macro_rules! dot_u8_i8 {
+    ($name:ident, $prefix:literal) => {
+      /// Σ a[i]·(b[i] as i8) over the common length rounded down to 32 bytes: four independent
+      /// `vpdpbusd` chains of 128 bytes (its latency is several cycles), then single steps.
+      #[target_feature(enable = "avx2,fma")]
+      pub(super) unsafe fn $name(a: &[u8], b: &[u8]) -> i32 {
+        let n = a.len().min(b.len()) & !31;
+        let (mut pa, mut pb) = (a.as_ptr(), b.as_ptr());
+        let mut big = n / 128;
+        let mut small = (n % 128) / 32;
+        let (s0, s1, s2, s3): (__m256i, __m256i, __m256i, __m256i);
+        // SAFETY: reads `n` bytes of each slice (big·128 + small·32 = n); `vpdpbusd` is only
+        // reached when the caller checked that the CPU runs this encoding.
+        unsafe {
+          asm!(
+            "vpxor {s0:y}, {s0:y}, {s0:y}",
+            "vpxor {s1:y}, {s1:y}, {s1:y}",
+            "vpxor {s2:y}, {s2:y}, {s2:y}",
+            "vpxor {s3:y}, {s3:y}, {s3:y}",
+            "test {big}, {big}",
+            "jz 3f",
+            "2:",
+            "vmovdqu {t0:y}, ymmword ptr [{pa}]",
+            "vmovdqu {t1:y}, ymmword ptr [{pa} + 32]",
+            "vmovdqu {t2:y}, ymmword ptr [{pa} + 64]",
+            "vmovdqu {t3:y}, ymmword ptr [{pa} + 96]",
+            concat!($prefix, " vpdpbusd {s0:y}, {t0:y}, ymmword ptr [{pb}]"),
+            concat!($prefix, " vpdpbusd {s1:y}, {t1:y}, ymmword ptr [{pb} + 32]"),
+            concat!($prefix, " vpdpbusd {s2:y}, {t2:y}, ymmword ptr [{pb} + 64]"),
+            concat!($prefix, " vpdpbusd {s3:y}, {t3:y}, ymmword ptr [{pb} + 96]"),
+            "add {pa}, 128",
+            "add {pb}, 128",
+            "dec {big}",
+            "jnz 2b",
+            "3:",
+            "test {small}, {small}",
+            "jz 5f",
+            "4:",
+            "vmovdqu {t0:y}, ymmword ptr [{pa}]",
+            concat!($prefix, " vpdpbusd {s0:y}, {t0:y}, ymmword ptr [{pb}]"),
+            "add {pa}, 32",
+            "add {pb}, 32",
+            "dec {small}",
+            "jnz 4b",
+            "5:",
+            pa = inout(reg) pa,
+            pb = inout(reg) pb,
+            big = inout(reg) big,
+            small = inout(reg) small,
+            s0 = out(ymm_reg) s0,
+            s1 = out(ymm_reg) s1,
+            s2 = out(ymm_reg) s2,
+            s3 = out(ymm_reg) s3,
+            t0 = out(ymm_reg) _,
+            t1 = out(ymm_reg) _,
+            t2 = out(ymm_reg) _,
+            t3 = out(ymm_reg) _,
+            options(nostack, readonly),
+          );
+        }
+        let _ = (pa, pb, big, small);
+        let s = _mm256_add_epi32(_mm256_add_epi32(s0, s1), _mm256_add_epi32(s2, s3));
+        let s = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256::<1>(s));
+        let s = _mm_add_epi32(s, _mm_shuffle_epi32::<0b01_00_11_10>(s));
+        let s = _mm_add_epi32(s, _mm_shuffle_epi32::<0b10_11_00_01>(s));
+        _mm_cvtsi128_si32(s)
+      }
+    };
   }
+
+  dot_u8_i8!(dot_u8_i8_vex, "{{vex}}");
+  dot_u8_i8!(dot_u8_i8_evex, "{{evex}}");
 }
 
 #[cfg(test)]
