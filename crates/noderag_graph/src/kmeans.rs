@@ -14,6 +14,9 @@ use crate::rng::SplitMix64;
 
 pub const MAX_ITER: u32 = 25;
 
+/// Largest point × centroid distance table kept between iterations (64 MiB of f32).
+const CACHE_ENTRIES: usize = 16 << 20;
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct KMeans {
   /// Cluster of each point.
@@ -101,6 +104,19 @@ fn lower_to(data: &[f32], dim: usize, c: &[f32], nearest: &mut [f64]) {
   }
   for (i, d) in nearest.iter_mut().enumerate() {
     *d = d.min(squared_distance(&data[i * dim..(i + 1) * dim], c) as f64);
+  }
+}
+
+/// `row[c] = squared_distance(p, centroid c)` for each `c` of `which`.
+#[inline]
+fn distances_to(p: &[f32], centroids: &[f32], dim: usize, which: &[usize], row: &mut [f32]) {
+  #[cfg(target_arch = "x86_64")]
+  if has_avx2() {
+    // SAFETY: as in `nearest_centroid`.
+    return unsafe { avx2::distances_to(p, centroids, dim, which, row) };
+  }
+  for &c in which {
+    row[c] = squared_distance(p, &centroids[c * dim..(c + 1) * dim]);
   }
 }
 
@@ -201,6 +217,21 @@ mod avx2 {
   }
 
   #[target_feature(enable = "avx2")]
+  pub(super) fn distances_to(p: &[f32], centroids: &[f32], dim: usize, which: &[usize], row: &mut [f32]) {
+    let at = |c: usize| &centroids[c * dim..(c + 1) * dim];
+    let mut groups = which.chunks_exact(4);
+    for g in &mut groups {
+      let d = four(p, [at(g[0]), at(g[1]), at(g[2]), at(g[3])]);
+      for t in 0..4 {
+        row[g[t]] = d[t];
+      }
+    }
+    for &c in groups.remainder() {
+      row[c] = one(p, at(c));
+    }
+  }
+
+  #[target_feature(enable = "avx2")]
   pub(super) fn lower_to(data: &[f32], dim: usize, c: &[f32], nearest: &mut [f64]) {
     let row = |i: usize| &data[i * dim..(i + 1) * dim];
     let n = nearest.len();
@@ -221,6 +252,17 @@ mod avx2 {
 }
 
 pub fn kmeans(data: &[f32], dim: usize, k: usize, opts: &KMeansOptions) -> Result<KMeans> {
+  kmeans_with(data, dim, k, opts, CACHE_ENTRIES)
+}
+
+/// `kmeans`, keeping the distance table between iterations up to `cache_entries` (tests: 0).
+fn kmeans_with(
+  data: &[f32],
+  dim: usize,
+  k: usize,
+  opts: &KMeansOptions,
+  cache_entries: usize,
+) -> Result<KMeans> {
   if dim == 0 {
     return Err(invalid("dim must be >= 1"));
   }
@@ -254,14 +296,33 @@ pub fn kmeans(data: &[f32], dim: usize, k: usize, opts: &KMeansOptions) -> Resul
   let mut centroids = init_plus_plus(data, dim, n, k, &mut rng);
   let mut labels = vec![u32::MAX; n];
   let mut dists = vec![0f32; n];
+  // Every point's distance to every centroid, kept from one assignment to the next: only the
+  // centroids that moved are measured again (late iterations move a few), and an unmoved
+  // centroid's distances are the very values it would give again. Skipped above
+  // CACHE_ENTRIES (memory), with the same result.
+  let mut cache = if n.saturating_mul(k) <= cache_entries {
+    Some(vec![0f32; n * k])
+  } else {
+    None
+  };
+  let mut moved: Vec<usize> = (0..k).collect();
   let mut iterations = 0;
   loop {
-    let changed = assign(data, dim, &centroids, k, &mut labels, &mut dists);
+    let changed = assign(
+      data,
+      dim,
+      &centroids,
+      k,
+      &mut labels,
+      &mut dists,
+      cache.as_deref_mut(),
+      &moved,
+    );
     if changed == 0 || iterations == opts.max_iter {
       break;
     }
     iterations += 1;
-    update_centroids(data, dim, k, &labels, &mut centroids);
+    moved = update_centroids(data, dim, k, &labels, &mut centroids);
   }
   let inertia = dists.iter().map(|&d| d as f64).sum();
   Ok(KMeans {
@@ -319,7 +380,9 @@ fn init_plus_plus(data: &[f32], dim: usize, n: usize, k: usize, rng: &mut SplitM
 }
 
 /// Assigns each point to its nearest centroid (ties: lower index). Returns how many
-/// labels changed.
+/// labels changed. With `cache` (n × k distances from the previous call), only the
+/// distances to the `moved` centroids are computed; the others are reused as they are.
+#[allow(clippy::too_many_arguments)]
 fn assign(
   data: &[f32],
   dim: usize,
@@ -327,20 +390,38 @@ fn assign(
   k: usize,
   labels: &mut [u32],
   dists: &mut [f32],
+  cache: Option<&mut [f32]>,
+  moved: &[usize],
 ) -> usize {
   let n = labels.len();
-  let work = n * k * dim;
+  let measured = if cache.is_some() { moved.len() } else { k };
+  let work = n * measured * dim;
   let threads = if work < 2_000_000 {
     1
   } else {
     std::thread::available_parallelism().map_or(1, |p| p.get())
   };
   let chunk = n.div_ceil(threads).max(1);
-  let one = |labels: &mut [u32], dists: &mut [f32], start: usize| -> usize {
+  let one = |labels: &mut [u32], dists: &mut [f32], mut cache: Option<&mut [f32]>, start: usize| -> usize {
     let mut changed = 0;
     for (off, (label, dist)) in labels.iter_mut().zip(dists.iter_mut()).enumerate() {
       let p = &data[(start + off) * dim..(start + off + 1) * dim];
-      let (best, best_d) = nearest_centroid(p, centroids, k, dim);
+      let (best, best_d) = match cache.as_deref_mut() {
+        Some(cache) => {
+          let row = &mut cache[off * k..(off + 1) * k];
+          distances_to(p, centroids, dim, moved, row);
+          let mut best = 0u32;
+          let mut best_d = f32::INFINITY;
+          for (c, &d) in row.iter().enumerate() {
+            if d < best_d {
+              best_d = d;
+              best = c as u32;
+            }
+          }
+          (best, best_d)
+        }
+        None => nearest_centroid(p, centroids, k, dim),
+      };
       if *label != best {
         *label = best;
         changed += 1;
@@ -350,14 +431,20 @@ fn assign(
     changed
   };
   if threads == 1 {
-    return one(labels, dists, 0);
+    return one(labels, dists, cache, 0);
   }
+  let mut caches: Vec<Option<&mut [f32]>> = match cache {
+    Some(c) => c.chunks_mut(chunk * k).map(Some).collect(),
+    None => Vec::new(),
+  };
+  caches.resize_with(labels.len().div_ceil(chunk), || None);
   std::thread::scope(|scope| {
     let handles: Vec<_> = labels
       .chunks_mut(chunk)
       .zip(dists.chunks_mut(chunk))
+      .zip(caches)
       .enumerate()
-      .map(|(t, (l, d))| scope.spawn(move || one(l, d, t * chunk)))
+      .map(|(t, ((l, d), c))| scope.spawn(move || one(l, d, c, t * chunk)))
       .collect();
     handles
       .into_iter()
@@ -367,7 +454,8 @@ fn assign(
 }
 
 /// Mean of each cluster (f64 sums in point order); an empty cluster keeps its centroid.
-fn update_centroids(data: &[f32], dim: usize, k: usize, labels: &[u32], centroids: &mut [f32]) {
+/// Returns the centroids whose value changed (bit for bit), in ascending order.
+fn update_centroids(data: &[f32], dim: usize, k: usize, labels: &[u32], centroids: &mut [f32]) -> Vec<usize> {
   let mut sums = vec![0f64; k * dim];
   let mut counts = vec![0usize; k];
   for (i, &l) in labels.iter().enumerate() {
@@ -380,13 +468,21 @@ fn update_centroids(data: &[f32], dim: usize, k: usize, labels: &[u32], centroid
       *s += x as f64;
     }
   }
+  let mut moved = Vec::new();
   for c in 0..k {
     if counts[c] > 0 {
+      let mut differs = false;
       for j in 0..dim {
-        centroids[c * dim + j] = (sums[c * dim + j] / counts[c] as f64) as f32;
+        let v = (sums[c * dim + j] / counts[c] as f64) as f32;
+        differs |= v.to_bits() != centroids[c * dim + j].to_bits();
+        centroids[c * dim + j] = v;
+      }
+      if differs {
+        moved.push(c);
       }
     }
   }
+  moved
 }
 
 #[cfg(test)]
@@ -480,6 +576,26 @@ mod tests {
     assert_eq!(got.labels, want);
   }
 
+  /// Reusing the distances to centroids that did not move changes nothing: same labels,
+  /// centroids, iterations and inertia as measuring every distance each time, on data that
+  /// takes many iterations, threaded (n·k·dim above the threshold) and not.
+  #[test]
+  fn the_distance_table_gives_the_same_result() {
+    let mut rng = SplitMix64::new(15);
+    for &(n, dim, k) in &[(2000, 48, 30), (300, 13, 7), (40, 1, 5)] {
+      let data: Vec<f32> = (0..n * dim).map(|_| rng.next_f64() as f32).collect();
+      let opts = KMeansOptions::default();
+      let cached = kmeans_with(&data, dim, k, &opts, CACHE_ENTRIES).unwrap();
+      let plain = kmeans_with(&data, dim, k, &opts, 0).unwrap();
+      assert!(cached.iterations > 3, "n {n}: {} iterations", cached.iterations);
+      assert_eq!(cached.labels, plain.labels);
+      assert_eq!(cached.iterations, plain.iterations);
+      assert_eq!(cached.inertia.to_bits(), plain.inertia.to_bits());
+      let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+      assert_eq!(bits(&cached.centroids), bits(&plain.centroids));
+    }
+  }
+
   #[test]
   fn threaded_assignment_equals_single_threaded() {
     let mut rng = SplitMix64::new(13);
@@ -487,7 +603,7 @@ mod tests {
     let data: Vec<f32> = (0..n * dim).map(|_| rng.next_f64() as f32).collect();
     let cent: Vec<f32> = data[..k * dim].to_vec();
     let (mut l1, mut d1) = (vec![u32::MAX; n], vec![0f32; n]);
-    assign(&data, dim, &cent, k, &mut l1, &mut d1);
+    assign(&data, dim, &cent, k, &mut l1, &mut d1, None, &[]);
     for i in 0..n {
       let p = &data[i * dim..(i + 1) * dim];
       let best = (0..k)
