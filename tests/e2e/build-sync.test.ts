@@ -32,6 +32,9 @@ function exampleFiles(): Record<string, string> {
   return files;
 }
 
+// Every graph delta a stage stages is checked against a comparison of the whole graph.
+IndexData.verifyGraphChanges = true;
+
 const projects: Project[] = [];
 async function project(files: Record<string, string>, chunkSize = 64): Promise<Project> {
   const p = await createProject({ files, config: { chunk_size: chunkSize, dim: DIM } });

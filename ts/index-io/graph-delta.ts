@@ -14,7 +14,7 @@
  *   "removed_edges":[[source,target],…]}`; `nodes` and `edges` replace or add whole rows.
  */
 import { IndexFileError } from '../errors.js';
-import { edgeKey } from '../model/graph-store.js';
+import { type BaseGraph, edgeKey } from '../model/graph-store.js';
 import { type GraphEdge, type GraphNode, NODE_TYPES, type NodeType } from '../model/types.js';
 import { readTextIfExists } from '../project/read-optional.js';
 
@@ -74,6 +74,33 @@ export function diffGraph(base: GraphRows, graph: GraphRows): GraphDelta {
     if (!was || !sameEdge(was, e)) d.edges.push({ ...e });
   }
   for (const [key, e] of base.edges) if (!graph.edges.has(key)) d.removedEdges.push([e.source, e.target]);
+  return sortDelta(d);
+}
+
+/**
+ * `diffGraph(base, graph)` where base is the graph when it last started tracking its changes
+ * (BaseGraph.trackChanges): only the rows changed since are compared, from the values they
+ * had then, so the cost follows the change rather than the graph (a sync changes a few
+ * thousand of HotpotQA-100's 70,000 rows; the whole comparison took 45–75 ms per stage).
+ */
+export function trackedGraphDelta(graph: BaseGraph): GraphDelta {
+  const d = emptyGraphDelta();
+  for (const [id, was] of graph.nodes.changedRows()) {
+    const n = graph.nodes.get(id);
+    if (!n) {
+      if (was) d.removedNodes.push(id);
+    } else if (!was || !sameNode(was, n)) d.nodes.push([id, { ...n }]);
+  }
+  for (const [key, was] of graph.edges.changedRows()) {
+    const e = graph.edges.get(key);
+    if (!e) {
+      if (was) d.removedEdges.push([was.source, was.target]);
+    } else if (!was || !sameEdge(was, e)) d.edges.push({ ...e });
+  }
+  return sortDelta(d);
+}
+
+function sortDelta(d: GraphDelta): GraphDelta {
   d.nodes.sort((a, b) => byString(a[0], b[0]));
   d.removedNodes.sort(byString);
   d.edges.sort((a, b) => byString(a.source, b.source) || byString(a.target, b.target));

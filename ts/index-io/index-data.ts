@@ -5,6 +5,7 @@
  * commit. Missing files read as empty tables (the stage that writes them has not run yet).
  */
 import { stat } from 'node:fs/promises';
+import { InternalError } from '../errors.js';
 import { BaseGraph, edgeKey } from '../model/graph-store.js';
 import type {
   AttributeRow,
@@ -31,6 +32,8 @@ import {
   type GraphDelta,
   type GraphRows,
   readGraphDelta,
+  serializeGraphDelta,
+  trackedGraphDelta,
 } from './graph-delta.js';
 import { readTableFile } from './parquet.js';
 import type { IndexTable } from './table-spec.js';
@@ -49,11 +52,25 @@ function byId<T extends { hashId: string }>(rows: readonly T[]): Map<string, T> 
 }
 
 export class IndexData {
+  /**
+   * Tests: also diff the whole graph against a copy of the committed tables at each
+   * graphChanges() and fail when the tracked changes differ (an edit that bypassed
+   * BaseGraph's recording). Read when the graph is loaded.
+   */
+  static verifyGraphChanges = false;
+
   readonly #memo = new Map<string, Promise<unknown>>();
-  /** The rows of graph_nodes.parquet and graph_edges.parquet as committed (without the delta). */
-  #graphTables: GraphRows | null = { nodes: new Map(), edges: new Map() };
+  /**
+   * Rows of graph_nodes.parquet plus graph_edges.parquet as last written whole. The graph
+   * records its changes since then (BaseGraph.trackChanges), so the delta is read from them.
+   */
+  #graphTableRows = 0;
+  /** verifyGraphChanges: the rows of the tables as last written whole. */
+  #graphTablesCopy: GraphRows | null = null;
   /** Whether cache/graph_delta.json exists (committed, or staged by this run). */
   #graphDeltaFile = false;
+  /** The graph once loaded (`graph()`). */
+  #graphLoaded: BaseGraph | null = null;
 
   constructor(
     readonly root: string,
@@ -139,12 +156,16 @@ export class IndexData {
   graph(): Promise<BaseGraph> {
     return this.#once('graph', async () => {
       const graph = await this.#graphTablesRead();
-      this.#graphTables = copyGraphRows(graph);
+      this.#graphTableRows = graph.nodes.size + graph.edges.size;
+      if (IndexData.verifyGraphChanges) this.#graphTablesCopy = copyGraphRows(graph);
+      // From here every change is recorded against the tables, the delta's own included.
+      graph.trackChanges();
       const delta = await readGraphDelta(resolveInProject(this.root, GRAPH_DELTA_FILE), GRAPH_DELTA_FILE);
       if (delta) {
         this.#graphDeltaFile = true;
         applyGraphDelta(graph, delta);
       }
+      this.#graphLoaded = graph;
       return graph;
     });
   }
@@ -208,12 +229,17 @@ export class IndexData {
   /** What changed in the graph since its tables were last written whole, and their row count. */
   async graphChanges(): Promise<{ delta: GraphDelta; tableRows: number; deltaFile: boolean }> {
     const graph = await this.graph();
-    // After a whole write the committed tables are the base: read again only when needed
-    // (a later delta in the same run, rare), rather than copied at every cycle's end.
-    this.#graphTables ??= await this.#graphTablesRead();
-    const delta = diffGraph(this.#graphTables, graph);
-    const tableRows = this.#graphTables.nodes.size + this.#graphTables.edges.size;
-    return { delta, tableRows, deltaFile: this.#graphDeltaFile };
+    const delta = trackedGraphDelta(graph);
+    if (this.#graphTablesCopy) {
+      const whole = serializeGraphDelta(diffGraph(this.#graphTablesCopy, graph));
+      if (serializeGraphDelta(delta) !== whole) {
+        throw new InternalError(
+          'internal_error',
+          'the graph changes recorded differ from a comparison of the whole graph (an edit bypassed BaseGraph)',
+        );
+      }
+    }
+    return { delta, tableRows: this.#graphTableRows, deltaFile: this.#graphDeltaFile };
   }
 
   /** Whether cache/graph_delta.json exists (read with the graph, or staged since). */
@@ -223,8 +249,16 @@ export class IndexData {
 
   /** A stage staged the graph: as a delta, or (`whole`) as both tables and an empty delta. */
   graphStaged(whole: boolean): void {
-    if (whole) this.#graphTables = null;
-    else this.#graphDeltaFile = true;
+    if (!whole) {
+      this.#graphDeltaFile = true;
+      return;
+    }
+    // The graph as staged is the new base (its rows were turned into columns already).
+    const g = this.#graphLoaded;
+    if (!g) throw new InternalError('internal_error', 'graphStaged before the graph was loaded');
+    this.#graphTableRows = g.nodes.size + g.edges.size;
+    if (this.#graphTablesCopy) this.#graphTablesCopy = copyGraphRows(g);
+    g.trackChanges();
   }
 
   /** id_map.parquet rows by label (empty when the vector index is missing or being rebuilt). */

@@ -351,16 +351,18 @@ export function pruneChunks(
   // The graph: kept base nodes take their rows' weights, unit—entity edges lose the removed
   // occurrences (entity—relationship edges weigh 1 and go with their relationship), and
   // removed nodes leave with every edge that touches them.
+  // Rows are edited through editNode / editEdge, which record them for the graph's delta.
   for (const [id, weight] of newWeights) {
     const node = graph.nodes.get(id);
     if (node && node.weight !== weight) {
-      node.weight = weight;
-      node.updatedGeneration = g;
+      const edit = graph.editNode(id)!;
+      edit.weight = weight;
+      edit.updatedGeneration = g;
     }
   }
   for (const [key, c] of contributed.graph.edges) {
     if (contributed.relationships.has(c.source) || contributed.relationships.has(c.target)) continue;
-    const edge = graph.edges.get(key);
+    const edge = graph.editEdge(key);
     if (!edge) continue;
     edge.weight -= c.weight;
     if (edge.weight <= 0) graph.edges.delete(key);
