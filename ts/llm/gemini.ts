@@ -6,15 +6,12 @@
  * `baseUrl` (httpOptions.baseUrl) points the SDK at another endpoint: a gateway, or the fake
  * server of the tests. The SDK's error type carries no headers, so each request gets a fetch
  * wrapper that remembers the Retry-After of a failed response.
+ *
+ * The SDK (with google-auth-library, gaxios, ws… about 0.13 s of CPU to import) is loaded on
+ * the first request, not with this module: create-providers imports every adapter, and a
+ * build or a search with another provider never needs it.
  */
-import {
-  ApiError,
-  type Content,
-  type GenerateContentParameters,
-  GoogleGenAI,
-  type Schema,
-  Type,
-} from '@google/genai';
+import type { Content, GenerateContentParameters, GoogleGenAI, Schema, Type } from '@google/genai';
 import {
   abortReason,
   type ErrorContext,
@@ -39,13 +36,26 @@ import type {
 
 export type GeminiProviderOptions = RemoteProviderOptions;
 
+type Sdk = typeof import('@google/genai');
+/** The SDK once loaded (its `ApiError` class for `#mapError`). */
+let sdk: Sdk | undefined;
+let loading: Promise<Sdk> | undefined;
+function loadSdk(): Promise<Sdk> {
+  loading ??= import('@google/genai').then((m) => {
+    sdk = m;
+    return m;
+  });
+  return loading;
+}
+
+/** The SDK's `Type` enum values (strings), without loading the SDK. */
 const TYPES: Readonly<Record<string, Type>> = {
-  object: Type.OBJECT,
-  array: Type.ARRAY,
-  string: Type.STRING,
-  number: Type.NUMBER,
-  integer: Type.INTEGER,
-  boolean: Type.BOOLEAN,
+  object: 'OBJECT' as Type,
+  array: 'ARRAY' as Type,
+  string: 'STRING' as Type,
+  number: 'NUMBER' as Type,
+  integer: 'INTEGER' as Type,
+  boolean: 'BOOLEAN' as Type,
 };
 
 /** Our JSON Schema subset → Gemini's OpenAPI-style Schema (property order kept). */
@@ -100,22 +110,30 @@ function apiErrorMessage(message: string): string {
 
 export class GeminiProvider implements Provider {
   readonly identity: ProviderIdentity;
-  readonly #ai: GoogleGenAI;
+  #ai: Promise<GoogleGenAI> | undefined;
   readonly #o: GeminiProviderOptions;
   readonly #ctx: ErrorContext;
   readonly #requestDim: number | undefined;
 
   constructor(options: GeminiProviderOptions) {
     this.#o = options;
-    this.#ai = new GoogleGenAI({
-      vertexai: false,
-      apiKey: options.apiKey ?? 'not-set',
-      httpOptions: options.baseUrl ? { baseUrl: options.baseUrl } : undefined,
-    });
     const setup = remoteSetup('gemini', options, 'outputDimensionality');
     this.identity = setup.identity;
     this.#ctx = setup.ctx;
     this.#requestDim = setup.requestDim;
+  }
+
+  /** The SDK client, made on the first request. */
+  #client(): Promise<GoogleGenAI> {
+    this.#ai ??= loadSdk().then(
+      ({ GoogleGenAI }) =>
+        new GoogleGenAI({
+          vertexai: false,
+          apiKey: this.#o.apiKey ?? 'not-set',
+          httpOptions: this.#o.baseUrl ? { baseUrl: this.#o.baseUrl } : undefined,
+        }),
+    );
+    return this.#ai;
   }
 
   async chat(request: ChatRequest, options: CallOptions = {}): Promise<string> {
@@ -138,7 +156,7 @@ export class GeminiProvider implements Provider {
     if (texts.length === 0) return { vectors: new Float32Array(0), dim: this.#o.dim ?? 0 };
     const capture = headerCapturingFetch();
     try {
-      const res = await this.#ai.models.embedContent({
+      const res = await (await this.#client()).models.embedContent({
         model: this.#o.model,
         contents: [...texts],
         config: {
@@ -174,7 +192,7 @@ export class GeminiProvider implements Provider {
     const capture = headerCapturingFetch();
     let finished = false;
     try {
-      const stream = await this.#ai.models.generateContentStream(
+      const stream = await (await this.#client()).models.generateContentStream(
         this.#generateParams(request.messages, undefined, ctl.signal, capture.fetch),
       );
       for await (const chunk of stream) {
@@ -219,7 +237,7 @@ export class GeminiProvider implements Provider {
   ): Promise<string> {
     const capture = headerCapturingFetch();
     try {
-      const res = await this.#ai.models.generateContent(
+      const res = await (await this.#client()).models.generateContent(
         this.#generateParams(messages, responseSchema, signal, capture.fetch),
       );
       const text = res.text;
@@ -235,7 +253,7 @@ export class GeminiProvider implements Provider {
 
   #mapError(e: unknown, signal: AbortSignal | undefined, failedHeaders: Headers | undefined): unknown {
     if (signal?.aborted) return abortReason(signal);
-    if (e instanceof ApiError) {
+    if (sdk && e instanceof sdk.ApiError) {
       return httpError(this.#ctx, e.status, apiErrorMessage(e.message), parseRetryAfter(failedHeaders), e);
     }
     if (networkCode(e) || (e instanceof TypeError && /fetch failed/i.test(e.message))) {
