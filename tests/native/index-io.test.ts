@@ -308,6 +308,17 @@ describe('text_decomposition.jsonl', () => {
     expect(await readDecompositions(join(dir, 'missing.jsonl'), 'missing')).toEqual([]);
   });
 
+  it('writes records read back as the same bytes, and a line of another shape in the written form', () => {
+    const text = serializeDecompositions([record, { ...record, text_hash_id: 't2', text_id: 2 }]);
+    const read = parseDecompositions(text, 'd.jsonl');
+    expect(serializeDecompositions(read)).toBe(text);
+    // Spaced out by hand: read, and written again as serializeDecompositions writes it.
+    const spaced = JSON.stringify(JSON.parse(text.split('\n')[0]!), null, 1).replaceAll('\n', '');
+    expect(serializeDecompositions(parseDecompositions(`${spaced}\n`, 'd.jsonl'))).toBe(
+      serializeDecompositions([record]),
+    );
+  });
+
   it('names the damaged line', () => {
     const text = `${serializeDecompositions([record])}{"text_hash_id": 3}\n`;
     expect(() => parseDecompositions(text, 'cache/text_decomposition.jsonl')).toThrow(IndexFileError);

@@ -199,7 +199,7 @@ export class IndexData {
         if (row >= 0) checkNodeType(n.label, row, value);
       });
       for (let i = 0; i < ids.length; i++) {
-        graph.nodes.set(ids[i]!, {
+        graph.nodes.load(ids[i]!, {
           type: type.values[type.keys[i]!] as NodeType,
           weight: weight[i]!,
           generation: generation[i]!,
@@ -215,7 +215,7 @@ export class IndexData {
       for (let i = 0; i < weight.length; i++) {
         const s = source.values[source.keys[i]!]!;
         const t = target.values[target.keys[i]!]!;
-        graph.edges.set(edgeKey(s, t), {
+        graph.edges.load(edgeKey(s, t), {
           source: s,
           target: t,
           weight: weight[i]!,

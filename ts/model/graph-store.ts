@@ -45,6 +45,11 @@ export class TrackedMap<V extends object> extends Map<string, V> {
     before.set(key, v === undefined ? null : { ...v });
   }
 
+  /** `set` without recording (rows read from the committed tables before tracking starts). */
+  load(key: string, value: V): void {
+    super.set(key, value);
+  }
+
   override set(key: string, value: V): this {
     if (this.before) this.note(key);
     return super.set(key, value);
