@@ -83,6 +83,12 @@ async function build(root: string): Promise<{
   calls: number;
   byStage: Map<string, number>;
   stageSeconds: Map<string, number>;
+  /**
+   * Process CPU seconds (every thread) per stage, its commit included, from the end of the
+   * stage before (the first stage of the run: from the start, INIT included); after the
+   * last commit: the follow-up discovery and the end of the run, as "(after)".
+   */
+  stageCpu: Map<string, number>;
   /** The Attribute stage's summary line (important entities, calls by decision). */
   attribute: string;
 }> {
@@ -105,17 +111,31 @@ async function build(root: string): Promise<{
   } as unknown as NodeJS.WritableStream & { isTTY: false };
   const started = performance.now();
   const cpuBefore = process.cpuUsage();
+  const cpuNow = () => {
+    const c = process.cpuUsage(cpuBefore);
+    return (c.user + c.system) / 1e6;
+  };
+  const stageCpu = new Map<string, number>();
+  let stageStart = 0;
   const code = await runBuild({
     folder: root,
     yes: true,
     stdout: sink,
     stderr: process.stderr,
     handleSignals: false,
+    hooks: {
+      afterStage: (stage) => {
+        const now = cpuNow();
+        const name = stage.replace(/ pipeline$/, '');
+        stageCpu.set(name, (stageCpu.get(name) ?? 0) + now - stageStart);
+        stageStart = now;
+      },
+    },
   });
   const seconds = (performance.now() - started) / 1000;
   // Process CPU (every thread: the native pool too), steadier than wall time on a shared machine.
-  const cpu = process.cpuUsage(cpuBefore);
-  const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+  const cpuSeconds = cpuNow();
+  stageCpu.set('(after)', cpuSeconds - stageStart);
   if (code !== 0) throw new Error(`build of ${root} failed (exit ${code})`);
   const log = readFileSync(logFile, 'utf8').slice(logBefore);
   let calls = 0;
@@ -129,7 +149,7 @@ async function build(root: string): Promise<{
     stageSeconds.set(m[1]!, (stageSeconds.get(m[1]!) ?? 0) + Number(m[2]));
   }
   const attribute = /\d+ important entities of [^\n]*/.exec(printed)?.[0] ?? 'no Attribute summary';
-  return { seconds, cpuSeconds, calls, byStage, stageSeconds, attribute };
+  return { seconds, cpuSeconds, calls, byStage, stageSeconds, stageCpu, attribute };
 }
 
 const sortedList = <T>(xs: Iterable<T>) => [...xs].sort();
@@ -314,10 +334,17 @@ try {
     console.log(`| ${stage} | ${sync.byStage.get(stage) ?? 0} | ${n} |`);
   console.log(`Attribute stage of the sync: ${sync.attribute}`);
   console.log(`Attribute stage of the clean build: ${cleanRun.attribute}`);
-  console.log('\n| stage | seconds of the sync | of the clean build |');
-  console.log('|---|---:|---:|');
-  for (const [stage, t] of cleanRun.stageSeconds)
-    console.log(`| ${stage} | ${(sync.stageSeconds.get(stage) ?? 0).toFixed(1)} | ${t.toFixed(1)} |`);
+  console.log(
+    '\n| stage | seconds of the sync | of the clean build | CPU s of the sync | of the clean build |',
+  );
+  console.log('|---|---:|---:|---:|---:|');
+  for (const [stage, cpu] of cleanRun.stageCpu) {
+    const wall = (r: typeof full) => (stage === '(after)' ? '' : (r.stageSeconds.get(stage) ?? 0).toFixed(1));
+    console.log(
+      `| ${stage} | ${wall(sync)} | ${wall(cleanRun)} | ${(sync.stageCpu.get(stage) ?? 0).toFixed(2)} | ${cpu.toFixed(2)} |`,
+    );
+  }
+  console.log('(CPU per stage: its commit included; the first stage includes INIT)');
   console.log(
     `\nremoved by the sync: ${removedTexts.length} chunks, ${removedUnits.length} semantic units; tables equal to the clean build: ${tablesEqual ? 'yes' : `no (${differing.join(', ')})`}`,
   );
