@@ -34,6 +34,10 @@ beforeAll(async () => {
     res.writeHead(201, { 'content-type': 'application/json', 'x-test': 'yes' });
     res.end(JSON.stringify({ method: req.method, body, auth: req.headers.authorization ?? null }));
   });
+  routes.set('/bom', (_req, _body, res) => {
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+    res.end(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"é":"ü ✓"}')]));
+  });
   routes.set('/slow', (_req, _body, res) => {
     setTimeout(() => res.end('{"ok":true}'), 1500);
   });
@@ -74,6 +78,34 @@ describe('httpFetch', () => {
     expect(res.status).toBe(201);
     expect(res.headers.get('x-test')).toBe('yes');
     expect(await res.json()).toEqual({ method: 'POST', body: '{"x":1}', auth: 'Bearer k' });
+  });
+
+  it('a whole reply reads as a Response does: once, UTF-8 without its BOM, or through body', async () => {
+    const url = `${base}/bom`;
+    const [ours, theirs] = [await httpFetch(url), await fetch(url)];
+    expect(ours).toBeInstanceOf(Response);
+    expect(ours.bodyUsed).toBe(false);
+    const copy = ours.clone();
+    expect(await ours.text()).toBe(await theirs.text());
+    expect(ours.bodyUsed).toBe(true);
+    await expect(ours.text()).rejects.toThrow(TypeError);
+    await expect(ours.json()).rejects.toThrow(TypeError);
+    expect(() => ours.clone()).toThrow(TypeError);
+    expect(await copy.json()).toEqual({ é: 'ü ✓' });
+    const bytes = new Uint8Array(await (await httpFetch(url)).arrayBuffer());
+    expect(Buffer.from(bytes)).toEqual(Buffer.from(await (await fetch(url)).arrayBuffer()));
+    // Through `body`: the stream holds the bytes; reading it uses the body up.
+    const streamed = await httpFetch(url);
+    const reader = (streamed.body as ReadableStream<Uint8Array>).getReader();
+    const chunks: Uint8Array[] = [];
+    for (let r = await reader.read(); !r.done; r = await reader.read()) chunks.push(r.value);
+    expect(Buffer.concat(chunks)).toEqual(Buffer.from(bytes));
+    expect(streamed.bodyUsed).toBe(true);
+    await expect(streamed.text()).rejects.toThrow(TypeError);
+    // `body` handed out but not read: text() reads it.
+    const handed = await httpFetch(url);
+    expect(handed.body).not.toBeNull();
+    expect(await handed.json()).toEqual({ é: 'ü ✓' });
   });
 
   it('waits for a reply whose headers come late (no limit of its own)', async () => {
