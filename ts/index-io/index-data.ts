@@ -47,6 +47,8 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
+const NO_ROWS: GraphRows = { nodes: new Map(), edges: new Map() };
+
 function byId<T extends { hashId: string }>(rows: readonly T[]): Map<string, T> {
   return new Map(rows.map((r) => [r.hashId, r]));
 }
@@ -159,7 +161,9 @@ export class IndexData {
       this.#graphTableRows = graph.nodes.size + graph.edges.size;
       if (IndexData.verifyGraphChanges) this.#graphTablesCopy = copyGraphRows(graph);
       // From here every change is recorded against the tables, the delta's own included.
-      graph.trackChanges();
+      // Without tables (a first build) every row is a change: nothing is recorded, and the
+      // stage that stages the graph writes the tables whole (graphChanges compares with none).
+      if (this.#graphTableRows > 0) graph.trackChanges();
       const delta = await readGraphDelta(resolveInProject(this.root, GRAPH_DELTA_FILE), GRAPH_DELTA_FILE);
       if (delta) {
         this.#graphDeltaFile = true;
@@ -229,7 +233,7 @@ export class IndexData {
   /** What changed in the graph since its tables were last written whole, and their row count. */
   async graphChanges(): Promise<{ delta: GraphDelta; tableRows: number; deltaFile: boolean }> {
     const graph = await this.graph();
-    const delta = trackedGraphDelta(graph);
+    const delta = graph.nodes.tracking ? trackedGraphDelta(graph) : diffGraph(NO_ROWS, graph);
     if (this.#graphTablesCopy) {
       const whole = serializeGraphDelta(diffGraph(this.#graphTablesCopy, graph));
       if (serializeGraphDelta(delta) !== whole) {
