@@ -8,6 +8,8 @@
  * - `sdk+fetch`: the openai SDK over Node's fetch (undici), the adapter's transport before
  *   ts/llm/http-fetch.ts;
  * - `sdk+httpFetch`: the openai SDK over ts/llm/http-fetch.ts;
+ * - `adapter`: ts/llm/openai.ts alone (its own POST with the SDK's headers, over httpFetch), the
+ *   same requests without the build's layers;
  * - `providers`: the whole build path, `ModelProviders.run('decompose', …)` (prompt, response
  *   cache key and append, limiter, retry, timeout, adapter, validation) under the build's pool.
  * Each sends the decomposition prompts of HotpotQA paragraphs (distinct texts, so the response
@@ -22,6 +24,7 @@ import OpenAI from 'openai';
 import { NodeConfig } from '../../ts/config/node-config.js';
 import { createProviders } from '../../ts/llm/create-providers.js';
 import { httpFetch } from '../../ts/llm/http-fetch.js';
+import { OpenAIProvider } from '../../ts/llm/openai.js';
 import { buildRequest } from '../../ts/llm/prompts/index.js';
 import { loadCorpus } from '../lib/hotpot.js';
 
@@ -96,9 +99,31 @@ async function main(): Promise<void> {
     { env: {} },
   );
   const providers = createProviders(config, { mode: 'build', cacheDir: join(dir, 'response_cache') });
+  const chatAdapter = new OpenAIProvider({
+    section: 'model_config',
+    model: 'gpt-4o-mini',
+    apiKey: 'x',
+    baseUrl,
+  });
+  const embedAdapter = new OpenAIProvider({
+    section: 'embedding_config',
+    model: 'text-embedding-3-small',
+    apiKey: 'x',
+    baseUrl,
+    dim: 1536,
+  });
   const all: Record<string, (round: string[]) => Promise<void>> = {
     'sdk+fetch': sdkVariant(fetch),
     'sdk+httpFetch': sdkVariant(httpFetch as typeof fetch),
+    adapter: async (round) => {
+      await pool(round.length, async (i) => {
+        const request = buildRequest({ task: 'decompose', language: 'English', input: { text: round[i]! } });
+        await chatAdapter.chat(request);
+      });
+      await pool(Math.ceil(round.length / 50), async (b) => {
+        await embedAdapter.embed(round.slice(b * 50, b * 50 + 50));
+      });
+    },
     providers: async (round) => {
       await pool(round.length, (i) => providers.run('decompose', { text: round[i]! }));
       await pool(Math.ceil(round.length / 50), (b) =>

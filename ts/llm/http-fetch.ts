@@ -188,22 +188,23 @@ function wholeResponse(bytes: Buffer, init: ResponseInit): Response {
   return res;
 }
 
-export async function httpFetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
-  const body = simpleBody(init.body);
-  if (input instanceof Request || body === null) return fetch(input, init);
-  const { signal } = init;
-  if (signal?.aborted) throw abortError(signal);
-  let url = new URL(input);
-  let method = (init.method ?? 'GET').toUpperCase();
-  let payload = body;
-  const headers = headerRecord(init.headers);
+/** The reply after redirects, its body decoded; what `httpFetch` and `httpPostWhole` share. */
+async function exchange(
+  input: URL,
+  method: string,
+  headers: Record<string, string>,
+  payload: Body,
+  signal: AbortSignal | null | undefined,
+  redirect: RequestInit['redirect'],
+): Promise<{ res: IncomingMessage; stream: Readable; method: string; destroy: (e: unknown) => void }> {
+  let url = input;
   for (let hop = 0; ; hop++) {
     const { res, destroy } = await send(url, method, headers, payload, signal);
     const status = res.statusCode ?? 0;
     const location = res.headers.location;
-    if (location && [301, 302, 303, 307, 308].includes(status) && init.redirect !== 'manual') {
+    if (location && [301, 302, 303, 307, 308].includes(status) && redirect !== 'manual') {
       res.resume();
-      if (init.redirect === 'error' || hop >= MAX_REDIRECTS)
+      if (redirect === 'error' || hop >= MAX_REDIRECTS)
         throw new TypeError('fetch failed', { cause: new Error(`redirect to ${location}`) });
       url = new URL(location, url);
       if (status === 303 || ((status === 301 || status === 302) && method === 'POST')) {
@@ -214,26 +215,96 @@ export async function httpFetch(input: string | URL | Request, init: RequestInit
       }
       continue;
     }
-    const stream = decoded(res);
-    const init2 = {
-      status,
-      statusText: res.statusMessage ?? '',
-      headers: responseHeaders(res, stream !== res),
-    };
-    if (NULL_BODY_STATUS.has(status) || method === 'HEAD') {
-      res.resume();
-      return new Response(null, init2);
-    }
-    if (String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
-      // Streamed: an abort from here on ends the stream with the signal's reason.
-      const onAbort = () => {
-        stream.destroy(abortError(signal as AbortSignal) as Error);
-        destroy(abortError(signal as AbortSignal));
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      stream.once('close', () => signal?.removeEventListener('abort', onAbort));
-      return new Response(Readable.toWeb(stream) as ReadableStream<Uint8Array>, init2);
-    }
-    return wholeResponse(await readAll(stream, signal), init2);
+    return { res, stream: decoded(res), method, destroy };
   }
+}
+
+export async function httpFetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
+  const body = simpleBody(init.body);
+  if (input instanceof Request || body === null) return fetch(input, init);
+  const { signal } = init;
+  if (signal?.aborted) throw abortError(signal);
+  const headers = headerRecord(init.headers);
+  const { res, stream, method, destroy } = await exchange(
+    new URL(input),
+    (init.method ?? 'GET').toUpperCase(),
+    headers,
+    body,
+    signal,
+    init.redirect,
+  );
+  const status = res.statusCode ?? 0;
+  const init2 = {
+    status,
+    statusText: res.statusMessage ?? '',
+    headers: responseHeaders(res, stream !== res),
+  };
+  if (NULL_BODY_STATUS.has(status) || method === 'HEAD') {
+    res.resume();
+    return new Response(null, init2);
+  }
+  if (String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+    // Streamed: an abort from here on ends the stream with the signal's reason.
+    const onAbort = () => {
+      stream.destroy(abortError(signal as AbortSignal) as Error);
+      destroy(abortError(signal as AbortSignal));
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    stream.once('close', () => signal?.removeEventListener('abort', onAbort));
+    return new Response(Readable.toWeb(stream) as ReadableStream<Uint8Array>, init2);
+  }
+  return wholeResponse(await readAll(stream, signal), init2);
+}
+
+/** A reply read whole by `httpPostWhole`. */
+export interface WholeReply {
+  status: number;
+  /** The reply's headers as `fetch` gives them (made on demand). */
+  headers: () => Headers;
+  /** A header's value (lower-case name), as `Headers.get` gives it. */
+  header: (name: string) => string | null;
+  /** The decoded body; empty for a status without one. */
+  bytes: Buffer;
+}
+
+/**
+ * `httpFetch` of a POST whose reply is read whole (a server-sent-events reply too), returned
+ * as status, headers and bytes without a `Response` around them (the openai adapter's
+ * non-streamed requests). `headers` must be lower-case names; the body is sent as is.
+ * Same transport, redirects, decoding and errors as `httpFetch`.
+ */
+export async function httpPostWhole(
+  url: string,
+  headers: Readonly<Record<string, string>>,
+  body: string,
+  signal?: AbortSignal,
+): Promise<WholeReply> {
+  if (signal?.aborted) throw abortError(signal);
+  const sent = { 'accept-encoding': 'gzip, deflate, br', ...headers };
+  const { res, stream } = await exchange(new URL(url), 'POST', sent, body, signal, undefined);
+  const status = res.statusCode ?? 0;
+  let bytes: Buffer;
+  if (NULL_BODY_STATUS.has(status)) {
+    res.resume();
+    bytes = Buffer.alloc(0);
+  } else {
+    bytes = await readAll(stream, signal);
+  }
+  const dropEncoding = stream !== res;
+  let made: Headers | undefined;
+  const all = () => {
+    made ??= responseHeaders(res, dropEncoding);
+    return made;
+  };
+  return {
+    status,
+    headers: all,
+    header: (name) => {
+      if (dropEncoding && (name === 'content-encoding' || name === 'content-length')) return null;
+      const v = res.headers[name];
+      // Several values (set-cookie aside) are joined as Headers.get joins them.
+      return v === undefined ? null : Array.isArray(v) ? all().get(name) : v;
+    },
+    bytes,
+  };
 }
