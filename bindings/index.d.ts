@@ -432,6 +432,18 @@ export interface NativeTriple {
   target: string
 }
 
+/**
+ * A whole unit in one call: its entity list from `normalizeEntities`, each relationship
+ * string through steps 1–4 against that list, and, when none needs a repair call,
+ * `finalizeUnit` over the parsed triples in order (`final`; absent when one needs repair,
+ * then the caller repairs and calls `finalizeUnit` itself).
+ */
+export interface NativeUnitParse {
+  entities: Array<string>
+  parses: Array<NativeRelationshipParse>
+  final?: NativeUnitRelationships
+}
+
 export interface NativeUnitRelationships {
   entities: Array<string>
   relationships: Array<NativeTriple>
@@ -452,6 +464,12 @@ export declare function normText(s: string): string
 
 /** Steps 1–4 of §3.3. `unitEntities` must be the unit's list from `normalizeEntities`. */
 export declare function parseRelationship(s: string, unitEntities: Array<string>, languageName: 'English' | 'Chinese'): NativeRelationshipParse
+
+/**
+ * `normalizeEntities`, `parseRelationship` per string and (without repairs) `finalizeUnit`,
+ * with one boundary crossing per unit instead of one per relationship.
+ */
+export declare function parseUnit(names: Array<string>, relationships: Array<string>, languageName: 'English' | 'Chinese'): NativeUnitParse
 
 /** The tokens the phrase matcher sees for `text` (fold, then tokenise). Sync; diagnostics. */
 export declare function phraseTokens(text: string): Array<string>

@@ -238,6 +238,34 @@ pub struct NativeRelationshipParse {
   pub method: Option<String>,
 }
 
+fn native_parse(parse: RelationshipParse) -> NativeRelationshipParse {
+  let none = |status: &str| NativeRelationshipParse {
+    status: status.to_string(),
+    source: None,
+    relation: None,
+    target: None,
+    method: None,
+  };
+  match parse {
+    RelationshipParse::Parsed { triple, method } => NativeRelationshipParse {
+      status: "parsed".to_string(),
+      source: Some(triple.source),
+      relation: Some(triple.relation),
+      target: Some(triple.target),
+      method: Some(
+        match method {
+          ParseMethod::Comma => "comma",
+          ParseMethod::EntitySplit => "entity_split",
+          ParseMethod::Separator => "separator",
+        }
+        .to_string(),
+      ),
+    },
+    RelationshipParse::NeedsRepair => none("needs_repair"),
+    RelationshipParse::Empty => none("empty"),
+  }
+}
+
 /// Steps 1–4 of §3.3. `unitEntities` must be the unit's list from `normalizeEntities`.
 #[napi]
 pub fn parse_relationship(
@@ -246,33 +274,62 @@ pub fn parse_relationship(
   #[napi(ts_arg_type = "'English' | 'Chinese'")] language_name: String,
 ) -> napi::Result<NativeRelationshipParse> {
   guard(|| {
-    let none = |status: &str| NativeRelationshipParse {
-      status: status.to_string(),
-      source: None,
-      relation: None,
-      target: None,
-      method: None,
+    Ok(native_parse(relationship::parse_relationship(
+      &s,
+      &unit_entities,
+      language(&language_name)?,
+    )))
+  })
+}
+
+/// A whole unit in one call: its entity list from `normalizeEntities`, each relationship
+/// string through steps 1–4 against that list, and, when none needs a repair call,
+/// `finalizeUnit` over the parsed triples in order (`final`; absent when one needs repair,
+/// then the caller repairs and calls `finalizeUnit` itself).
+#[napi(object)]
+pub struct NativeUnitParse {
+  pub entities: Vec<String>,
+  pub parses: Vec<NativeRelationshipParse>,
+  #[napi(js_name = "final")]
+  pub finalized: Option<NativeUnitRelationships>,
+}
+
+/// `normalizeEntities`, `parseRelationship` per string and (without repairs) `finalizeUnit`,
+/// with one boundary crossing per unit instead of one per relationship.
+#[napi]
+pub fn parse_unit(
+  names: Vec<String>,
+  relationships: Vec<String>,
+  #[napi(ts_arg_type = "'English' | 'Chinese'")] language_name: String,
+) -> napi::Result<NativeUnitParse> {
+  guard(|| {
+    let lang = language(&language_name)?;
+    let entities = relationship::normalize_entities(&names, lang);
+    let parses: Vec<RelationshipParse> = relationships
+      .iter()
+      .map(|s| relationship::parse_relationship(s, &entities, lang))
+      .collect();
+    let finalized = if parses.iter().any(|p| matches!(p, RelationshipParse::NeedsRepair)) {
+      None
+    } else {
+      let raw: Vec<RawTriple> = parses
+        .iter()
+        .filter_map(|p| match p {
+          RelationshipParse::Parsed { triple, .. } => Some(triple.clone()),
+          _ => None,
+        })
+        .collect();
+      Some(native_unit(relationship::finalize_unit(
+        entities.clone(),
+        &raw,
+        lang,
+      )))
     };
-    Ok(
-      match relationship::parse_relationship(&s, &unit_entities, language(&language_name)?) {
-        RelationshipParse::Parsed { triple, method } => NativeRelationshipParse {
-          status: "parsed".to_string(),
-          source: Some(triple.source),
-          relation: Some(triple.relation),
-          target: Some(triple.target),
-          method: Some(
-            match method {
-              ParseMethod::Comma => "comma",
-              ParseMethod::EntitySplit => "entity_split",
-              ParseMethod::Separator => "separator",
-            }
-            .to_string(),
-          ),
-        },
-        RelationshipParse::NeedsRepair => none("needs_repair"),
-        RelationshipParse::Empty => none("empty"),
-      },
-    )
+    Ok(NativeUnitParse {
+      entities,
+      parses: parses.into_iter().map(native_parse).collect(),
+      finalized,
+    })
   })
 }
 
@@ -317,30 +374,33 @@ pub fn finalize_unit(
         target: t.target,
       })
       .collect();
-    let out = relationship::finalize_unit(entities, &raw, lang);
-    Ok(NativeUnitRelationships {
-      entities: out.entities,
-      relationships: out
-        .relationships
-        .into_iter()
-        .map(|r| NativeTriple {
-          source: r.source,
-          relation: r.relation,
-          target: r.target,
-        })
-        .collect(),
-      dropped: out
-        .dropped
-        .into_iter()
-        .map(|(i, reason)| NativeDroppedTriple {
-          index: i as u32,
-          reason: match reason {
-            DropReason::SameEntity => "same_entity",
-            DropReason::EmptyPart => "empty_part",
-          }
-          .to_string(),
-        })
-        .collect(),
-    })
+    Ok(native_unit(relationship::finalize_unit(entities, &raw, lang)))
   })
+}
+
+fn native_unit(out: relationship::UnitRelationships) -> NativeUnitRelationships {
+  NativeUnitRelationships {
+    entities: out.entities,
+    relationships: out
+      .relationships
+      .into_iter()
+      .map(|r| NativeTriple {
+        source: r.source,
+        relation: r.relation,
+        target: r.target,
+      })
+      .collect(),
+    dropped: out
+      .dropped
+      .into_iter()
+      .map(|(i, reason)| NativeDroppedTriple {
+        index: i as u32,
+        reason: match reason {
+          DropReason::SameEntity => "same_entity",
+          DropReason::EmptyPart => "empty_part",
+        }
+        .to_string(),
+      })
+      .collect(),
+  }
 }

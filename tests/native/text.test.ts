@@ -21,6 +21,7 @@ import {
   normEntity,
   normText,
   parseRelationship,
+  parseUnit,
   relationshipId,
   semanticUnitId,
   textId,
@@ -291,5 +292,34 @@ describe('relationship strings (§3.3)', () => {
       { source: 'TIM COOK', relation: 'leads', target: 'APPLE, INC.' },
     ]);
     expect(unit.dropped).toEqual([{ index: 2, reason: 'same_entity' }]);
+  });
+
+  it('parseUnit gives what the per-string calls give, finalising only without repairs', () => {
+    const names = ['Apple, Inc.', ' apple,  inc.', 'Cupertino', '', 'Tim Cook'];
+    const clean = [
+      '(Apple, Inc., is based in, Cupertino)',
+      'Tim Cook | leads | Apple, Inc.',
+      ' "" ',
+      'cupertino, is, Cupertino ',
+      ' , , ',
+      'Jobs; founded; Apple, Inc.',
+    ];
+    for (const [strings, repairs] of [
+      [clean.filter((s) => s !== ' , , '), false],
+      [clean, true],
+      [[...clean, 'Apple makes phones'], true],
+      [[], false],
+    ] as const) {
+      const entities = normalizeEntities(names, 'English');
+      const parses = strings.map((s) => parseRelationship(s, entities, 'English'));
+      const u = parseUnit(names, strings, 'English');
+      expect(u.entities).toEqual(entities);
+      expect(u.parses).toEqual(parses);
+      const triples = parses.flatMap((p) =>
+        p.status === 'parsed' ? [{ source: p.source, relation: p.relation, target: p.target }] : [],
+      );
+      expect(u.final).toEqual(repairs ? null : finalizeUnit(entities, triples, 'English'));
+    }
+    expect(() => parseUnit([], [], 'Klingon' as 'English')).toThrow(InvalidArgumentError);
   });
 });

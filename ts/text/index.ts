@@ -24,8 +24,10 @@ export {
   normalizeEntities,
   type ParseMethod,
   parseRelationship,
+  parseUnit,
   type RelationshipParse,
   type Triple,
+  type UnitParse,
   type UnitRelationships,
 } from './relationship.js';
 export { countTokens, countTokensBatch, encodeTokens, truncateToTokens, warmTokenizer } from './tokens.js';

@@ -3,7 +3,8 @@
  * entity list; `parseRelationship` applies steps 1–4 to each relationship string; a
  * `needs_repair` result is the caller's model call (step 5, prompt R) and, if that fails, a
  * drop (step 6); `finalizeUnit` then normalises the triples, drops same-entity ones and
- * appends missing ends to the entity list. All in the Rust core, pure.
+ * appends missing ends to the entity list. `parseUnit` does the three for a whole unit in one
+ * native call (finalising only when nothing needs repair). All in the Rust core, pure.
  */
 import { callNative, native } from '../native.js';
 import type { TextLanguage } from './language.js';
@@ -59,6 +60,40 @@ export function parseRelationship(
     return { status: 'parsed', method: r.method, source: r.source, relation: r.relation, target: r.target };
   }
   return { status: r.status };
+}
+
+/** A unit through `parseUnit`: its entity list, each string's parse, and the finalised unit. */
+export interface UnitParse {
+  /** `normalizeEntities` of the unit's names. */
+  entities: string[];
+  /** `parseRelationship` of each string, in order. */
+  parses: RelationshipParse[];
+  /**
+   * `finalizeUnit(entities, parsed triples in order)`, when no string needs repair; null
+   * otherwise (the caller repairs, then calls `finalizeUnit`).
+   */
+  final: UnitRelationships | null;
+}
+
+/**
+ * `normalizeEntities`, `parseRelationship` of each string and, when none needs repair,
+ * `finalizeUnit`: the same results with one native call per unit.
+ */
+export function parseUnit(
+  names: readonly string[],
+  relationships: readonly string[],
+  language: TextLanguage,
+): UnitParse {
+  const r = callNative(() => native.parseUnit([...names], [...relationships], language));
+  const parses = r.parses.map((p): RelationshipParse => {
+    if (p.status === 'parsed') {
+      if (p.source == null || p.relation == null || p.target == null || p.method == null)
+        throw new Error('parseUnit: native result lacks a part');
+      return { status: 'parsed', method: p.method, source: p.source, relation: p.relation, target: p.target };
+    }
+    return { status: p.status };
+  });
+  return { entities: r.entities, parses, final: r.final ?? null };
 }
 
 /** The rules after parsing, over a unit's triples in output order (parsed and repaired alike). */

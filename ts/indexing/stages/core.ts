@@ -51,6 +51,29 @@ export function parseRelationship(
   return { kind: r.status };
 }
 
+/** A unit's entities and parses, and its finalised form when nothing needs repair. */
+interface UnitParse {
+  entities: string[];
+  parses: ParsedRelationship[];
+  final: FinalizedUnit | null;
+}
+
+/** `normalizeEntities`, `parseRelationship` per string and, without repairs, `finalizeUnit`. */
+export function parseUnitStrings(
+  names: readonly string[],
+  relationships: readonly string[],
+  language: Language,
+): UnitParse {
+  const r = text.parseUnit(names, relationships, language);
+  const parses = r.parses.map(
+    (p): ParsedRelationship =>
+      p.status === 'parsed'
+        ? { kind: 'parsed', source: p.source, relation: p.relation, target: p.target }
+        : { kind: p.status },
+  );
+  return { entities: r.entities, parses, final: r.final };
+}
+
 export interface Triple {
   source: string;
   relation: string;

@@ -16,7 +16,7 @@ import type { DecompositionRecord, ParsedUnit, TextRow } from '../../model/types
 import { CACHE_FILES } from '../../project/layout.js';
 import { count } from '../tree.js';
 import type { StageContext, StageResult } from './context.js';
-import { finalizeUnit, normalizeEntities, parseRelationship, type Triple } from './core.js';
+import { finalizeUnit, parseUnitStrings, type Triple } from './core.js';
 import { mapInOrder, poolSize } from './pool.js';
 
 /** Errors no retry can fix: stop the stage rather than fail every chunk the same way. */
@@ -36,11 +36,13 @@ async function parseUnit(
   dropped: DecompositionRecord['dropped'],
 ): Promise<ParsedUnit> {
   const language = ctx.config.config.language;
-  const entities = normalizeEntities(unit.entities, language);
+  // One native call for the unit; it also finalises when no string needs a repair call.
+  const unitParse = parseUnitStrings(unit.entities, unit.relationships, language);
+  const entities = unitParse.entities;
   const triples: Triple[] = [];
   const inputs: string[] = [];
-  for (const raw of unit.relationships) {
-    const parsed = parseRelationship(raw, entities, language);
+  for (const [i, parsed] of unitParse.parses.entries()) {
+    const raw = unit.relationships[i]!;
     if (parsed.kind === 'parsed') {
       triples.push({ source: parsed.source, relation: parsed.relation, target: parsed.target });
       inputs.push(raw);
@@ -65,7 +67,7 @@ async function parseUnit(
       });
     }
   }
-  const final = finalizeUnit(entities, triples, language);
+  const final = unitParse.final ?? finalizeUnit(entities, triples, language);
   for (const d of final.dropped) {
     dropped.push({ input: inputs[d.index] ?? '', reason: DROP_REASONS[d.reason] ?? d.reason });
   }
