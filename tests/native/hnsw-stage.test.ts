@@ -13,7 +13,11 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { recoverStaging, StageCommit } from '../../ts/indexing/commit.js';
 import type { StageContext } from '../../ts/indexing/stages/context.js';
 import { CHECKPOINT_MIN, HNSW_RESUME_DIR, hnswStage } from '../../ts/indexing/stages/hnsw.js';
-import { hnswPrebuildDone, startHnswPrebuild } from '../../ts/indexing/stages/hnsw-prebuild.js';
+import {
+  feedHnswPrebuild,
+  hnswPrebuildDone,
+  startHnswPrebuild,
+} from '../../ts/indexing/stages/hnsw-prebuild.js';
 import { InterruptedError, StopSignal } from '../../ts/indexing/stages/interrupt.js';
 import { StageOutputs } from '../../ts/indexing/stages/outputs.js';
 import { Progress } from '../../ts/indexing/stages/progress.js';
@@ -206,6 +210,34 @@ describe('HNSW pipeline', () => {
     const taken = infos.find((m) => m.includes('inserted while earlier stages ran'));
     expect(taken).toBeDefined();
     expect(Number(/(\d+) of/.exec(taken!)![1])).toBeGreaterThan(CHECKPOINT_MIN);
+    expect(hnswPrebuildDone(root)).toBe(-1);
+    expect(await fingerprint(root)).toEqual(reference);
+  });
+
+  it('takes over an insertion fed in uneven pieces before the commit, with the same bytes', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'noderag-hnsw-stage-'));
+    dirs.push(root);
+    const r = await run(root);
+    const infos = capturedInfo(r.ctx);
+    const nodes = [...TEXTS.values()].map((t) => ({ id: t.hashId, vector: t.embedding }));
+    // As the Embedding stage feeds: batches of its size, across a checkpoint point; the
+    // insertion waits for whole native batches while it is open.
+    let fed = 0;
+    for (const n of [100, 37, 300, 3800, 500]) {
+      feedHnswPrebuild(root, r.ctx.config, nodes.slice(fed, fed + n));
+      fed += n;
+    }
+    await prebuildReached(root, CHECKPOINT_MIN + 256);
+    expect(hnswPrebuildDone(root)).toBeLessThanOrEqual(fed);
+    feedHnswPrebuild(root, r.ctx.config, nodes.slice(fed, 6000));
+    // The commit closes it: the rest of what was fed is inserted, nothing is read again.
+    startHnswPrebuild(root, r.ctx.config, r.ctx.index);
+    await prebuildReached(root, 6000);
+    expect(hnswPrebuildDone(root)).toBe(6000);
+    await withTickingClock(() => hnswStage(r.ctx, STAGE_OPTIONS));
+    await r.commit.commit();
+    const taken = infos.find((m) => m.includes('inserted while earlier stages ran'));
+    expect(taken).toContain(`6000 of ${COUNT}`);
     expect(hnswPrebuildDone(root)).toBe(-1);
     expect(await fingerprint(root)).toEqual(reference);
   });

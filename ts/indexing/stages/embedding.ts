@@ -9,6 +9,7 @@ import { TABLES } from '../../index-io/tables.js';
 import type { EmbeddingIdentity } from '../../project/state.js';
 import { count } from '../tree.js';
 import type { StageContext, StageResult } from './context.js';
+import { feedHnswPrebuild } from './hnsw-prebuild.js';
 import { mapInOrder, poolSize } from './pool.js';
 
 /** A row that needs a vector: its text, and where the vector goes. */
@@ -18,27 +19,41 @@ export interface EmbeddingTarget {
 }
 
 /**
- * Embeds `targets` in batches, in order, and stores each vector through its setter.
- * Returns the number of requests' worth of batches sent (cache hits included).
+ * Embeds `targets` in batches, in order, and stores each vector through its setter once every
+ * batch has arrived. `onVectors` sees each batch's vectors (targets `from .. from + n`) as soon
+ * as it and all batches before it have arrived. Returns the number of requests' worth of
+ * batches sent (cache hits included).
  */
 export async function embedTargets(
   ctx: StageContext,
   targets: readonly EmbeddingTarget[],
   note: (done: number) => void,
+  onVectors?: (from: number, vectors: Float32Array, dim: number, n: number) => void,
 ): Promise<number> {
   const size = ctx.config.config.embedding_batch_size;
   const batches: EmbeddingTarget[][] = [];
   for (let i = 0; i < targets.length; i += size) batches.push(targets.slice(i, i + size));
   const local = ctx.providers.embedding.identity.provider === 'local';
   let embedded = 0;
+  // Batches arrived but not yet passed to `onVectors`, which sees them in input order.
+  const arrived: ({ vectors: Float32Array; dim: number } | undefined)[] = [];
+  let passed = 0;
   const results = await mapInOrder(
     batches,
-    async (batch) => {
+    async (batch, b) => {
       const r = await ctx.providers.embedDocuments(
         batch.map((t) => t.text),
         { signal: ctx.stop.signal },
       );
       embedded += batch.length;
+      if (onVectors) {
+        arrived[b] = r;
+        for (let x = arrived[passed]; x; x = arrived[passed]) {
+          arrived[passed] = undefined;
+          onVectors(passed * size, x.vectors, x.dim, batches[passed]!.length);
+          passed++;
+        }
+      }
       return r;
     },
     {
@@ -111,8 +126,24 @@ export async function embeddingStage(ctx: StageContext): Promise<StageResult> {
     const s = ctx.providers.embedding.stats();
     return `requests ${s.calls - before.calls}, cached vectors ${s.embeddingCacheHits - before.embeddingCacheHits}`;
   };
+  // A first build embeds every text, semantic-unit and attribute row, which are the vector
+  // index's first labels in this order: their insertion starts as the batches arrive
+  // (hnsw-prebuild.ts; the HNSW stage checks ids and bytes before it takes the index over).
+  const ids = [...texts, ...units, ...attributes].map((r) => r.hashId);
+  const feed =
+    targets.length > 0 && targets.length === ids.length && (await ctx.index.idMap()).length === 0
+      ? (from: number, vectors: Float32Array, dim: number, n: number) =>
+          feedHnswPrebuild(
+            ctx.root,
+            ctx.config,
+            Array.from({ length: n }, (_, i) => ({
+              id: ids[from + i]!,
+              vector: vectors.subarray(i * dim, (i + 1) * dim),
+            })),
+          )
+      : undefined;
   ctx.progress.begin(targets.length, 'vectors');
-  const batches = await embedTargets(ctx, targets, (done) => ctx.progress.update(done, note()));
+  const batches = await embedTargets(ctx, targets, (done) => ctx.progress.update(done, note()), feed);
 
   const dim = ctx.config.config.dim;
   await ctx.out.table(TABLES.text, texts, dim);

@@ -5,7 +5,9 @@
  * first labels of the vector index (type order, hnsw-vectors.ts). So the build starts
  * inserting them then, on one thread and in memory only, while the Summary and Insert text
  * stages run (mostly waiting for the model); the HNSW stage takes the partial index and
- * inserts the rest (the high-level elements) on all cores.
+ * inserts the rest (the high-level elements) on all cores. When the Embedding stage embeds
+ * every one of those rows (a first build), it feeds the vectors here as their batches arrive
+ * in input order (`feedHnswPrebuild`), so the insertion starts during that stage already.
  *
  * Nothing here is committed or written: a crash or stop loses only the head start, and the
  * stage's own checkpoints are unchanged. The stage takes the index only when its job is a
@@ -30,55 +32,114 @@ import {
 /** Vectors per native call (one native batch): the HNSW stage waits at most for one to take over. */
 const CHUNK = 256;
 
+/** What the insertion needs of a vector node. */
+type PrebuildNode = Pick<VectorNode, 'id' | 'vector'>;
+
 interface Prebuild {
   params: VectorIndexParams;
-  nodes: VectorNode[];
+  nodes: PrebuildNode[];
   index: VectorIndex;
   /** Vectors inserted so far. */
   done: number;
   stopped: boolean;
+  /** More nodes may be fed (`feedHnswPrebuild`) until the Embedding stage has committed. */
+  open: boolean;
+  /** Wakes the insertion loop waiting for nodes. */
+  wake: (() => void) | null;
   /** Settles when the insertion loop has ended (stopped, finished or failed). */
   finished: Promise<void>;
 }
 
 const running = new Map<string, Prebuild>();
 
+function wake(p: Prebuild): void {
+  const w = p.wake;
+  p.wake = null;
+  w?.();
+}
+
+/** Starts the insertion loop over `nodes` (which may still grow while `open`). */
+function begin(root: string, params: VectorIndexParams, nodes: PrebuildNode[], open: boolean): Prebuild {
+  const vi = VectorIndex.create(params);
+  // One thread: the stages running meanwhile need the other core.
+  vi.setBuildThreads(1);
+  const p: Prebuild = {
+    params,
+    nodes,
+    index: vi,
+    done: 0,
+    stopped: false,
+    open,
+    wake: null,
+    finished: Promise.resolve(),
+  };
+  running.set(root, p);
+  p.finished = (async () => {
+    let checkpointAt = CHECKPOINT_MIN;
+    while (!p.stopped) {
+      const want = Math.min(CHUNK, checkpointAt - p.done);
+      const available = nodes.length - p.done;
+      // While nodes are still fed, wait for a whole native batch (or the checkpoint's rest).
+      if (available === 0 || (p.open && available < want)) {
+        if (!p.open) break;
+        await new Promise<void>((resolve) => {
+          p.wake = resolve;
+        });
+        continue;
+      }
+      const n = Math.min(want, available);
+      await vi.addBatch(block(nodes, p.done, n, params.dim), { deferView: true });
+      p.done += n;
+      // Where the stage would save a checkpoint (and so link the incomplete batch).
+      if (p.done === checkpointAt) {
+        await vi.linkPending();
+        checkpointAt = nextCheckpoint(0, checkpointAt);
+      }
+    }
+  })().catch(() => {
+    // A failed head start is no failure of the build: the stage inserts everything itself.
+    p.stopped = true;
+    p.done = 0;
+  });
+  return p;
+}
+
 /**
  * Starts inserting the vectors embedded so far of a first build of `root` (no committed id map).
- * Returns at once; does nothing when there is nothing to start from.
+ * Returns at once; does nothing when there is nothing to start from. An insertion fed by the
+ * Embedding stage (`feedHnswPrebuild`) is closed instead: it has all the vectors already.
  */
 export function startHnswPrebuild(root: string, config: NodeConfig, index: IndexData): void {
-  if (running.has(root)) return;
+  const fed = running.get(root);
+  if (fed) {
+    fed.open = false;
+    wake(fed);
+    return;
+  }
   const params = indexParams(config);
   const start = async (): Promise<void> => {
     if ((await index.idMap()).length > 0) return;
     const nodes = await vectorNodes(index, 'before-summary');
     if (nodes.length === 0 || running.has(root)) return;
-    const vi = VectorIndex.create(params);
-    // One thread: the stages running meanwhile need the other core.
-    vi.setBuildThreads(1);
-    const p: Prebuild = { params, nodes, index: vi, done: 0, stopped: false, finished: Promise.resolve() };
-    running.set(root, p);
-    p.finished = (async () => {
-      let checkpointAt = CHECKPOINT_MIN;
-      while (p.done < nodes.length && !p.stopped) {
-        const n = Math.min(CHUNK, nodes.length - p.done, checkpointAt - p.done);
-        await vi.addBatch(block(nodes, p.done, n, params.dim), { deferView: true });
-        p.done += n;
-        // Where the stage would save a checkpoint (and so link the incomplete batch).
-        if (p.done === checkpointAt) {
-          await vi.linkPending();
-          checkpointAt = nextCheckpoint(0, checkpointAt);
-        }
-      }
-    })().catch(() => {
-      // A failed head start is no failure of the build: the stage inserts everything itself.
-      p.stopped = true;
-      p.done = 0;
-    });
+    begin(root, params, nodes, false);
   };
   // Best effort: unreadable tables are the stages' business, reported by them.
   start().catch(() => undefined);
+}
+
+/**
+ * Inserts vectors as the Embedding stage of a first build receives them, before its commit:
+ * `nodes` are the next ones in label order (the stage feeds only when it embeds every text,
+ * semantic-unit and attribute row, in that order). The insertion stays open for more until
+ * `startHnswPrebuild` after the commit; a failed stage ends the build, which drops it. The
+ * HNSW stage's check (`takeHnswPrebuild`: same ids and vector bytes) stays the guard.
+ */
+export function feedHnswPrebuild(root: string, config: NodeConfig, nodes: readonly PrebuildNode[]): void {
+  let p = running.get(root);
+  if (!p) p = begin(root, indexParams(config), [], true);
+  if (!p.open || p.stopped) return;
+  for (const n of nodes) p.nodes.push(n);
+  wake(p);
 }
 
 /** Vectors the early insertion of `root`'s build has inserted so far; -1 when none runs. */
@@ -92,6 +153,7 @@ async function stopPrebuild(root: string): Promise<Prebuild | undefined> {
   if (!p) return undefined;
   running.delete(root);
   p.stopped = true;
+  wake(p);
   await p.finished;
   return p;
 }

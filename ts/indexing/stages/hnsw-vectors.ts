@@ -37,7 +37,12 @@ export interface VectorNode {
  * a table are views into its embedding column (ts/index-io/columns.ts), so such a run goes to
  * the index as one view, without a copy.
  */
-export function contiguousRun(nodes: readonly VectorNode[], from: number, max: number, dim: number): number {
+export function contiguousRun(
+  nodes: readonly Pick<VectorNode, 'vector'>[],
+  from: number,
+  max: number,
+  dim: number,
+): number {
   const first = nodes[from]!.vector;
   const step = dim * Float32Array.BYTES_PER_ELEMENT;
   let n = 1;
@@ -50,7 +55,12 @@ export function contiguousRun(nodes: readonly VectorNode[], from: number, max: n
 }
 
 /** The vectors `from .. from + n` as one flat array: a view when they are contiguous, else one copy. */
-export function block(nodes: readonly VectorNode[], from: number, n: number, dim: number): Float32Array {
+export function block(
+  nodes: readonly Pick<VectorNode, 'vector'>[],
+  from: number,
+  n: number,
+  dim: number,
+): Float32Array {
   const first = nodes[from]!.vector;
   if (first.length === dim && contiguousRun(nodes, from, n, dim) === n) {
     return new Float32Array(first.buffer, first.byteOffset, n * dim);
