@@ -148,6 +148,16 @@ export async function attributeStage(ctx: StageContext): Promise<StageResult> {
     });
     return texts.map((t) => tokens.get(t)!);
   };
+  // A first build makes the prompt (to ask or to hash) of every entity of weight > 1: count
+  // the texts their material comes from in one native call rather than one call per entity.
+  // A later cycle touches few entities and counts as it goes.
+  if (!ctx.state.is_incremental) {
+    const material: string[] = [];
+    for (const entity of entities.values()) if (entity.weight > 1) material.push(entity.context);
+    for (const unit of units.values()) material.push(unit.context);
+    for (const r of relationships.values()) material.push(r.relations.join('; '));
+    countTokens(material);
+  }
   const prompts: Prompt[] = [];
   const hashes: string[] = [];
   let kept = 0;
