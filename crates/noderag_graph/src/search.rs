@@ -202,6 +202,13 @@ type BitsHash = std::hash::BuildHasherDefault<BitsHasher>;
 /// How the push step reads the weight of CSR entry `e` and where a row of weights starts.
 trait WeightRead {
   fn at(&self, e: usize) -> f64;
+  /// Whether entries `..end` have a weight.
+  fn covers(&self, end: usize) -> bool;
+  /// `at(e)` without the bounds checks.
+  ///
+  /// # Safety
+  /// `covers(e + 1)`.
+  unsafe fn at_unchecked(&self, e: usize) -> f64;
   fn row_ptr(&self, a: usize) -> *const i8;
 }
 
@@ -209,6 +216,15 @@ impl WeightRead for &[f64] {
   #[inline]
   fn at(&self, e: usize) -> f64 {
     self[e]
+  }
+  #[inline]
+  fn covers(&self, end: usize) -> bool {
+    end <= self.len()
+  }
+  #[inline]
+  unsafe fn at_unchecked(&self, e: usize) -> f64 {
+    // SAFETY: the caller checked `covers(e + 1)`.
+    unsafe { *self.get_unchecked(e) }
   }
   #[inline]
   fn row_ptr(&self, a: usize) -> *const i8 {
@@ -220,6 +236,16 @@ impl WeightRead for &WeightCodes {
   #[inline]
   fn at(&self, e: usize) -> f64 {
     self.table[self.codes[e] as usize]
+  }
+  #[inline]
+  fn covers(&self, end: usize) -> bool {
+    end <= self.codes.len()
+  }
+  #[inline]
+  unsafe fn at_unchecked(&self, e: usize) -> f64 {
+    // SAFETY: the caller checked `covers(e + 1)`; every code indexes `table` (made so in
+    // `WeightCodes::new`).
+    unsafe { *self.table.get_unchecked(*self.codes.get_unchecked(e) as usize) }
   }
   #[inline]
   fn row_ptr(&self, a: usize) -> *const i8 {
@@ -276,6 +302,11 @@ impl SearchGraph {
       }
     }
     let type_count = node_types.iter().map(|&t| t as usize + 1).max().unwrap_or(0);
+    // The push step indexes node cells by neighbour without bounds checks: every neighbour
+    // must be a node (the CSR is built so; this makes it a checked fact).
+    if let Some(&bad) = graph.raw().1.iter().find(|&&v| v as usize >= n) {
+      return Err(invalid(format!("neighbour {bad} is out of range for {n} nodes")));
+    }
     let weight_codes = WeightCodes::new(graph.raw().2);
     Ok(SearchGraph {
       weight_codes,
@@ -653,15 +684,20 @@ impl SearchGraph {
       let push = alpha * cells[j].v[c] * inv[j];
       let (a, b) = (offsets[j], offsets[j + 1]);
       read += (b - a) as u64;
-      for (k, &i) in nb[a..b].iter().enumerate() {
-        let cell = &mut cells[i as usize];
+      let row = &nb[a..b];
+      assert!(wt.covers(b) && grow.len() > cells.len() && cells.len() == self.types.len());
+      for (k, &i) in row.iter().enumerate() {
+        // SAFETY: `i` < node count = cells.len() (every CSR neighbour is a node: checked once
+        // in `from_graph`), `added` <= the nodes reached so far < grow.len(), and `a + k` < b,
+        // which the weights cover (asserted above).
+        let cell = unsafe { cells.get_unchecked_mut(i as usize) };
         // Branch-free: the node is written past the new ones and kept only when it is new
         // (`grow` has room for every node plus one), so an unpredictable "new node?" test
         // never flushes the loads in flight. Ball order is the order of first visits, as before.
-        grow[added] = i;
+        unsafe { *grow.get_unchecked_mut(added) = i };
         added += usize::from(cell.mark != epoch);
         cell.mark = epoch;
-        cell.v[x] += wt.at(a + k) * push;
+        cell.v[x] += unsafe { wt.at_unchecked(a + k) } * push;
       }
     }
     (added, read)

@@ -22,6 +22,7 @@ mod quantized;
 pub mod testing;
 mod topk;
 mod view;
+mod walk_code;
 
 pub use build::{default_threads, BATCH};
 pub use code_dot::{has_avx_vnni, set_code_vnni};

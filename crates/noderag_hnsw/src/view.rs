@@ -15,6 +15,7 @@ use crate::distance::{distance, Space};
 use crate::error::{HnswError, Result};
 use crate::quantized::Codes;
 use crate::topk::{Hit, SearchResult, TopK};
+use crate::walk_code::WalkQuery;
 
 /// Pointer to the first value of a stored vector (`dim` values follow).
 #[derive(Clone, Copy)]
@@ -49,6 +50,28 @@ impl Visited {
       self.epoch = 1;
     }
   }
+  /// Appends to `out` the labels of `links` not visited before, in order, and marks them.
+  /// Branch-free: every label is written and kept only when new, so the "visited?" test,
+  /// which goes either way about half the time in a search, never stalls the pipeline.
+  #[inline]
+  fn mark_new(&mut self, links: &[u32], out: &mut Vec<u32>) {
+    out.clear();
+    out.reserve(links.len());
+    let epoch = self.epoch;
+    let stamps = self.stamps.as_mut_slice();
+    let buf = out.spare_capacity_mut();
+    let mut n = 0usize;
+    for &nb in links {
+      let s = &mut stamps[nb as usize];
+      buf[n].write(nb);
+      n += usize::from(*s != epoch);
+      *s = epoch;
+    }
+    // SAFETY: the first `n` slots were written above (each kept slot was written before `n`
+    // moved past it), and `n <= links.len() <= capacity`.
+    unsafe { out.set_len(n) };
+  }
+
   /// Marks `label`; true if it was not visited before.
   #[inline]
   pub(crate) fn insert(&mut self, label: u32) -> bool {
@@ -247,9 +270,11 @@ impl GraphView {
     };
     let ef = ef.max(k);
     // The walk compares codes when quantised (see quantized.rs), exact distances otherwise.
-    let query_code = self.quantized.then(|| self.codes.encode_query(query));
+    let query_code = self
+      .quantized
+      .then(|| WalkQuery::new(self.codes.encode_query(query)));
     let walk_dist = |label: u32| match &query_code {
-      Some(qc) => self.codes.distance(qc, label) as f32,
+      Some(qc) => qc.distance(self.codes.row(label)) as f32,
       None => self.dist(query, label),
     };
     let mut cur = Hit {
@@ -311,14 +336,7 @@ impl GraphView {
       // Mark the unvisited neighbours first, then walk them while the next one's vector
       // is being fetched: a vector of a few hundred floats spans many cache lines, and a
       // 100k-vector index does not fit in cache, so memory latency dominates otherwise.
-      pending.clear();
-      pending.extend(
-        self
-          .search_links(c.label)
-          .iter()
-          .copied()
-          .filter(|&nb| visited.insert(nb)),
-      );
+      visited.mark_new(self.search_links(c.label), &mut pending);
       #[cfg(target_arch = "x86_64")]
       for &nb in pending.iter().take(PREFETCH_AHEAD) {
         self.prefetch(nb);
@@ -421,7 +439,7 @@ fn prefetch_bytes(p: *const i8, bytes: usize) {
 const RERANK_AHEAD: usize = 2;
 
 /// How many neighbours ahead of the distance computation their vectors are prefetched.
-const PREFETCH_AHEAD: usize = 1;
+const PREFETCH_AHEAD: usize = 2;
 
 /// Layer-0 lists extended with the links that point at each node and are missing from
 /// its own list (u → v without v → u adds v → u).
