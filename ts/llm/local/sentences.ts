@@ -65,6 +65,9 @@ const ABBREVIATIONS = new Set([
   'p.m',
 ]);
 
+/** A line feed or a character of LATIN_END / CJK_END: where `splitSentences` looks. */
+const STOP_CANDIDATE = /[\n.!?;。！？；…]/g;
+
 function isSpace(ch: string | undefined): boolean {
   return ch !== undefined && /\s/u.test(ch);
 }
@@ -103,6 +106,11 @@ export function splitSentences(text: string): string[] {
   const n = text.length;
   let i = 0;
   while (i < n) {
+    // Straight to the next character that can end a sentence (the others only move i on).
+    STOP_CANDIDATE.lastIndex = i;
+    const next = STOP_CANDIDATE.exec(text);
+    if (next === null) break;
+    i = next.index;
     const ch = text[i] as string;
     if (ch === '\n') {
       // Paragraph break: a run of whitespace holding two or more LFs.
@@ -144,6 +152,7 @@ export function splitSentences(text: string): string[] {
     }
     i++;
   }
+  STOP_CANDIDATE.lastIndex = 0;
   push(n);
   return out;
 }

@@ -31,32 +31,45 @@ import {
   isYear,
   type Run,
   segmentChinese,
+  type Word,
   words,
 } from './words.js';
 
 const RELATED_TO: Readonly<Record<Language, string>> = { English: 'RELATED TO', Chinese: '相关' };
 
-/** Words that appear capitalised somewhere other than at the start of a sentence. */
-function namesInText(sentences: readonly string[]): Set<string> {
+/**
+ * Words that appear capitalised somewhere other than at the start of a sentence.
+ * `sentenceWords[i]` is `words(sentences[i])` (the callers reuse it).
+ */
+function namesInText(sentenceWords: readonly (readonly Word[])[]): Set<string> {
   const names = new Set<string>();
-  for (const s of sentences) {
-    const ws = words(s);
+  for (const ws of sentenceWords) {
     for (let i = 1; i < ws.length; i++) {
-      const w = (ws[i] as { text: string }).text;
+      const w = (ws[i] as Word).text;
       if (isCapitalised(w) && !isStopWord(w)) names.add(w);
     }
   }
   return names;
 }
 
-/** Entity occurrences of one sentence, in position order (duplicates kept). */
-function entityRuns(sentence: string, language: Language, names: ReadonlySet<string>): Run[] {
+/** Entity occurrences of one sentence, in position order (duplicates kept); `ws` = words(sentence). */
+function entityRuns(
+  sentence: string,
+  language: Language,
+  names: ReadonlySet<string>,
+  ws: readonly Word[],
+): Run[] {
   if (language === 'Chinese') return chineseTerms(sentence);
-  const runs = capitalisedRuns(sentence, (w) => names.has(w));
-  for (const w of words(sentence)) {
-    if (isYear(w.text) && !runs.some((r) => r.start <= w.start && w.end <= r.end)) {
-      runs.push({ text: w.text, start: w.start, end: w.end, size: 1 });
+  const runs = capitalisedRuns(sentence, (w) => names.has(w), ws);
+  for (const w of ws) {
+    if (!isYear(w.text)) continue;
+    // A year inside a run found so far is part of it.
+    let inRun = false;
+    for (let r = 0; r < runs.length && !inRun; r++) {
+      const run = runs[r] as Run;
+      inRun = run.start <= w.start && w.end <= run.end;
     }
+    if (!inRun) runs.push({ text: w.text, start: w.start, end: w.end, size: 1 });
   }
   return runs.sort((a, b) => a.start - b.start);
 }
@@ -86,11 +99,13 @@ function isHeading(sentence: string): boolean {
 
 export function localDecompose(text: string, language: Language): TaskOutputs['decompose'] {
   const sentences = splitSentences(text);
-  const names = namesInText(sentences);
+  const sentenceWords = sentences.map((s) => words(s));
+  const names = namesInText(sentenceWords);
   const Output = sentences
-    .filter((s) => !isHeading(s))
-    .map((sentence) => {
-      const runs = entityRuns(sentence, language, names);
+    .map((sentence, i) => ({ sentence, ws: sentenceWords[i] as Word[] }))
+    .filter(({ sentence }) => !isHeading(sentence))
+    .map(({ sentence, ws }) => {
+      const runs = entityRuns(sentence, language, names, ws);
       const entities: string[] = [];
       for (const r of runs) {
         const name = entityName(r, language);
@@ -157,12 +172,14 @@ export function localCommunity(texts: readonly string[], language: Language): Ta
   let order = 0;
   for (const t of texts) {
     const sentences = splitSentences(t);
-    const names = namesInText(sentences);
-    for (const s of sentences) {
+    const sentenceWords = sentences.map((s) => words(s));
+    const names = namesInText(sentenceWords);
+    for (let i = 0; i < sentences.length; i++) {
+      const s = sentences[i] as string;
       const runs =
         language === 'Chinese'
           ? chineseTerms(s)
-          : capitalisedRuns(s, (w) => names.has(w)).filter((r) => !isYear(r.text));
+          : capitalisedRuns(s, (w) => names.has(w), sentenceWords[i]).filter((r) => !isYear(r.text));
       for (const r of runs) {
         const key = language === 'English' ? r.text.toUpperCase() : r.text;
         const c = counts.get(key);
@@ -214,23 +231,40 @@ export function localQuery(question: string, language: Language): TaskOutputs['q
     for (const s of sentences) for (const r of chineseTerms(s)) add(r.text);
     return { elements };
   }
-  const names = namesInText(sentences);
-  const covered: Array<[number, number]> = [];
+  const sentenceWords = sentences.map((s) => words(s));
+  const names = namesInText(sentenceWords);
+  // Spans of the runs in the question, as pairs [start, end, start, end, …].
+  const covered: number[] = [];
   let offset = 0;
-  for (const s of sentences) {
+  for (let i = 0; i < sentences.length; i++) {
+    const s = sentences[i] as string;
     const base = question.indexOf(s, offset);
     offset = base + s.length;
-    for (const r of entityRuns(s, 'English', names)) {
+    for (const r of entityRuns(s, 'English', names, sentenceWords[i] as Word[])) {
       add(r.text);
-      covered.push([base + r.start, base + r.end]);
+      covered.push(base + r.start, base + r.end);
     }
   }
-  for (const w of words(question)) {
-    if (covered.some(([a, b]) => a <= w.start && w.end <= b)) continue;
-    const letters = w.text.replace(/[^\p{L}]/gu, '');
-    if (letters.length >= 4 && !isStopWord(w.text) && !hasHan(w.text)) add(w.text);
+  // A question that is one sentence (the usual case) has that sentence's words.
+  const questionWords =
+    sentences.length === 1 && sentences[0] === question ? (sentenceWords[0] as Word[]) : words(question);
+  for (const w of questionWords) {
+    let inRun = false;
+    for (let c = 0; c < covered.length && !inRun; c += 2) {
+      inRun = (covered[c] as number) <= w.start && w.end <= (covered[c + 1] as number);
+    }
+    if (inRun) continue;
+    if (letterCount(w.text) >= 4 && !isStopWord(w.text) && !hasHan(w.text)) add(w.text);
   }
   return { elements };
+}
+
+const LETTERS_ONLY = /^\p{L}*$/u;
+const NOT_LETTER = /[^\p{L}]/gu;
+
+/** Letters in `w` (what is left once every non-letter is removed). */
+function letterCount(w: string): number {
+  return LETTERS_ONLY.test(w) ? w.length : w.replace(NOT_LETTER, '').length;
 }
 
 const ANSWER_LEAD: Readonly<Record<Language, string>> = {

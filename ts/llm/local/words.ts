@@ -13,18 +13,37 @@ export interface Word {
 const WORD_RE = /\p{L}[\p{L}\p{M}\p{N}'’-]*|\p{N}+(?:[.,:]\p{N}+)*/gu;
 const HAN_RE = /\p{Script=Han}/u;
 
+/** The possessive and trailing marks `words` removes from a word. */
+const TRIM_RE = /(?:['’]s)?['’-]*$/u;
+
 export function words(text: string): Word[] {
   const out: Word[] = [];
-  for (const m of text.matchAll(WORD_RE)) {
+  // `exec` on the shared global regex (reset first; nothing here runs another `words` in
+  // between): `matchAll` clones the regex and makes an iterator on every call.
+  const re = WORD_RE;
+  re.lastIndex = 0;
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+    const raw = m[0];
     // Keep a trailing apostrophe or hyphen and the possessive out of the word ("Curies'" ->
     // "Curies", "Curie's" -> "Curie"): the name, not its genitive, is the entity, so the
     // corpus and a question ("Who was Curie's husband?") meet on the same entity. Only a
     // word ending in one of ' ’ - s can lose anything; the others skip the regex (every
     // question runs this).
-    const w = mayTrim(m[0]) ? m[0].replace(/(?:['’]s)?['’-]*$/u, '') : m[0];
+    const w = mayTrim(raw) ? raw.replace(TRIM_RE, '') : raw;
     out.push({ text: w, start: m.index, end: m.index + w.length });
   }
+  re.lastIndex = 0;
   return out;
+}
+
+/** Whether exactly one space separates the words ending at `end` and starting at `start`. */
+function spaceBetween(text: string, end: number, start: number): boolean {
+  return start - end === 1 && text.charCodeAt(end) === 0x20;
+}
+
+/** Whether ". " separates the words ending at `end` and starting at `start`. */
+function stopSpaceBetween(text: string, end: number, start: number): boolean {
+  return start - end === 2 && text.charCodeAt(end) === 0x2e && text.charCodeAt(end + 1) === 0x20;
 }
 
 /** Whether `w` ends in a character the possessive / trailing-mark trim can remove. */
@@ -107,8 +126,12 @@ export interface Run {
  * that is one sentence-initial word kept only if `isKnownName` says it appears as a name
  * elsewhere (§7.7: a sentence-initial word counts only in a run of two or more words).
  */
-export function capitalisedRuns(sentence: string, isKnownName: (w: string) => boolean = () => false): Run[] {
-  const ws = words(sentence);
+export function capitalisedRuns(
+  sentence: string,
+  isKnownName: (w: string) => boolean = () => false,
+  /** `words(sentence)`, when the caller has it already. */
+  ws: readonly Word[] = words(sentence),
+): Run[] {
   const runs: Run[] = [];
   let i = 0;
   while (i < ws.length) {
@@ -124,9 +147,13 @@ export function capitalisedRuns(sentence: string, isKnownName: (w: string) => bo
     while (j + 1 < ws.length) {
       // Only a single space continues a name; punctuation or a line break ends it, except
       // the full stop of an initial or a title ("J. K. Rowling", "Dr. Smith").
-      const gap = sentence.slice((ws[j] as Word).end, (ws[j + 1] as Word).start);
-      if (gap !== ' ' && !(gap === '. ' && NAME_PREFIXES.test((ws[j] as Word).text))) break;
       const next = ws[j + 1] as Word;
+      const at = (ws[j] as Word).end;
+      if (
+        !spaceBetween(sentence, at, next.start) &&
+        !(stopSpaceBetween(sentence, at, next.start) && NAME_PREFIXES.test((ws[j] as Word).text))
+      )
+        break;
       if (isCapitalised(next.text)) {
         j++;
         end = j;
@@ -137,8 +164,7 @@ export function capitalisedRuns(sentence: string, isKnownName: (w: string) => bo
         let k = j + 1;
         let ok = false;
         while (k < ws.length && k <= j + 2) {
-          const g = sentence.slice((ws[k - 1] as Word).end, (ws[k] as Word).start);
-          if (g !== ' ') break;
+          if (!spaceBetween(sentence, (ws[k - 1] as Word).end, (ws[k] as Word).start)) break;
           if (isCapitalised((ws[k] as Word).text)) {
             ok = true;
             break;
