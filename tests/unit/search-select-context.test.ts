@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { formatContext, sectionHeader } from '../../ts/search/context.js';
+import {
+  type ContextItem,
+  formatContext,
+  formatContextWithJson,
+  orderForContext,
+  sectionHeader,
+} from '../../ts/search/context.js';
 import { type RankedNode, selectNodes } from '../../ts/search/select.js';
 
 describe('selectNodes (docs/method.md §6.5)', () => {
@@ -78,5 +84,36 @@ describe('formatContext (docs/method.md §6.6)', () => {
 
   it('is empty for an empty retrieval', () => {
     expect(formatContext([])).toBe('');
+  });
+});
+
+describe('formatContextWithJson: the context and its JSON from per-item pieces', () => {
+  const escaped = (items: readonly ContextItem[]) => (i: number) =>
+    JSON.stringify(items[i]!.text.trim()).slice(1, -1);
+
+  it('gives formatContext and JSON.stringify of it, byte for byte, whatever the texts hold', () => {
+    const texts = [
+      ' plain \n\n second paragraph ',
+      'quotes " and \\ backslashes \t tabs \r returns \u0001 \u001f controls',
+      'non-ASCII: é ß 北京 🙂 and a lone surrogate \ud800 here, \udc00 there',
+      'ends with a high surrogate \ud83d',
+      '\u2028 line separators \u2029 are kept as they are',
+      '',
+    ];
+    const types = ['high_level_element', 'attribute', 'semantic_unit', 'text', 'relationship'] as const;
+    const items: ContextItem[] = [];
+    texts.forEach((text, i) => {
+      items.push({ id: `a${i}`, type: types[i % types.length]!, text });
+      items.push({ id: `b${i}`, type: types[(i * 3) % types.length]!, text: `${text} again` });
+    });
+    const ordered = orderForContext(items);
+    const { text, json } = formatContextWithJson(ordered, escaped(ordered));
+    expect(text).toBe(formatContext(ordered));
+    expect(json).toBe(JSON.stringify(text));
+    expect(JSON.parse(json)).toBe(text);
+  });
+
+  it('is empty for an empty retrieval', () => {
+    expect(formatContextWithJson([], () => '')).toEqual({ text: '', json: '""' });
   });
 });

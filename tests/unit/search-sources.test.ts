@@ -12,6 +12,7 @@ import {
   citedContext,
   citedNumbers,
   sourceList,
+  sourcesJson,
 } from '../../ts/search/sources.js';
 
 const item = (
@@ -134,5 +135,16 @@ describe('sources of a context', () => {
     });
     expect(zh.map((m) => m.role)).toEqual(['system', 'user']);
     expect(zh[0]?.content).toContain('[1][4]');
+  });
+});
+
+describe('sourcesJson', () => {
+  it('is JSON.stringify of the sources, byte for byte', () => {
+    const sources = [
+      { document: 'a "quoted" \\ path\n.md', chunks: ['c1', 'c2'], items: [1, 3], cited: [3] },
+      { document: 'é/北京.txt', chunks: [], items: [2], cited: [] },
+    ];
+    expect(sourcesJson(sources, (s) => JSON.stringify(s))).toBe(JSON.stringify(sources));
+    expect(sourcesJson([], (s) => JSON.stringify(s))).toBe('[]');
   });
 });

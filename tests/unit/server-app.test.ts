@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { IndexNotBuiltError, ProviderError } from '../../ts/errors.js';
+import { RESULT_JSON } from '../../ts/search/engine-types.js';
 import { createApp, MAX_BODY_BYTES } from '../../ts/server/app.js';
 import type { SearchEngine } from '../../ts/server/engine.js';
 
@@ -68,6 +69,24 @@ describe('HTTP app (docs/method.md §7.2)', () => {
       nodes: 10,
       vectors: 4,
     });
+  });
+
+  it('/retrieval sends the JSON the engine serialised (RESULT_JSON) exactly as c.json would', async () => {
+    const sources = [{ document: 'a "b".md', chunks: ['c1'], items: [1], cited: [] }];
+    const withJson = createApp({
+      engine: fakeEngine({
+        retrieve: async (q) => ({
+          retrievalInfo: `ctx "${q}"\n`,
+          retrievalTokens: 2,
+          sources,
+          [RESULT_JSON]: { retrievalInfo: JSON.stringify(`ctx "${q}"\n`), sources: JSON.stringify(sources) },
+        }),
+      }),
+    });
+    const res = await post(withJson, '/retrieval', JSON.stringify({ question: 'é?' }));
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/json');
+    expect(await res.text()).toBe(JSON.stringify({ retrieval: 'ctx "é?"\n', sources }));
   });
 
   it('accepts +json content types with parameters', async () => {

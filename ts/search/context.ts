@@ -47,6 +47,45 @@ export function formatContext(items: readonly ContextItem[]): string {
   return parts.length ? `${parts.join('\n')}\n` : '';
 }
 
+/**
+ * `formatContext(items)` and that string as a JSON string literal (`JSON.stringify` of it, byte
+ * for byte), made in one pass from the items' texts already escaped for JSON (`escaped(i)`:
+ * `JSON.stringify(items[i].text.trim())` without its quotes). JSON escaping works character by
+ * character, so the escaped pieces joined are the escaped whole; a server that replies with
+ * the context sends the second without scanning 4–10 KB of text for characters to escape on
+ * every question. `items` must already be in context order (sections in the fixed order).
+ */
+export function formatContextWithJson(
+  items: readonly ContextItem[],
+  escaped: (i: number) => string,
+): { text: string; json: string } {
+  if (items.length === 0) return { text: '', json: '""' };
+  const parts: string[] = [];
+  const jsonParts: string[] = [];
+  let section: NodeType | undefined;
+  let n = 0;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i]!;
+    if (item.type !== section) {
+      if (section !== undefined) {
+        parts.push('');
+        jsonParts.push('');
+      }
+      section = item.type;
+      n = 0;
+      const header = HEADERS[section as ContextSection];
+      parts.push(header);
+      jsonParts.push(header);
+    }
+    n++;
+    parts.push(`${n}. ${item.text.trim()}`);
+    jsonParts.push(`${n}. ${escaped(i)}`);
+  }
+  parts.push('');
+  jsonParts.push('');
+  return { text: `${parts.join('\n')}\n`, json: `"${jsonParts.join('\\n')}\\n"` };
+}
+
 /** Items grouped in context order (sections in the fixed order), for structured results. */
 export function orderForContext<T extends { type: NodeType }>(items: readonly T[]): T[] {
   const out: T[] = [];

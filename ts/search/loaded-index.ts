@@ -86,6 +86,10 @@ export class LoadedIndex {
    */
   readonly #idStrings: (string | undefined)[];
   readonly #textStrings: (string | undefined)[];
+  /** `textOf(node).trim()` escaped for a JSON string (no quotes), by node, made on first use. */
+  readonly #textJson: (string | undefined)[];
+  /** `JSON.stringify` of the document paths and chunk ids replies name (see `quoted`). */
+  readonly #quoted = new Map<string, string>();
 
   private constructor(generation: number, a: SearchArrays, native: Native, timings: LoadTimings) {
     this.generation = generation;
@@ -105,6 +109,7 @@ export class LoadedIndex {
     this.timings = timings;
     this.#idStrings = new Array(a.types.length);
     this.#textStrings = new Array(a.types.length);
+    this.#textJson = new Array(a.types.length);
   }
 
   /** Reads the committed index of `root` and builds the search structures. */
@@ -187,6 +192,35 @@ export class LoadedIndex {
     this.#textStrings[node] ??= this.#arrays.texts.at(node)!;
     return this.#textStrings[node];
   }
+
+  /**
+   * The trimmed text of `node` as it appears inside a JSON string (`JSON.stringify` of it
+   * without the quotes), kept like the texts: a reply holding the context joins these instead
+   * of escaping the whole context again for each question (context.ts formatContextWithJson).
+   */
+  textJsonOf(node: number): string {
+    let json = this.#textJson[node];
+    if (json === undefined) {
+      const quoted = JSON.stringify(this.textOf(node).trim());
+      json = quoted.slice(1, -1);
+      this.#textJson[node] = json;
+    }
+    return json;
+  }
+
+  /**
+   * `JSON.stringify(s)` for the strings of a reply's sources (document paths, chunk ids),
+   * kept: they are the index's own strings, so the memo holds at most one per document and
+   * chunk.
+   */
+  readonly quoted = (s: string): string => {
+    let json = this.#quoted.get(s);
+    if (json === undefined) {
+      json = JSON.stringify(s);
+      this.#quoted.set(s, json);
+    }
+    return json;
+  };
 
   /**
    * Every node's text, decoded on first access (tests and diagnostics; a query decodes only

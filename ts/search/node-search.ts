@@ -21,7 +21,7 @@ import { ClosedError, IndexNotBuiltError } from '../errors.js';
 import { createProviders, type ModelProviders, o200kTokenCounter } from '../llm/create-providers.js';
 import type { TokenCounter } from '../llm/token-cap.js';
 import type { CallOptions } from '../llm/types.js';
-import type { AnswerEvent, AnswerOptions, EngineStatus } from './engine-types.js';
+import { type AnswerEvent, type AnswerOptions, type EngineStatus, RESULT_JSON } from './engine-types.js';
 import { indexFingerprint, parseStateText, readStateText } from './index-files.js';
 import { LoadedIndex } from './loaded-index.js';
 import { validateQuestion } from './question.js';
@@ -35,7 +35,14 @@ import {
   searchParamsFrom,
   vectorK,
 } from './retrieve.js';
-import { buildCitations, buildSources, type ChunkOf, citedContext, citedNumbers } from './sources.js';
+import {
+  buildCitations,
+  buildSources,
+  type ChunkOf,
+  citedContext,
+  citedNumbers,
+  sourcesJson,
+} from './sources.js';
 
 /**
  * The provider calls search makes (ModelProviders has them; tests may pass a stand-in, whose
@@ -146,8 +153,12 @@ export class NodeSearch {
 
   /** The retrieval alone: the context string, its token count and its items. */
   async search(question: string, options: QuestionOptions = {}): Promise<SearchRetrieval> {
-    const { retrieval: r, chunkOf } = await this.#retrieve(question, options);
-    return retrievalResult(r.context, r.items, this.#count, buildSources(r.items, [], chunkOf));
+    const { retrieval: r, chunkOf, index } = await this.#retrieve(question, options);
+    const sources = buildSources(r.items, [], chunkOf);
+    const result = retrievalResult(r.context, r.items, this.#count, sources);
+    // The server's reply, serialised from pieces kept per node (engine-types.ts RESULT_JSON).
+    result[RESULT_JSON] = { retrievalInfo: r.contextJson, sources: sourcesJson(sources, index.quoted) };
+    return result;
   }
 
   /**
@@ -225,12 +236,12 @@ export class NodeSearch {
   async #retrieve(
     question: string,
     options: QuestionOptions,
-  ): Promise<{ retrieval: Retrieval; chunkOf: ChunkOf }> {
+  ): Promise<{ retrieval: Retrieval; chunkOf: ChunkOf; index: LoadedIndex }> {
     const q = validateQuestion(question);
     const index = await this.#current();
     this.#users.set(index, (this.#users.get(index) ?? 0) + 1);
     try {
-      return await this.#retrieveOn(index, q, options);
+      return { ...(await this.#retrieveOn(index, q, options)), index };
     } finally {
       const left = (this.#users.get(index) ?? 1) - 1;
       if (left > 0) this.#users.set(index, left);

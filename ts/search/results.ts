@@ -6,7 +6,7 @@
  * Token counts are computed on first read: counting a 10 KB context costs about as much as
  * the whole retrieval, and the HTTP routes never read them.
  */
-import type { AnswerResult } from './engine-types.js';
+import type { AnswerResult, RESULT_JSON, ResultJson } from './engine-types.js';
 import type { RetrievedItem } from './retrieve.js';
 import type { Citation, Source } from './sources.js';
 
@@ -24,6 +24,8 @@ export interface SearchAnswer extends AnswerResult {
 }
 
 export interface SearchRetrieval {
+  /** `retrievalInfo` and `sources` already serialised (engine-types.ts RESULT_JSON). */
+  [RESULT_JSON]?: ResultJson;
   /** The context string of docs/method.md §6.6 (empty when nothing was retrieved). */
   retrievalInfo: string;
   /** o200k_base tokens of `retrievalInfo`. */

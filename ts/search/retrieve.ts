@@ -11,7 +11,7 @@ import type { ConfigSettings } from '../config/node-config.js';
 import type { PropagationOptions } from '../graph/index.js';
 import { NODE_TYPES, type NodeType, nodeTypeCode } from '../model/types.js';
 import { BRIDGE_BEAM, bridgePassages } from './bridge.js';
-import { type ContextSection, formatContext, orderForContext } from './context.js';
+import { type ContextSection, formatContextWithJson, orderForContext } from './context.js';
 import type { LoadedIndex } from './loaded-index.js';
 import { retrievalScratch } from './node-marks.js';
 import { type Quotas, type RankedNode, selectNodes } from './select.js';
@@ -85,6 +85,8 @@ export interface Retrieval {
   nodes: readonly number[];
   /** The context string of §6.6 (`retrievalInfo`). */
   context: string;
+  /** `JSON.stringify(context)`, made with it from per-node pieces (context.ts formatContextWithJson). */
+  contextJson: string;
   /** Vector-hit and exact-match node ids that seeded the propagation. */
   seeds: { hits: string[]; matches: string[] };
   timings: StageTimings;
@@ -239,13 +241,17 @@ export function retrieve(index: LoadedIndex, query: QueryInputs, params: SearchP
   const listedNodes = [...kept, ...bridges, ...selection.relationships];
   const ordered = orderForContext(listedItems.map((it, i) => ({ type: it.type, it, node: listedNodes[i]! })));
   const items = ordered.map((o) => o.it);
-  const context = formatContext(items);
+  const nodes = ordered.map((o) => o.node);
+  const { text: context, json: contextJson } = formatContextWithJson(items, (i) =>
+    index.textJsonOf(nodes[i]!),
+  );
   const t5 = performance.now();
 
   return {
     items,
-    nodes: ordered.map((o) => o.node),
+    nodes,
     context,
+    contextJson,
     seeds: { hits: hitNodes.map((node) => index.idOf(node)), matches: matches.map((m) => index.idOf(m)) },
     timings: {
       vectorMs: t1 - t0,

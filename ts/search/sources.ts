@@ -106,6 +106,26 @@ export function buildSources(
   return [...byDocument.values()];
 }
 
+/**
+ * `JSON.stringify(sources)`, byte for byte, with the strings (document paths, chunk ids)
+ * quoted by `quote` (`JSON.stringify` of one string; the engine keeps each one it made):
+ * V8's generic serialiser took about four times as long on a typical list of 15 sources.
+ */
+export function sourcesJson(sources: readonly Source[], quote: (s: string) => string): string {
+  let out = '[';
+  for (let k = 0; k < sources.length; k++) {
+    const s = sources[k]!;
+    if (k > 0) out += ',';
+    out += `{"document":${quote(s.document)},"chunks":[`;
+    for (let c = 0; c < s.chunks.length; c++) {
+      if (c > 0) out += ',';
+      out += quote(s.chunks[c]!);
+    }
+    out += `],"items":[${s.items.join(',')}],"cited":[${s.cited.join(',')}]}`;
+  }
+  return `${out}]`;
+}
+
 /** The cited numbers resolved to their items. */
 export function buildCitations(
   items: readonly RetrievedItem[],
