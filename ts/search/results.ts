@@ -40,30 +40,78 @@ export interface SearchRetrieval {
 
 type CountTokens = (text: string) => number;
 
-/** An enumerable field computed on first read (assigning it replaces the value). */
-function lazyCount(target: object, name: string, text: string, count: CountTokens): void {
-  let value: number | undefined;
-  Object.defineProperty(target, name, {
-    enumerable: true,
-    configurable: true,
-    get: () => {
-      value ??= count(text);
-      return value;
-    },
-    set: (v: number) => {
-      value = v;
-    },
-  });
+/**
+ * What the lazy counts of one result need: the counter, the texts as they were when the
+ * result was made, and the counts once read (or assigned).
+ */
+interface Counts {
+  count: CountTokens;
+  texts: Record<string, string>;
+  values: Record<string, number | undefined>;
 }
 
-function alias(target: object, names: Record<string, string>): void {
-  for (const [name, field] of Object.entries(names)) {
-    Object.defineProperty(target, name, {
-      get: () => (target as Record<string, unknown>)[field],
+/** A result's Counts, under a symbol: not a field of the result, of its keys or of its JSON. */
+const COUNTS = Symbol('noderag.counts');
+
+type WithCounts = { [COUNTS]: Counts };
+
+/**
+ * The accessors are functions shared by every result, reading the state through `this`: an
+ * accessor made of new closures for each result gave each result its own hidden class, and
+ * made every question leave megabytes for the garbage collector to promote (bench/RESULTS.md
+ * ## server).
+ */
+function countAccessors(name: string): PropertyDescriptor {
+  return {
+    enumerable: true,
+    configurable: true,
+    get(this: WithCounts) {
+      const c = this[COUNTS];
+      c.values[name] ??= c.count(c.texts[name]!);
+      return c.values[name];
+    },
+    set(this: WithCounts, v: number) {
+      this[COUNTS].values[name] = v;
+    },
+  };
+}
+
+const COUNT_ACCESSORS: Record<string, PropertyDescriptor> = {
+  responseTokens: countAccessors('responseTokens'),
+  retrievalTokens: countAccessors('retrievalTokens'),
+};
+
+/** An enumerable field computed on first read (assigning it replaces the value). */
+function lazyCount(target: object, name: string, text: string, count: CountTokens): void {
+  let counts = (target as Partial<WithCounts>)[COUNTS];
+  if (!counts) {
+    counts = { count, texts: {}, values: {} };
+    Object.defineProperty(target, COUNTS, { value: counts });
+  }
+  counts.texts[name] = text;
+  Object.defineProperty(target, name, COUNT_ACCESSORS[name]!);
+}
+
+/** Read-only, non-enumerable aliases of fields, with the same getter for every result. */
+const ALIASES: Record<string, PropertyDescriptor> = Object.fromEntries(
+  [
+    ['response_tokens', 'responseTokens'],
+    ['retrieval_info', 'retrievalInfo'],
+    ['retrieval_tokens', 'retrievalTokens'],
+  ].map(([name, field]) => [
+    name,
+    {
+      get(this: Record<string, unknown>) {
+        return this[field!];
+      },
       enumerable: false,
       configurable: false,
-    });
-  }
+    },
+  ]),
+);
+
+function alias(target: object, names: readonly string[]): void {
+  for (const name of names) Object.defineProperty(target, name, ALIASES[name]!);
 }
 
 export function answerResult(
@@ -80,11 +128,7 @@ export function answerResult(
   r.items = items;
   r.sources = cited.sources;
   r.citations = cited.citations;
-  alias(r, {
-    response_tokens: 'responseTokens',
-    retrieval_info: 'retrievalInfo',
-    retrieval_tokens: 'retrievalTokens',
-  });
+  alias(r, ['response_tokens', 'retrieval_info', 'retrieval_tokens']);
   return r as unknown as SearchAnswer;
 }
 
@@ -98,6 +142,6 @@ export function retrievalResult(
   lazyCount(r, 'retrievalTokens', retrievalInfo, count);
   r.items = items;
   r.sources = sources;
-  alias(r, { retrieval_info: 'retrievalInfo', retrieval_tokens: 'retrievalTokens' });
+  alias(r, ['retrieval_info', 'retrieval_tokens']);
   return r as unknown as SearchRetrieval;
 }

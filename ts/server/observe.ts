@@ -13,6 +13,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import cluster from 'node:cluster';
 import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
 import { AggregatorRegistry, Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -24,11 +25,13 @@ export interface RequestFacts {
   answerTokens?: () => number;
 }
 
+/** The facts of each request being logged (only those: without an access log nothing is kept). */
 const FACTS = new WeakMap<Context, RequestFacts>();
 
 /** Lets a route add its token counts to the request's access-log line. */
 export function noteFacts(c: Context, facts: RequestFacts): void {
-  FACTS.set(c, { ...FACTS.get(c), ...facts });
+  const kept = FACTS.get(c);
+  if (kept) Object.assign(kept, facts);
 }
 
 /** Model calls made for the request being handled (kept only while an access log is). */
@@ -161,35 +164,57 @@ export function observe(opts: {
     const given = c.req.header('x-request-id');
     const id = given !== undefined && REQUEST_ID.test(given) ? given : randomUUID();
     const calls = accessLog ? { query: 0 } : null;
+    if (calls) FACTS.set(c, {});
     try {
       await (calls ? CALLS.run(calls, next) : next());
     } finally {
-      c.res.headers.set('X-Request-Id', id);
-      const ms = performance.now() - start;
-      const route = routeOf(c);
-      const status = c.res.status;
-      if (metrics) {
-        const labels = { route, method: c.req.method, status: String(status) };
-        metrics.requests.inc(labels);
-        metrics.duration.observe(labels, ms / 1000);
-      }
-      if (accessLog) {
-        const line: AccessLogLine = {
-          time: new Date().toISOString(),
-          id,
-          method: c.req.method,
-          route,
-          path: c.req.path,
-          status,
-          ms: Math.round(ms * 100) / 100,
-        };
-        const facts = FACTS.get(c);
-        if (facts?.retrievalTokens) line.retrieval_tokens = facts.retrievalTokens();
-        if (facts?.answerTokens) line.answer_tokens = facts.answerTokens();
-        // A retrieval that asked the model nothing came from the retrieval cache.
-        if (facts?.retrievalTokens) line.cache_hit = calls!.query === 0;
-        accessLog(line);
-      }
+      setRequestId(c, id);
+      // The route pattern and the rest are worked out only for metrics or a log.
+      if (metrics || calls) observed(c, start, id, calls);
     }
   };
+
+  /** Counts the request and writes its log line (`calls`: the model calls, when logged). */
+  function observed(c: Context, start: number, id: string, calls: { query: number } | null): void {
+    const ms = performance.now() - start;
+    const route = routeOf(c);
+    const status = c.res.status;
+    if (metrics) {
+      const labels = { route, method: c.req.method, status: String(status) };
+      metrics.requests.inc(labels);
+      metrics.duration.observe(labels, ms / 1000);
+    }
+    if (accessLog && calls) {
+      const line: AccessLogLine = {
+        time: new Date().toISOString(),
+        id,
+        method: c.req.method,
+        route,
+        path: c.req.path,
+        status,
+        ms: Math.round(ms * 100) / 100,
+      };
+      const facts = FACTS.get(c);
+      if (facts?.retrievalTokens) line.retrieval_tokens = facts.retrievalTokens();
+      if (facts?.answerTokens) line.answer_tokens = facts.answerTokens();
+      // A retrieval that asked the model nothing came from the retrieval cache.
+      if (facts?.retrievalTokens) line.cache_hit = calls.query === 0;
+      accessLog(line);
+    }
+  }
+}
+
+/**
+ * `X-Request-Id` on the reply. Under Node it goes straight onto the outgoing message, which
+ * @hono/node-server merges with the reply's own headers when it writes them; setting it on
+ * `c.res.headers` instead turns the reply's plain header object into a `Headers` instance on
+ * every request, only for the adapter to turn it back.
+ */
+function setRequestId(c: Context, id: string): void {
+  const { outgoing } = (c.env ?? {}) as { outgoing?: ServerResponse };
+  if (outgoing && !outgoing.headersSent && typeof outgoing.setHeader === 'function') {
+    outgoing.setHeader('X-Request-Id', id);
+  } else {
+    c.res.headers.set('X-Request-Id', id);
+  }
 }
