@@ -89,7 +89,7 @@ describe('formatContext (docs/method.md §6.6)', () => {
 
 describe('formatContextWithJson: the context and its JSON from per-item pieces', () => {
   const escaped = (items: readonly ContextItem[]) => (i: number) =>
-    JSON.stringify(items[i]!.text.trim()).slice(1, -1);
+    Buffer.from(JSON.stringify(items[i]!.text.trim()).slice(1, -1), 'utf8');
 
   it('gives formatContext and JSON.stringify of it, byte for byte, whatever the texts hold', () => {
     const texts = [
@@ -109,11 +109,14 @@ describe('formatContextWithJson: the context and its JSON from per-item pieces',
     const ordered = orderForContext(items);
     const { text, json } = formatContextWithJson(ordered, escaped(ordered));
     expect(text).toBe(formatContext(ordered));
-    expect(json).toBe(JSON.stringify(text));
-    expect(JSON.parse(json)).toBe(text);
+    const bytes = Buffer.concat(json);
+    expect(bytes.equals(Buffer.from(JSON.stringify(text), 'utf8'))).toBe(true);
+    expect(JSON.parse(bytes.toString('utf8'))).toBe(text);
   });
 
   it('is empty for an empty retrieval', () => {
-    expect(formatContextWithJson([], () => '')).toEqual({ text: '', json: '""' });
+    const { text, json } = formatContextWithJson([], () => new Uint8Array(0));
+    expect(text).toBe('');
+    expect(Buffer.concat(json).toString()).toBe('""');
   });
 });

@@ -79,7 +79,13 @@ describe('HTTP app (docs/method.md §7.2)', () => {
           retrievalInfo: `ctx "${q}"\n`,
           retrievalTokens: 2,
           sources,
-          [RESULT_JSON]: { retrievalInfo: JSON.stringify(`ctx "${q}"\n`), sources: JSON.stringify(sources) },
+          [RESULT_JSON]: {
+            retrievalInfo: [
+              Buffer.from(JSON.stringify(`ctx "${q}"\n`).slice(0, 3)),
+              Buffer.from(JSON.stringify(`ctx "${q}"\n`).slice(3)),
+            ],
+            sources: Buffer.from(JSON.stringify(sources)),
+          },
         }),
       }),
     });

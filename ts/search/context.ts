@@ -47,21 +47,44 @@ export function formatContext(items: readonly ContextItem[]): string {
   return parts.length ? `${parts.join('\n')}\n` : '';
 }
 
+/** UTF-8 bytes of ASCII text. */
+const ascii = (s: string): Buffer => Buffer.from(s, 'latin1');
+
+/** JSON pieces of the context: its quotes, the escaped line break, headers with theirs. */
+const QUOTE = ascii('"');
+const EMPTY_JSON = ascii('""');
+const LINE = ascii('\\n');
+const HEADER_LINES = Object.fromEntries(
+  CONTEXT_SECTION_ORDER.map((type) => [type, ascii(`${HEADERS[type]}\\n`)]),
+) as Record<ContextSection, Buffer>;
+/** `n. ` by n, made as items are numbered. */
+const NUMBERS: Buffer[] = [];
+
+function numbered(n: number): Buffer {
+  let b = NUMBERS[n];
+  if (b === undefined) {
+    b = ascii(`${n}. `);
+    NUMBERS[n] = b;
+  }
+  return b;
+}
+
 /**
- * `formatContext(items)` and that string as a JSON string literal (`JSON.stringify` of it, byte
- * for byte), made in one pass from the items' texts already escaped for JSON (`escaped(i)`:
- * `JSON.stringify(items[i].text.trim())` without its quotes). JSON escaping works character by
- * character, so the escaped pieces joined are the escaped whole; a server that replies with
- * the context sends the second without scanning 4–10 KB of text for characters to escape on
+ * `formatContext(items)`, and the UTF-8 bytes of `JSON.stringify` of that string as pieces
+ * to be joined in order, made in one pass from the items' texts already escaped for JSON and
+ * encoded (`escaped(i)`: the UTF-8 of `JSON.stringify(items[i].text.trim())` without its
+ * quotes). JSON escaping works character by character (a lone surrogate becomes `\uXXXX`),
+ * so the escaped pieces joined are the escaped whole, and their bytes its UTF-8: a server
+ * replying with the context sends these without escaping and encoding 4–10 KB of text on
  * every question. `items` must already be in context order (sections in the fixed order).
  */
 export function formatContextWithJson(
   items: readonly ContextItem[],
-  escaped: (i: number) => string,
-): { text: string; json: string } {
-  if (items.length === 0) return { text: '', json: '""' };
+  escaped: (i: number) => Uint8Array,
+): { text: string; json: Uint8Array[] } {
+  if (items.length === 0) return { text: '', json: [EMPTY_JSON] };
   const parts: string[] = [];
-  const jsonParts: string[] = [];
+  const json: Uint8Array[] = [QUOTE];
   let section: NodeType | undefined;
   let n = 0;
   for (let i = 0; i < items.length; i++) {
@@ -69,21 +92,20 @@ export function formatContextWithJson(
     if (item.type !== section) {
       if (section !== undefined) {
         parts.push('');
-        jsonParts.push('');
+        json.push(LINE);
       }
       section = item.type;
       n = 0;
-      const header = HEADERS[section as ContextSection];
-      parts.push(header);
-      jsonParts.push(header);
+      parts.push(HEADERS[section as ContextSection]);
+      json.push(HEADER_LINES[section as ContextSection]);
     }
     n++;
     parts.push(`${n}. ${item.text.trim()}`);
-    jsonParts.push(`${n}. ${escaped(i)}`);
+    json.push(numbered(n), escaped(i), LINE);
   }
   parts.push('');
-  jsonParts.push('');
-  return { text: `${parts.join('\n')}\n`, json: `"${jsonParts.join('\\n')}\\n"` };
+  json.push(LINE, QUOTE);
+  return { text: `${parts.join('\n')}\n`, json };
 }
 
 /** Items grouped in context order (sections in the fixed order), for structured results. */

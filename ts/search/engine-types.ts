@@ -26,17 +26,18 @@ export interface AnswerResult {
 }
 
 /**
- * On a result of the search engine: its `retrievalInfo` and `sources` as JSON texts (what
- * `JSON.stringify` gives for each, byte for byte), made while the retrieval was put together
- * from pieces escaped once per node, so that the HTTP server does not serialise them again
- * for every question (escaping a 4–10 KB context was a measurable share of a request). A
- * symbol key: the result's fields, keys and JSON stay what they were.
+ * On a result of the search engine: its `retrievalInfo` and `sources` as the UTF-8 bytes of
+ * their JSON (what `JSON.stringify` gives for each, byte for byte; `retrievalInfo` in pieces
+ * to be joined in order), made while the retrieval was put together from pieces escaped and
+ * encoded once per node, so that the HTTP server does not serialise and encode them again
+ * for every question (escaping a 4–10 KB context, then encoding the reply, were a measurable
+ * share of a request). A symbol key: the result's fields, keys and JSON stay what they were.
  */
 export const RESULT_JSON: unique symbol = Symbol('noderag.resultJson');
 
 export interface ResultJson {
-  retrievalInfo: string;
-  sources: string;
+  retrievalInfo: readonly Uint8Array[];
+  sources: Uint8Array;
 }
 
 export interface RetrievalResult {

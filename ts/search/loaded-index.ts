@@ -86,8 +86,8 @@ export class LoadedIndex {
    */
   readonly #idStrings: (string | undefined)[];
   readonly #textStrings: (string | undefined)[];
-  /** `textOf(node).trim()` escaped for a JSON string (no quotes), by node, made on first use. */
-  readonly #textJson: (string | undefined)[];
+  /** UTF-8 of `textOf(node).trim()` escaped for a JSON string (no quotes), by node, made on first use. */
+  readonly #textJson: (Uint8Array | undefined)[];
   /** `JSON.stringify` of the document paths and chunk ids replies name (see `quoted`). */
   readonly #quoted = new Map<string, string>();
 
@@ -194,15 +194,16 @@ export class LoadedIndex {
   }
 
   /**
-   * The trimmed text of `node` as it appears inside a JSON string (`JSON.stringify` of it
-   * without the quotes), kept like the texts: a reply holding the context joins these instead
-   * of escaping the whole context again for each question (context.ts formatContextWithJson).
+   * The UTF-8 bytes of the trimmed text of `node` as it appears inside a JSON string
+   * (`JSON.stringify` of it without the quotes), kept like the texts: a reply holding the
+   * context joins these instead of escaping and encoding the whole context again for each
+   * question (context.ts formatContextWithJson).
    */
-  textJsonOf(node: number): string {
+  textJsonOf(node: number): Uint8Array {
     let json = this.#textJson[node];
     if (json === undefined) {
       const quoted = JSON.stringify(this.textOf(node).trim());
-      json = quoted.slice(1, -1);
+      json = Buffer.from(quoted.slice(1, -1), 'utf8');
       this.#textJson[node] = json;
     }
     return json;

@@ -157,7 +157,10 @@ export class NodeSearch {
     const sources = buildSources(r.items, [], chunkOf);
     const result = retrievalResult(r.context, r.items, this.#count, sources);
     // The server's reply, serialised from pieces kept per node (engine-types.ts RESULT_JSON).
-    result[RESULT_JSON] = { retrievalInfo: r.contextJson, sources: sourcesJson(sources, index.quoted) };
+    result[RESULT_JSON] = {
+      retrievalInfo: r.contextJson,
+      sources: Buffer.from(sourcesJson(sources, index.quoted), 'utf8'),
+    };
     return result;
   }
 

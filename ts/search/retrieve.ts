@@ -85,8 +85,11 @@ export interface Retrieval {
   nodes: readonly number[];
   /** The context string of §6.6 (`retrievalInfo`). */
   context: string;
-  /** `JSON.stringify(context)`, made with it from per-node pieces (context.ts formatContextWithJson). */
-  contextJson: string;
+  /**
+   * The UTF-8 of `JSON.stringify(context)` as pieces to be joined, made with it from per-node
+   * pieces (context.ts formatContextWithJson).
+   */
+  contextJson: readonly Uint8Array[];
   /** Vector-hit and exact-match node ids that seeded the propagation. */
   seeds: { hits: string[]; matches: string[] };
   timings: StageTimings;

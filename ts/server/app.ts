@@ -43,6 +43,11 @@ export interface AppDeps {
   project?: ProjectDeps;
 }
 
+/** The fixed bytes of a /retrieval reply around its two values. */
+const RETRIEVAL_OPEN = Buffer.from('{"retrieval":');
+const SOURCES_KEY = Buffer.from(',"sources":');
+const CLOSE = Buffer.from('}');
+
 const ROUTES: Record<string, string[]> = {
   '/answer': ['POST'],
   '/retrieval': ['POST'],
@@ -135,9 +140,8 @@ export function createApp(deps: AppDeps): Hono {
     // What c.json would send, from the parts the engine already serialised (RESULT_JSON).
     const json = r[RESULT_JSON];
     if (json && typeof r.retrievalInfo === 'string' && r.sources) {
-      return c.body(`{"retrieval":${json.retrievalInfo},"sources":${json.sources}}`, 200, {
-        'Content-Type': 'application/json',
-      });
+      const body = Buffer.concat([RETRIEVAL_OPEN, ...json.retrievalInfo, SOURCES_KEY, json.sources, CLOSE]);
+      return c.body(body, 200, { 'Content-Type': 'application/json' });
     }
     return c.json({ retrieval: r.retrievalInfo, sources: r.sources ?? [] });
   });
