@@ -201,10 +201,9 @@ type BitsHash = std::hash::BuildHasherDefault<BitsHasher>;
 
 /// How the push step reads the weight of CSR entry `e` and where a row of weights starts.
 trait WeightRead {
-  fn at(&self, e: usize) -> f64;
   /// Whether entries `..end` have a weight.
   fn covers(&self, end: usize) -> bool;
-  /// `at(e)` without the bounds checks.
+  /// The weight of entry `e`, without bounds checks.
   ///
   /// # Safety
   /// `covers(e + 1)`.
@@ -213,10 +212,6 @@ trait WeightRead {
 }
 
 impl WeightRead for &[f64] {
-  #[inline]
-  fn at(&self, e: usize) -> f64 {
-    self[e]
-  }
   #[inline]
   fn covers(&self, end: usize) -> bool {
     end <= self.len()
@@ -233,10 +228,6 @@ impl WeightRead for &[f64] {
 }
 
 impl WeightRead for &WeightCodes {
-  #[inline]
-  fn at(&self, e: usize) -> f64 {
-    self.table[self.codes[e] as usize]
-  }
   #[inline]
   fn covers(&self, end: usize) -> bool {
     end <= self.codes.len()

@@ -84,12 +84,6 @@ impl Codes {
     &self.codes[start..start + self.stride]
   }
 
-  /// Σ (a − b)² over two padded code rows.
-  #[inline]
-  pub(crate) fn distance(&self, query_code: &[u8], label: u32) -> u32 {
-    code_l2(query_code, self.row(label))
-  }
-
   /// Bytes of one padded row (for prefetching).
   pub(crate) fn stride(&self) -> usize {
     self.stride
@@ -227,7 +221,7 @@ mod tests {
     for j in 1..200u32 {
       let row = &data[j as usize * dim..(j as usize + 1) * dim];
       let exact = crate::distance::l2_squared(q, row);
-      let approx = codes.distance(&qc, j) as f32 * step * step;
+      let approx = code_l2(&qc, codes.row(j)) as f32 * step * step;
       assert!(
         (approx - exact).abs() < 0.05 * exact + 0.05,
         "{j}: {approx} vs {exact}"
@@ -239,6 +233,6 @@ mod tests {
   fn constant_data_encodes_to_zero_without_dividing_by_zero() {
     let data = vec![0.5f32; 64];
     let codes = Codes::build(2, 32, |i| &data[i * 32..(i + 1) * 32]);
-    assert_eq!(codes.distance(&codes.encode_query(&data[..32]), 1), 0);
+    assert_eq!(code_l2(&codes.encode_query(&data[..32]), codes.row(1)), 0);
   }
 }

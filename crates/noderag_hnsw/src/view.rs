@@ -309,29 +309,32 @@ impl GraphView {
       .unwrap_or(None)
       .unwrap_or_else(|| Visited::new(self.len()));
     visited.reset(self.len());
-    let mut candidates: BinaryHeap<Reverse<Hit>> = BinaryHeap::with_capacity(ef * 4);
-    let mut results: BinaryHeap<Hit> = BinaryHeap::with_capacity(ef + 1);
+    // Both heaps hold hits as u64 keys (hit_key): one integer comparison orders them as
+    // `Hit` does, by (distance, label).
+    let mut candidates: BinaryHeap<Reverse<u64>> = BinaryHeap::with_capacity(ef * 4);
+    let mut results: BinaryHeap<u64> = BinaryHeap::with_capacity(ef + 1);
     visited.insert(cur.label);
-    candidates.push(Reverse(cur));
+    candidates.push(Reverse(hit_key(cur)));
     if !is_retired(retired, cur.label) {
-      results.push(cur);
+      results.push(hit_key(cur));
     }
     let filtering = !retired.is_empty();
     let mut pending: Vec<u32> = Vec::with_capacity(64);
     while let Some(Reverse(c)) = candidates.pop() {
-      if let Some(worst) = results.peek() {
+      if let Some(&worst) = results.peek() {
         // With retired labels about, keep walking until the beam holds ef live hits.
-        if c > *worst && (results.len() >= ef || !filtering) {
+        if c > worst && (results.len() >= ef || !filtering) {
           break;
         }
       }
+      let c = key_hit(c);
       // The link list of the candidate likely to be expanded next starts loading now, while
       // this one's neighbours are measured: a profile of the server's searches showed the
       // read of each expanded node's links, a cache miss, as the largest single stall.
       // (Only a hint: the walk and its result are the same whichever node comes next.)
       #[cfg(target_arch = "x86_64")]
-      if let Some(Reverse(next)) = candidates.peek() {
-        self.prefetch_links(next.label);
+      if let Some(&Reverse(next)) = candidates.peek() {
+        self.prefetch_links(key_hit(next).label);
       }
       // Mark the unvisited neighbours first, then walk them while the next one's vector
       // is being fetched: a vector of a few hundred floats spans many cache lines, and a
@@ -348,11 +351,11 @@ impl GraphView {
         }
         #[cfg(not(target_arch = "x86_64"))]
         let _ = i;
-        let h = Hit {
+        let h = hit_key(Hit {
           dist: walk_dist(nb),
           label: nb,
-        };
-        let admit = results.len() < ef || results.peek().is_some_and(|w| h < *w);
+        });
+        let admit = results.len() < ef || results.peek().is_some_and(|&w| h < w);
         if admit {
           candidates.push(Reverse(h));
           if !is_retired(retired, nb) {
@@ -367,7 +370,7 @@ impl GraphView {
     if let Ok(mut pool) = self.visited_pool.lock() {
       pool.push(visited);
     }
-    let mut sorted = results.into_vec();
+    let mut sorted: Vec<Hit> = results.into_iter().map(key_hit).collect();
     if query_code.is_some() {
       // Re-rank the beam with exact distances: returned distances are always exact. The
       // beam's vectors are scattered over the whole index, so each is prefetched a few
@@ -423,6 +426,26 @@ impl GraphView {
   }
 }
 
+/// A hit as one integer whose order is `Hit`'s: the distance's bits mapped as `f32::total_cmp`
+/// orders them (sign flipped, negative values' other bits reversed), then the label.
+#[inline]
+fn hit_key(h: Hit) -> u64 {
+  let bits = h.dist.to_bits() as i32;
+  let ordered = (bits ^ ((((bits >> 31) as u32) >> 1) as i32)) as u32 ^ 0x8000_0000;
+  (u64::from(ordered) << 32) | u64::from(h.label)
+}
+
+/// The hit `hit_key` made `key` of (the mapping is its own inverse).
+#[inline]
+fn key_hit(key: u64) -> Hit {
+  let ordered = ((key >> 32) as u32 ^ 0x8000_0000) as i32;
+  let bits = ordered ^ ((((ordered >> 31) as u32) >> 1) as i32);
+  Hit {
+    dist: f32::from_bits(bits as u32),
+    label: key as u32,
+  }
+}
+
 /// Prefetch hints for every 64-byte line of `bytes` bytes from `p`.
 #[cfg(target_arch = "x86_64")]
 #[inline]
@@ -468,4 +491,38 @@ fn add_reverse_links(offsets: &[usize], links: &[u32]) -> (Vec<usize>, Vec<u32>)
 #[inline]
 fn is_retired(retired: &[bool], label: u32) -> bool {
   retired.get(label as usize).copied().unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  #[test]
+  fn hit_keys_order_as_hits_and_give_them_back() {
+    let dists = [
+      0.0f32,
+      -0.0,
+      1e-30,
+      0.5,
+      1.0,
+      3.5e7,
+      f32::INFINITY,
+      -1.0,
+      -f32::INFINITY,
+      f32::NAN,
+      -f32::NAN,
+      f32::MIN_POSITIVE,
+    ];
+    let hits: Vec<Hit> = dists
+      .iter()
+      .flat_map(|&dist| [0u32, 7, u32::MAX].map(|label| Hit { dist, label }))
+      .collect();
+    for a in &hits {
+      let back = key_hit(hit_key(*a));
+      assert_eq!((back.dist.to_bits(), back.label), (a.dist.to_bits(), a.label));
+      for b in &hits {
+        assert_eq!(hit_key(*a).cmp(&hit_key(*b)), a.cmp(b), "{a:?} {b:?}");
+      }
+    }
+  }
 }

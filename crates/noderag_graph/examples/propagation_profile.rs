@@ -1,5 +1,5 @@
 //! The propagation on a real index, for tuning the push step against the very questions the
-//! server answers: `cargo run --release -p noderag_graph --example search_profile -- <dir>
+//! server answers: `cargo run --release -p noderag_graph --example propagation_profile -- <dir>
 //! [rounds]`. `<dir>` holds the search graph's inputs and the questions' seeds as raw
 //! little-endian arrays (`types.u8`, `src.u32`, `dst.u32`, `weight.f64`, `sim_src.u32`,
 //! `sim_dst.u32`, and `seeds.bin`: per question a u32 count, then (u32 node, f64 weight)
@@ -29,10 +29,26 @@ fn f64s(b: &[u8]) -> Vec<f64> {
     .collect()
 }
 
+/// With `POLLUTE=<MiB>`, that much memory is written between two questions (not timed), as
+/// the rest of a server's work evicts the index from the caches between its questions.
+fn polluter() -> impl FnMut() {
+  let mib: usize = std::env::var("POLLUTE")
+    .ok()
+    .and_then(|s| s.parse().ok())
+    .unwrap_or(0);
+  let mut junk = vec![0u8; mib << 20];
+  move || {
+    for i in (0..junk.len()).step_by(64) {
+      junk[i] = junk[i].wrapping_add(1);
+    }
+    std::hint::black_box(&junk);
+  }
+}
+
 fn main() {
   let dir = std::env::args()
     .nth(1)
-    .expect("usage: search_profile <dir> [rounds]");
+    .expect("usage: propagation_profile <dir> [rounds]");
   let rounds: usize = std::env::args().nth(2).map_or(20, |s| s.parse().expect("rounds"));
   let types = read(&dir, "types.u8");
   let (src, dst, weight) = (
@@ -92,12 +108,16 @@ fn main() {
     hasher.finish()
   );
   let mut per = Vec::new();
+  let mut pollute = polluter();
   for _ in 0..rounds {
-    let t = Instant::now();
+    let mut spent = std::time::Duration::ZERO;
     for (ids, ws) in &queries {
+      pollute();
+      let t = Instant::now();
       std::hint::black_box(graph.top_nodes(ids, ws, &params, &quotas).expect("top"));
+      spent += t.elapsed();
     }
-    per.push(t.elapsed().as_secs_f64() * 1e6 / queries.len() as f64);
+    per.push(spent.as_secs_f64() * 1e6 / queries.len() as f64);
   }
   let mut sorted = per.clone();
   sorted.sort_by(f64::total_cmp);
