@@ -6,7 +6,9 @@ import {
   orderForContext,
   sectionHeader,
 } from '../../ts/search/context.js';
-import { type RankedNode, selectNodes } from '../../ts/search/select.js';
+import { NODE_TYPES } from '../../ts/model/types.js';
+import { NodeMarks } from '../../ts/search/node-marks.js';
+import { type RankedNode, selectNodes, selectRanked } from '../../ts/search/select.js';
 
 describe('selectNodes (docs/method.md §6.5)', () => {
   const attr = new Map([['e1', 'a1']]);
@@ -118,5 +120,43 @@ describe('formatContextWithJson: the context and its JSON from per-item pieces',
     const { text, json } = formatContextWithJson([], () => new Uint8Array(0));
     expect(text).toBe('');
     expect(Buffer.concat(json).toString()).toBe('""');
+  });
+});
+
+describe('selectRanked: selectNodes on dense numbers', () => {
+  it('gives the same lists as selectNodes, with the positions that brought each node', () => {
+    let seed = 12345;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    for (let trial = 0; trial < 300; trial++) {
+      const nodes = 60;
+      const types = Array.from({ length: nodes }, () => rand(NODE_TYPES.length));
+      const attribute = Array.from({ length: nodes }, () => (rand(3) === 0 ? -1 : rand(nodes)));
+      const element = Array.from({ length: nodes }, () => (rand(3) === 0 ? -1 : rand(nodes)));
+      const ids = Array.from(new Set(Array.from({ length: rand(40) }, () => rand(nodes))));
+      const hits = Array.from({ length: rand(6) }, () => rand(nodes));
+      const quotas = { crossNode: rand(6), entity: rand(6), relationship: rand(6), title: rand(3) };
+      const attributeOf = (e: number) => (attribute[e]! >= 0 ? attribute[e] : undefined);
+      const elementOf = (t: number) => (element[t]! >= 0 ? element[t] : undefined);
+      const ranking: RankedNode<number>[] = ids.map((id) => ({ id, type: NODE_TYPES[types[id]!]! }));
+      const added: [number, number][] = [];
+      const expected = selectNodes(hits, ranking, quotas, attributeOf, elementOf, (id, p) =>
+        added.push([id, p]),
+      );
+      const got = selectRanked(
+        hits,
+        { ids, types: ids.map((id) => types[id]!) },
+        quotas,
+        attributeOf,
+        elementOf,
+        new NodeMarks(nodes),
+      );
+      expect(got.searchList).toEqual(expected.searchList);
+      expect(got.relationships).toEqual(expected.relationships);
+      expect(got.searchList.map((id, i) => [id, got.searchPositions[i]])).toEqual(added);
+      expect(got.relationshipPositions.map((p) => ids[p])).toEqual(got.relationships);
+    }
   });
 });

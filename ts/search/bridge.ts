@@ -24,7 +24,7 @@
  */
 import { nodeTypeCode } from '../model/types.js';
 import type { LoadedIndex } from './loaded-index.js';
-import { retrievalScratch } from './node-marks.js';
+import { NodeMarks, retrievalScratch } from './node-marks.js';
 
 export interface BridgeParams {
   /** `bridge_passages`: passages added at most (0 disables the step). */
@@ -52,10 +52,7 @@ export function bridgePassages(
   params: BridgeParams,
 ): number[] {
   if (params.passages <= 0 || contextChunks.length === 0) return [];
-  const unitCode = nodeTypeCode('semantic_unit');
-  const entityCode = nodeTypeCode('entity');
-  const { offsets, targets } = index.adjacency;
-  const { types, chunkOf } = index;
+  const lists = bridgeLists(index, params.maxDegree);
   const s = retrievalScratch(index, index.nodeCount);
   s.drawnOn.clear();
   for (const chunk of contextChunks) s.drawnOn.add(chunk);
@@ -63,14 +60,13 @@ export function bridgePassages(
   // Entities of the context's units, specific enough to be a bridge.
   s.entities.clear();
   const entities: number[] = [];
+  const { chunkUnits, unitEntities, entityChunks } = lists;
   for (const chunk of contextChunks) {
-    for (let a = offsets[chunk]!, aEnd = offsets[chunk + 1]!; a < aEnd; a++) {
-      const unit = targets[a]!;
-      if (types[unit] !== unitCode) continue;
-      for (let b = offsets[unit]!, bEnd = offsets[unit + 1]!; b < bEnd; b++) {
-        const e = targets[b]!;
-        if (types[e] === entityCode && offsets[e + 1]! - offsets[e]! <= params.maxDegree && s.entities.add(e))
-          entities.push(e);
+    for (let a = chunkUnits.offsets[chunk]!, aEnd = chunkUnits.offsets[chunk + 1]!; a < aEnd; a++) {
+      const unit = chunkUnits.nodes[a]!;
+      for (let b = unitEntities.offsets[unit]!, bEnd = unitEntities.offsets[unit + 1]!; b < bEnd; b++) {
+        const e = unitEntities.nodes[b]!;
+        if (s.entities.add(e)) entities.push(e);
       }
     }
   }
@@ -79,12 +75,9 @@ export function bridgePassages(
   const candidates: number[] = [];
   const links = s.links;
   for (const e of entities) {
-    s.reached.clear();
-    for (let a = offsets[e]!, aEnd = offsets[e + 1]!; a < aEnd; a++) {
-      const unit = targets[a]!;
-      if (types[unit] !== unitCode) continue;
-      const chunk = chunkOf[unit]!;
-      if (chunk < 0 || s.drawnOn.has(chunk) || !s.reached.add(chunk)) continue;
+    for (let a = entityChunks.offsets[e]!, aEnd = entityChunks.offsets[e + 1]!; a < aEnd; a++) {
+      const chunk = entityChunks.nodes[a]!;
+      if (s.drawnOn.has(chunk)) continue;
       if (s.candidates.add(chunk)) {
         links[chunk] = 1;
         candidates.push(chunk);
@@ -110,4 +103,83 @@ export function bridgePassages(
     if (best.length > params.passages) best.pop();
   }
   return best;
+}
+
+/** Node lists by node: the list of node i is `nodes[offsets[i] .. offsets[i + 1]]`. */
+interface NodeLists {
+  offsets: Uint32Array;
+  nodes: Uint32Array;
+}
+
+/**
+ * The three steps of the walk above, read off the base graph once per index and degree cap
+ * (a question then follows short lists instead of testing the type and degree of every
+ * neighbour on its way), each in adjacency order, so the walk visits what it visited before
+ * in the same order:
+ * - `chunkUnits`: the semantic-unit neighbours of each node;
+ * - `unitEntities`: the entity neighbours of each node with at most `maxDegree` neighbours;
+ * - `entityChunks`: the distinct passages (`chunkOf`, none left out but −1) of each node's
+ *   semantic-unit neighbours, in first-seen order.
+ */
+interface BridgeLists {
+  maxDegree: number;
+  chunkUnits: NodeLists;
+  unitEntities: NodeLists;
+  entityChunks: NodeLists;
+}
+
+const listsOf = new WeakMap<LoadedIndex, BridgeLists>();
+
+function bridgeLists(index: LoadedIndex, maxDegree: number): BridgeLists {
+  const kept = listsOf.get(index);
+  if (kept && kept.maxDegree === maxDegree) return kept;
+  const unitCode = nodeTypeCode('semantic_unit');
+  const entityCode = nodeTypeCode('entity');
+  const { offsets, targets } = index.adjacency;
+  const { types, chunkOf } = index;
+  const n = index.nodeCount;
+  const isUnit = (v: number) => types[v] === unitCode;
+  const isBridge = (v: number) => types[v] === entityCode && offsets[v + 1]! - offsets[v]! <= maxDegree;
+  const seen = new NodeMarks(n);
+  const lists: BridgeLists = {
+    maxDegree,
+    chunkUnits: collect(n, targets.length, (u, push) => {
+      for (let a = offsets[u]!; a < offsets[u + 1]!; a++) if (isUnit(targets[a]!)) push(targets[a]!);
+    }),
+    unitEntities: collect(n, targets.length, (u, push) => {
+      for (let a = offsets[u]!; a < offsets[u + 1]!; a++) if (isBridge(targets[a]!)) push(targets[a]!);
+    }),
+    entityChunks: collect(n, targets.length, (u, push) => {
+      seen.clear();
+      for (let a = offsets[u]!; a < offsets[u + 1]!; a++) {
+        const v = targets[a]!;
+        if (!isUnit(v)) continue;
+        const chunk = chunkOf[v]!;
+        if (chunk >= 0 && seen.add(chunk)) push(chunk);
+      }
+    }),
+  };
+  listsOf.set(index, lists);
+  return lists;
+}
+
+/** The lists `each(node, push)` gives for every node, as one NodeLists. */
+function collect(
+  n: number,
+  /** The most entries the lists can hold together. */
+  capacity: number,
+  each: (node: number, push: (v: number) => void) => void,
+): NodeLists {
+  const out = new Uint32Array(capacity);
+  const starts = new Uint32Array(n + 1);
+  let size = 0;
+  const push = (v: number) => {
+    out[size++] = v;
+  };
+  for (let u = 0; u < n; u++) {
+    starts[u] = size;
+    each(u, push);
+  }
+  starts[n] = size;
+  return { offsets: starts, nodes: out.slice(0, size) };
 }

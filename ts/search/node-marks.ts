@@ -70,13 +70,15 @@ export interface RetrievalScratch {
   drawnOn: NodeMarks;
   /** Bridge entities already taken. */
   entities: NodeMarks;
-  /** Passages one bridge entity reaches (cleared per entity). */
-  reached: NodeMarks;
   /** Candidate passages, with `links[node]` valid for the marked ones. */
   candidates: NodeMarks;
   links: Uint32Array;
   /** Vector distance of the nodes the question's vector search returned (retrieve.ts). */
   near: NodeValues;
+  /** The search list of the selection (select.ts selectRanked). */
+  listed: NodeMarks;
+  /** Text nodes in the search list (retrieve.ts). */
+  inContext: NodeMarks;
 }
 
 const scratchOf = new WeakMap<object, RetrievalScratch>();
@@ -88,10 +90,11 @@ export function retrievalScratch(owner: object, nodeCount: number): RetrievalScr
     s = {
       drawnOn: new NodeMarks(nodeCount),
       entities: new NodeMarks(nodeCount),
-      reached: new NodeMarks(nodeCount),
       candidates: new NodeMarks(nodeCount),
       links: new Uint32Array(nodeCount),
       near: new NodeValues(nodeCount),
+      listed: new NodeMarks(nodeCount),
+      inContext: new NodeMarks(nodeCount),
     };
     scratchOf.set(owner, s);
   }

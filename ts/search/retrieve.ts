@@ -11,10 +11,10 @@ import type { ConfigSettings } from '../config/node-config.js';
 import type { PropagationOptions } from '../graph/index.js';
 import { NODE_TYPES, type NodeType, nodeTypeCode } from '../model/types.js';
 import { BRIDGE_BEAM, bridgePassages } from './bridge.js';
-import { type ContextSection, formatContextWithJson, orderForContext } from './context.js';
+import { CONTEXT_SECTION_ORDER, type ContextSection, formatContextWithJson } from './context.js';
 import type { LoadedIndex } from './loaded-index.js';
 import { retrievalScratch } from './node-marks.js';
-import { type Quotas, type RankedNode, selectNodes } from './select.js';
+import { type Quotas, selectRanked } from './select.js';
 
 export interface SearchParams {
   /** `HNSW_results`: vector hits asked for (clamped to the active vectors). */
@@ -155,7 +155,8 @@ export function retrieve(index: LoadedIndex, query: QueryInputs, params: SearchP
   const t1 = performance.now();
 
   // Exact matching of the elements on entity names and titles (names in id order).
-  const elements = [...new Set(query.elements)];
+  const elements: string[] = [];
+  for (const e of query.elements) if (!elements.includes(e)) elements.push(e);
   const matches = elements.length > 0 ? index.matcher.find(elements) : [];
   const t2 = performance.now();
 
@@ -185,66 +186,71 @@ export function retrieve(index: LoadedIndex, query: QueryInputs, params: SearchP
   const t3 = performance.now();
 
   // Selection (§6.5).
-  const ranking: RankedNode<number>[] = [];
-  if (top) {
-    for (let i = 0; i < top.ids.length; i++)
-      ranking.push({ id: top.ids[i]!, type: NODE_TYPES[top.types[i]!]! });
-  }
-  /** Ranking position of the node that brought each listed node (hits are absent). */
-  const via = new Map<number, number>();
-  const selection = selectNodes(
+  const selection = selectRanked(
     hitNodes,
-    ranking,
+    top,
     params.quotas,
     (entity) => nodeOrUndefined(index.attributeOf[entity]!),
     (title) => nodeOrUndefined(index.elementOf[title]!),
-    (node, position) => {
-      if (position >= 0) via.set(node, position);
-    },
+    scratch.listed,
   );
   const t4 = performance.now();
 
-  // Items and the context string (§6.6).
-  const item = (node: number, position: number, origin: RetrievedItem['origin']): RetrievedItem => ({
-    id: index.idOf(node),
-    type: index.typeOf(node) as ContextSection,
-    text: index.textOf(node),
-    document: index.documentOf(node),
-    origin,
-    score: origin === 'propagation' ? top!.scores[position]! : null,
-    distance: origin === 'vector' ? (near.get(node) ?? null) : null,
-  });
   // No text twice: a semantic unit whose chunk is in the context adds nothing.
-  const listed = selection.searchList;
+  const { searchList: listed, searchPositions } = selection;
   const chunkOf = index.chunkOf;
-  const inContext = new Set<number>();
+  const inContext = scratch.inContext;
+  inContext.clear();
   for (const node of listed) if (chunkOf[node] === node) inContext.add(node);
-  const kept = listed.filter((node) => {
-    const c = chunkOf[node]!;
-    return c < 0 || c === node || !inContext.has(c);
-  });
+  // The listed nodes in list order (kept search list, bridges, relationships), with why
+  // each is there: ORIGINS[origin[i]] and the ranking position that brought it.
+  const listNodes: number[] = [];
+  const listOrigins: number[] = [];
+  const listPositions: number[] = [];
   // Bridge passages (§6.7): from every passage the context draws on, units included.
   const drawnOn: number[] = [];
-  for (const node of kept) {
+  for (let i = 0; i < listed.length; i++) {
+    const node = listed[i]!;
     const c = chunkOf[node]!;
+    if (!(c < 0 || c === node || !inContext.has(c))) continue;
+    const position = searchPositions[i]!;
+    listNodes.push(node);
+    listOrigins.push(position < 0 ? VECTOR : PROPAGATION);
+    listPositions.push(position);
     if (c >= 0 && !drawnOn.includes(c)) drawnOn.push(c);
   }
   const bridges = bridgePassages(index, drawnOn, near, params.bridge);
-  const positionOf = new Map<number, number>();
-  for (let i = 0; i < ranking.length; i++)
-    if (ranking[i]!.type === 'relationship') positionOf.set(ranking[i]!.id, i);
-  const listedItems = [
-    ...kept.map((node) => {
-      const position = via.get(node);
-      return position === undefined ? item(node, -1, 'vector') : item(node, position, 'propagation');
-    }),
-    ...bridges.map((node) => item(node, -1, 'bridge')),
-    ...selection.relationships.map((node) => item(node, positionOf.get(node)!, 'propagation')),
-  ];
-  const listedNodes = [...kept, ...bridges, ...selection.relationships];
-  const ordered = orderForContext(listedItems.map((it, i) => ({ type: it.type, it, node: listedNodes[i]! })));
-  const items = ordered.map((o) => o.it);
-  const nodes = ordered.map((o) => o.node);
+  for (const node of bridges) {
+    listNodes.push(node);
+    listOrigins.push(BRIDGE);
+    listPositions.push(-1);
+  }
+  for (let i = 0; i < selection.relationships.length; i++) {
+    listNodes.push(selection.relationships[i]!);
+    listOrigins.push(PROPAGATION);
+    listPositions.push(selection.relationshipPositions[i]!);
+  }
+  // Items and the context string (§6.6): sections in the fixed order, list order within.
+  const items: RetrievedItem[] = [];
+  const nodes: number[] = [];
+  for (const section of CONTEXT_SECTION_ORDER) {
+    const code = nodeTypeCode(section);
+    for (let i = 0; i < listNodes.length; i++) {
+      const node = listNodes[i]!;
+      if (index.types[node] !== code) continue;
+      const origin = ORIGINS[listOrigins[i]!]!;
+      items.push({
+        id: index.idOf(node),
+        type: section,
+        text: index.textOf(node),
+        document: index.documentOf(node),
+        origin,
+        score: origin === 'propagation' ? top!.scores[listPositions[i]!]! : null,
+        distance: origin === 'vector' ? (near.get(node) ?? null) : null,
+      });
+      nodes.push(node);
+    }
+  }
   const { text: context, json: contextJson } = formatContextWithJson(items, (i) =>
     index.textJsonOf(nodes[i]!),
   );
@@ -284,6 +290,12 @@ export function orderTiesByNode(nodes: number[], distances: readonly number[]): 
     nodes[j] = node;
   }
 }
+
+/** Origins of listed nodes, by the codes the list keeps. */
+const VECTOR = 0;
+const PROPAGATION = 1;
+const BRIDGE = 2;
+const ORIGINS: readonly RetrievedItem['origin'][] = ['vector', 'propagation', 'bridge'];
 
 function nodeOrUndefined(node: number): number | undefined {
   return node >= 0 ? node : undefined;
