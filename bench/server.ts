@@ -194,7 +194,7 @@ if (args['in-process']) {
     folder,
     loadQuestions().map((q) => q.question),
   );
-  inProcessText = `In process (NodeSearch.search, cache off, + reply JSON; ${r.questionsPerRound} questions per round): CPU ${r.roundsUs.map((u) => fmt(u, 0)).join(', ')} µs per question, median ${fmt(r.medianUs, 0)} µs (load average ${fmt(loadavg()[0]!, 1)}).`;
+  inProcessText = `In process (NodeSearch.search, cache off, + the /retrieval reply body; ${r.questionsPerRound} questions per round): CPU ${r.roundsUs.map((u) => fmt(u, 0)).join(', ')} µs per question, median ${fmt(r.medianUs, 0)} µs (load average ${fmt(loadavg()[0]!, 1)}).`;
   console.log(inProcessText);
 }
 const runs: ModeRun[] = [];

@@ -7,7 +7,7 @@
 import type { Context } from 'hono';
 
 import { Hono } from 'hono';
-import { RESULT_JSON } from '../search/engine-types.js';
+import { RESULT_JSON, type RetrievalResult } from '../search/engine-types.js';
 import { validateQuestion } from '../search/question.js';
 import { corsFor, requireApiKey } from './auth.js';
 import type { SearchEngine } from './engine.js';
@@ -41,6 +41,20 @@ export interface AppDeps {
   accessLog?: (line: AccessLogLine) => void;
   /** The served project: documents and builds over HTTP (./project-routes.ts); none by default. */
   project?: ProjectDeps;
+}
+
+/**
+ * The body of a /retrieval reply, `{"retrieval": …, "sources": […]}`: joined from the bytes
+ * the engine already serialised (RESULT_JSON) when it has them, else `JSON.stringify` (what
+ * `c.json` sends; the same bytes either way). Exported for bench/lib/in-process-cpu.ts, which
+ * measures the server's work without HTTP.
+ */
+export function retrievalReply(r: RetrievalResult): Uint8Array<ArrayBuffer> | string {
+  const json = r[RESULT_JSON];
+  if (json && typeof r.retrievalInfo === 'string' && r.sources) {
+    return Buffer.concat([RETRIEVAL_OPEN, ...json.retrievalInfo, SOURCES_KEY, json.sources, CLOSE]);
+  }
+  return JSON.stringify({ retrieval: r.retrievalInfo, sources: r.sources ?? [] });
 }
 
 /** The fixed bytes of a /retrieval reply around its two values. */
@@ -137,13 +151,7 @@ export function createApp(deps: AppDeps): Hono {
     }
     const r = await run(c, (signal) => engine.retrieve(q, signal));
     noteFacts(c, { retrievalTokens: () => r.retrievalTokens });
-    // What c.json would send, from the parts the engine already serialised (RESULT_JSON).
-    const json = r[RESULT_JSON];
-    if (json && typeof r.retrievalInfo === 'string' && r.sources) {
-      const body = Buffer.concat([RETRIEVAL_OPEN, ...json.retrievalInfo, SOURCES_KEY, json.sources, CLOSE]);
-      return c.body(body, 200, { 'Content-Type': 'application/json' });
-    }
-    return c.json({ retrieval: r.retrievalInfo, sources: r.sources ?? [] });
+    return c.body(retrievalReply(r), 200, { 'Content-Type': 'application/json' });
   });
 
   app.post('/answer_retrieval', async (c) => {
