@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { NODE_TYPES } from '../../ts/model/types.js';
 import {
   type ContextItem,
   formatContext,
@@ -6,7 +7,6 @@ import {
   orderForContext,
   sectionHeader,
 } from '../../ts/search/context.js';
-import { NODE_TYPES } from '../../ts/model/types.js';
 import { NodeMarks } from '../../ts/search/node-marks.js';
 import { type RankedNode, selectNodes, selectRanked } from '../../ts/search/select.js';
 
