@@ -3,7 +3,7 @@ import { NODE_TYPES } from '../../ts/model/types.js';
 import {
   type ContextItem,
   formatContext,
-  formatContextWithJson,
+  formatContextJson,
   orderForContext,
   sectionHeader,
 } from '../../ts/search/context.js';
@@ -89,11 +89,11 @@ describe('formatContext (docs/method.md §6.6)', () => {
   });
 });
 
-describe('formatContextWithJson: the context and its JSON from per-item pieces', () => {
+describe('formatContextJson: the JSON of the context from per-item pieces', () => {
   const escaped = (items: readonly ContextItem[]) => (i: number) =>
     Buffer.from(JSON.stringify(items[i]!.text.trim()).slice(1, -1), 'utf8');
 
-  it('gives formatContext and JSON.stringify of it, byte for byte, whatever the texts hold', () => {
+  it('gives the UTF-8 of JSON.stringify(formatContext(items)), byte for byte, whatever the texts hold', () => {
     const texts = [
       ' plain \n\n second paragraph ',
       'quotes " and \\ backslashes \t tabs \r returns \u0001 \u001f controls',
@@ -109,17 +109,14 @@ describe('formatContextWithJson: the context and its JSON from per-item pieces',
       items.push({ id: `b${i}`, type: types[(i * 3) % types.length]!, text: `${text} again` });
     });
     const ordered = orderForContext(items);
-    const { text, json } = formatContextWithJson(ordered, escaped(ordered));
-    expect(text).toBe(formatContext(ordered));
-    const bytes = Buffer.concat(json);
+    const text = formatContext(ordered);
+    const bytes = Buffer.concat(formatContextJson(ordered, escaped(ordered)));
     expect(bytes.equals(Buffer.from(JSON.stringify(text), 'utf8'))).toBe(true);
     expect(JSON.parse(bytes.toString('utf8'))).toBe(text);
   });
 
-  it('is empty for an empty retrieval', () => {
-    const { text, json } = formatContextWithJson([], () => new Uint8Array(0));
-    expect(text).toBe('');
-    expect(Buffer.concat(json).toString()).toBe('""');
+  it('is "" for an empty retrieval', () => {
+    expect(Buffer.concat(formatContextJson([], () => new Uint8Array(0))).toString()).toBe('""');
   });
 });
 

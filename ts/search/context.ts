@@ -70,42 +70,35 @@ function numbered(n: number): Buffer {
 }
 
 /**
- * `formatContext(items)`, and the UTF-8 bytes of `JSON.stringify` of that string as pieces
- * to be joined in order, made in one pass from the items' texts already escaped for JSON and
- * encoded (`escaped(i)`: the UTF-8 of `JSON.stringify(items[i].text.trim())` without its
- * quotes). JSON escaping works character by character (a lone surrogate becomes `\uXXXX`),
- * so the escaped pieces joined are the escaped whole, and their bytes its UTF-8: a server
- * replying with the context sends these without escaping and encoding 4–10 KB of text on
- * every question. `items` must already be in context order (sections in the fixed order).
+ * The UTF-8 bytes of `JSON.stringify(formatContext(items))` as pieces to be joined in order,
+ * made from the items' texts already escaped for JSON and encoded (`escaped(i)`: the UTF-8
+ * of `JSON.stringify(items[i].text.trim())` without its quotes). JSON escaping works
+ * character by character (a lone surrogate becomes `\uXXXX`), so the escaped pieces joined
+ * are the escaped whole, and their bytes its UTF-8: a server replying with the context sends
+ * these without building, escaping and encoding 4–10 KB of text on every question. `items`
+ * must already be in context order (sections in the fixed order).
  */
-export function formatContextWithJson(
+export function formatContextJson(
   items: readonly ContextItem[],
   escaped: (i: number) => Uint8Array,
-): { text: string; json: Uint8Array[] } {
-  if (items.length === 0) return { text: '', json: [EMPTY_JSON] };
-  const parts: string[] = [];
+): Uint8Array[] {
+  if (items.length === 0) return [EMPTY_JSON];
   const json: Uint8Array[] = [QUOTE];
   let section: NodeType | undefined;
   let n = 0;
   for (let i = 0; i < items.length; i++) {
     const item = items[i]!;
     if (item.type !== section) {
-      if (section !== undefined) {
-        parts.push('');
-        json.push(LINE);
-      }
+      if (section !== undefined) json.push(LINE);
       section = item.type;
       n = 0;
-      parts.push(HEADERS[section as ContextSection]);
       json.push(HEADER_LINES[section as ContextSection]);
     }
     n++;
-    parts.push(`${n}. ${item.text.trim()}`);
     json.push(numbered(n), escaped(i), LINE);
   }
-  parts.push('');
   json.push(LINE, QUOTE);
-  return { text: `${parts.join('\n')}\n`, json };
+  return json;
 }
 
 /** Items grouped in context order (sections in the fixed order), for structured results. */

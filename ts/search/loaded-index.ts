@@ -197,7 +197,7 @@ export class LoadedIndex {
    * The UTF-8 bytes of the trimmed text of `node` as it appears inside a JSON string
    * (`JSON.stringify` of it without the quotes), kept like the texts: a reply holding the
    * context joins these instead of escaping and encoding the whole context again for each
-   * question (context.ts formatContextWithJson).
+   * question (context.ts formatContextJson).
    */
   textJsonOf(node: number): Uint8Array {
     let json = this.#textJson[node];

@@ -155,7 +155,8 @@ export class NodeSearch {
   async search(question: string, options: QuestionOptions = {}): Promise<SearchRetrieval> {
     const { retrieval: r, chunkOf, index } = await this.#retrieve(question, options);
     const sources = buildSources(r.items, [], chunkOf);
-    const result = retrievalResult(r.context, r.items, this.#count, sources);
+    // The context string is made only if read (the server replies with its bytes).
+    const result = retrievalResult(() => r.context, r.items, this.#count, sources);
     // The server's reply, serialised from pieces kept per node (engine-types.ts RESULT_JSON).
     result[RESULT_JSON] = {
       retrievalInfo: r.contextJson,

@@ -46,8 +46,12 @@ type CountTokens = (text: string) => number;
  */
 interface Counts {
   count: CountTokens;
-  texts: Record<string, string>;
+  /** The texts counted, or how to make them (a retrieval's context is made when first read). */
+  texts: Record<string, string | (() => string)>;
   values: Record<string, number | undefined>;
+  /** `retrievalInfo` when it is made on first read: how to make it, and it once made or assigned. */
+  infoOf?: () => string;
+  info?: string;
 }
 
 /** A result's Counts, under a symbol: not a field of the result, of its keys or of its JSON. */
@@ -67,7 +71,10 @@ function countAccessors(name: string): PropertyDescriptor {
     configurable: true,
     get(this: WithCounts) {
       const c = this[COUNTS];
-      c.values[name] ??= c.count(c.texts[name]!);
+      if (c.values[name] === undefined) {
+        const text = c.texts[name]!;
+        c.values[name] = c.count(typeof text === 'function' ? text() : text);
+      }
       return c.values[name];
     },
     set(this: WithCounts, v: number) {
@@ -81,16 +88,38 @@ const COUNT_ACCESSORS: Record<string, PropertyDescriptor> = {
   retrievalTokens: countAccessors('retrievalTokens'),
 };
 
-/** An enumerable field computed on first read (assigning it replaces the value). */
-function lazyCount(target: object, name: string, text: string, count: CountTokens): void {
+/** The Counts of `target`, made on first use. */
+function countsOf(target: object, count: CountTokens): Counts {
   let counts = (target as Partial<WithCounts>)[COUNTS];
   if (!counts) {
     counts = { count, texts: {}, values: {} };
     Object.defineProperty(target, COUNTS, { value: counts });
   }
-  counts.texts[name] = text;
+  return counts;
+}
+
+/** An enumerable field computed on first read (assigning it replaces the value). */
+function lazyCount(target: object, name: string, text: string | (() => string), count: CountTokens): void {
+  countsOf(target, count).texts[name] = text;
   Object.defineProperty(target, name, COUNT_ACCESSORS[name]!);
 }
+
+/**
+ * `retrievalInfo` as an enumerable field made on first read (assigning it replaces it, as
+ * for a plain field; the token count stays that of the context made).
+ */
+const LAZY_INFO: PropertyDescriptor = {
+  enumerable: true,
+  configurable: true,
+  get(this: WithCounts) {
+    const c = this[COUNTS];
+    c.info ??= c.infoOf!();
+    return c.info;
+  },
+  set(this: WithCounts, v: string) {
+    this[COUNTS].info = v;
+  },
+};
 
 /** Read-only, non-enumerable aliases of fields, with the same getter for every result. */
 const ALIASES: Record<string, PropertyDescriptor> = Object.fromEntries(
@@ -132,13 +161,20 @@ export function answerResult(
   return r as unknown as SearchAnswer;
 }
 
+/** `retrievalInfo`: the context, or how to make it when first read. */
 export function retrievalResult(
-  retrievalInfo: string,
+  retrievalInfo: string | (() => string),
   items: RetrievedItem[],
   count: CountTokens,
   sources: Source[] = [],
 ): SearchRetrieval {
-  const r = { retrievalInfo } as Record<string, unknown>;
+  let r: Record<string, unknown>;
+  if (typeof retrievalInfo === 'string') r = { retrievalInfo };
+  else {
+    r = {};
+    countsOf(r, count).infoOf = retrievalInfo;
+    Object.defineProperty(r, 'retrievalInfo', LAZY_INFO);
+  }
   lazyCount(r, 'retrievalTokens', retrievalInfo, count);
   r.items = items;
   r.sources = sources;

@@ -11,7 +11,7 @@ import type { ConfigSettings } from '../config/node-config.js';
 import type { PropagationOptions } from '../graph/index.js';
 import { NODE_TYPES, type NodeType, nodeTypeCode } from '../model/types.js';
 import { BRIDGE_BEAM, bridgePassages } from './bridge.js';
-import { CONTEXT_SECTION_ORDER, type ContextSection, formatContextWithJson } from './context.js';
+import { CONTEXT_SECTION_ORDER, type ContextSection, formatContext, formatContextJson } from './context.js';
 import type { LoadedIndex } from './loaded-index.js';
 import { retrievalScratch } from './node-marks.js';
 import { type Quotas, selectRanked } from './select.js';
@@ -83,11 +83,11 @@ export interface Retrieval {
   items: RetrievedItem[];
   /** Dense node index of each item (same order), so sources need no lookup by id. */
   nodes: readonly number[];
-  /** The context string of §6.6 (`retrievalInfo`). */
-  context: string;
+  /** The context string of §6.6 (`retrievalInfo`), made when first read. */
+  readonly context: string;
   /**
-   * The UTF-8 of `JSON.stringify(context)` as pieces to be joined, made with it from per-node
-   * pieces (context.ts formatContextWithJson).
+   * The UTF-8 of `JSON.stringify(context)` as pieces to be joined, made from per-node pieces
+   * (context.ts formatContextJson).
    */
   contextJson: readonly Uint8Array[];
   /** Vector-hit and exact-match node ids that seeded the propagation. */
@@ -251,25 +251,43 @@ export function retrieve(index: LoadedIndex, query: QueryInputs, params: SearchP
       nodes.push(node);
     }
   }
-  const { text: context, json: contextJson } = formatContextWithJson(items, (i) =>
-    index.textJsonOf(nodes[i]!),
-  );
+  const contextJson = formatContextJson(items, (i) => index.textJsonOf(nodes[i]!));
   const t5 = performance.now();
 
-  return {
+  return new RetrievalOf(
     items,
     nodes,
-    context,
     contextJson,
-    seeds: { hits: hitNodes.map((node) => index.idOf(node)), matches: matches.map((m) => index.idOf(m)) },
-    timings: {
+    { hits: hitNodes.map((node) => index.idOf(node)), matches: matches.map((m) => index.idOf(m)) },
+    {
       vectorMs: t1 - t0,
       matchMs: t2 - t1,
       propagateMs: t3 - t2,
       selectMs: t4 - t3,
       contextMs: t5 - t4,
     },
-  };
+  );
+}
+
+/**
+ * A retrieval whose context string is made when first read: the server replies with
+ * `contextJson` and never reads it, an answer or a library caller does. (A cached retrieval
+ * is frozen; the string is kept in a private field, which freezing leaves writable.)
+ */
+class RetrievalOf implements Retrieval {
+  #context: string | undefined;
+  constructor(
+    public items: RetrievedItem[],
+    public nodes: readonly number[],
+    public contextJson: readonly Uint8Array[],
+    public seeds: { hits: string[]; matches: string[] },
+    public timings: StageTimings,
+  ) {}
+
+  get context(): string {
+    this.#context ??= formatContext(this.items);
+    return this.#context;
+  }
 }
 
 /**
