@@ -1,4 +1,4 @@
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import { connect } from 'node:net';
 import { Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -155,5 +155,60 @@ describe('the question routes over a real socket (the Node body and disconnect p
     for (let i = 0; i < 100 && statuses.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
     expect(statuses).toEqual([499, 499]);
     expect(logged).toEqual([]);
+  });
+
+  it('a keep-alive connection hands its unused signal to its next request, never an aborted or listened one', async () => {
+    const signals: AbortSignal[] = [];
+    let mode: 'plain' | 'listen' | 'slow' = 'plain';
+    const app = createApp({
+      requestTimeoutMs: 100,
+      engine: engineWith(async (q, signal) => {
+        signals.push(signal);
+        if (mode === 'listen') signal.addEventListener('abort', () => {});
+        if (mode === 'slow') await new Promise((r) => setTimeout(r, 300));
+        return { retrievalInfo: `ctx:${q}`, retrievalTokens: 1 };
+      }),
+    });
+    const s = await serveApp(app, { host: '127.0.0.1', port: 0, graceMs: 100 });
+    running.push(s);
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const post = () =>
+      new Promise<number>((resolve, reject) => {
+        const req = request(
+          {
+            agent,
+            host: '127.0.0.1',
+            port: s.port,
+            method: 'POST',
+            path: '/retrieval',
+            headers: { 'content-type': 'application/json' },
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          },
+        );
+        req.on('error', reject);
+        req.end('{"question":"Who?"}');
+      });
+    expect([await post(), await post()]).toEqual([200, 200]);
+    expect(signals[1]).toBe(signals[0]);
+    mode = 'listen';
+    await post();
+    mode = 'plain';
+    await post();
+    // The third request left a listener on its signal: the fourth got a new one.
+    expect(signals[2]).toBe(signals[1]);
+    expect(signals[3]).not.toBe(signals[2]);
+    mode = 'slow';
+    expect(await post()).toBe(504);
+    mode = 'plain';
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await post()).toBe(200);
+    // The deadline aborted the fifth request's signal: the sixth got a new, live one.
+    expect(signals[4]!.aborted).toBe(true);
+    expect(signals[5]).not.toBe(signals[4]);
+    expect(signals[5]!.aborted).toBe(false);
+    agent.destroy();
   });
 });

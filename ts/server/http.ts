@@ -8,6 +8,7 @@
  * that leaves before its whole body is read, or before the reply, gets 499 and nothing is
  * logged; only unexpected errors (500) are logged, and their reply names no detail.
  */
+import { getEventListeners } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context, ErrorHandler } from 'hono';
 import { ConfigError, NodeRagError, ProviderError } from '../errors.js';
@@ -330,42 +331,79 @@ export async function readJsonObject(
  * error) or, with `timeoutMs`, at the request deadline (504). Under Node the disconnect is the
  * response's 'close' before it finished (cheaper than the web Request's signal, which the
  * adapter would have to create for every request).
+ *
+ * Under Node a signal that was never aborted and that nothing listens to any more is kept
+ * with its connection and given to the next request on it: an AbortController and its
+ * signal per request (an EventTarget each) were a measurable share of a short request, and
+ * a keep-alive connection carries its requests one after the other. A request finds the
+ * connection's signal only when no other request of the connection holds it; an aborted
+ * signal, or one something still listens to, is never handed on.
  */
-export async function withRequestSignal<T>(
+export function withRequestSignal<T>(
   c: Context,
   work: (signal: AbortSignal) => Promise<T>,
   timeoutMs?: number,
 ): Promise<T> {
-  const controller = new AbortController();
+  const { outgoing, incoming } = nodeBindings(c);
+  const socket = outgoing ? incoming?.socket : undefined;
+  const controller = (socket && takeIdle(socket)) || new AbortController();
   const onClientGone = () => controller.abort(clientClosed());
-  const { outgoing } = nodeBindings(c);
   const onClose = () => {
     if (!outgoing?.writableFinished) onClientGone();
   };
   const clientSignal = outgoing ? undefined : c.req.raw.signal;
   if (outgoing) outgoing.once('close', onClose);
   else clientSignal?.addEventListener('abort', onClientGone, { once: true });
-  let timer: NodeJS.Timeout | undefined;
-  const deadline =
-    timeoutMs === undefined
-      ? null
-      : new Promise<never>((_, reject) => {
-          timer = setTimeout(() => {
-            const err = new HttpError(
-              504,
-              'request_timeout',
-              `the request took longer than ${Math.round(timeoutMs / 1000)} s`,
-            );
-            controller.abort(err);
-            reject(err);
-          }, timeoutMs);
-        });
-  try {
-    const running = work(controller.signal);
-    return await (deadline ? Promise.race([running, deadline]) : running);
-  } finally {
-    clearTimeout(timer);
-    outgoing?.off('close', onClose);
-    clientSignal?.removeEventListener('abort', onClientGone);
-  }
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    let timer: NodeJS.Timeout | undefined;
+    /** The first outcome wins (the work, or the deadline, which does not wait for it). */
+    const settle = (done: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      outgoing?.off('close', onClose);
+      clientSignal?.removeEventListener('abort', onClientGone);
+      if (socket) giveBack(socket, controller);
+      done();
+    };
+    if (timeoutMs !== undefined) {
+      timer = setTimeout(() => {
+        const err = new HttpError(
+          504,
+          'request_timeout',
+          `the request took longer than ${Math.round(timeoutMs / 1000)} s`,
+        );
+        controller.abort(err);
+        settle(() => reject(err));
+      }, timeoutMs);
+    }
+    let running: Promise<T>;
+    try {
+      running = work(controller.signal);
+    } catch (e) {
+      settle(() => reject(e));
+      return;
+    }
+    running.then(
+      (value) => settle(() => resolve(value)),
+      (e: unknown) => settle(() => reject(e)),
+    );
+  });
+}
+
+/** Each connection's idle controller (see withRequestSignal). */
+const IDLE = new WeakMap<object, AbortController>();
+
+function takeIdle(socket: object): AbortController | undefined {
+  const idle = IDLE.get(socket);
+  if (idle) IDLE.delete(socket);
+  return idle;
+}
+
+/** Keeps `controller` for the connection's next request if it is as good as new. */
+function giveBack(socket: object, controller: AbortController): void {
+  const signal = controller.signal;
+  if (signal.aborted || getEventListeners(signal, 'abort').length > 0) return;
+  IDLE.set(socket, controller);
 }
