@@ -26,8 +26,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::code_dot::{CodeQuery, RowSums};
 use crate::graph::{level_of, Graph};
+#[cfg(target_arch = "x86_64")]
+use crate::prefetch::prefetch_bytes;
 use crate::quantized::{value_range, Codes};
-use crate::topk::Hit;
+use crate::topk::{hit_key, key_hit, Hit};
 use crate::view::Visited;
 
 /// Points per batch. Larger batches give threads more to share per step; smaller ones
@@ -90,19 +92,17 @@ fn walk(codes: &Codes, sums: &RowSums, q: &CodeQuery<'_>, label: u32) -> f32 {
 
 /// Asks the CPU to start loading the code row of `label` (every cache line).
 #[inline]
-fn prefetch(codes: &Codes, label: u32) {
+fn prefetch_code(codes: &Codes, label: u32) {
   #[cfg(target_arch = "x86_64")]
-  {
-    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-    let p = codes.row_ptr(label) as *const i8;
-    for offset in (0..codes.stride()).step_by(64) {
-      // SAFETY: prefetch is a hint; it never faults, and `offset` stays inside the row.
-      unsafe { _mm_prefetch(p.wrapping_add(offset), _MM_HINT_T0) };
-    }
-  }
+  prefetch_bytes(codes.row_ptr(label) as *const i8, codes.stride());
   #[cfg(not(target_arch = "x86_64"))]
   let _ = (codes, label);
 }
+
+/// How many hits ahead of an exact distance its vector is prefetched. At dim 1536 a vector
+/// is 96 cache lines and the index's vectors do not fit in cache: without the hint, the
+/// exact distances of the beam and of the heuristic wait on memory.
+const VECTOR_AHEAD: usize = 2;
 
 /// A linking thread's reusable buffers.
 struct Scratch {
@@ -251,13 +251,7 @@ impl Graph {
       let mut from = vec![cur];
       for layer in (0..=level.min(top)).rev() {
         from = self.beam(codes, &qc, &from, layer, ef, scratch, start);
-        candidates[layer] = from
-          .iter()
-          .map(|h| Hit {
-            dist: self.dist(q, h.label),
-            label: h.label,
-          })
-          .collect();
+        candidates[layer] = self.exact(q, from.iter().map(|h| h.label));
       }
     }
     for o in start..p {
@@ -280,12 +274,51 @@ impl Graph {
       .collect()
   }
 
+  /// Exact distances from `q` to `labels`, each vector prefetched a few labels ahead.
+  fn exact(&self, q: &[f32], labels: impl ExactSizeIterator<Item = u32> + Clone) -> Vec<Hit> {
+    for label in labels.clone().take(VECTOR_AHEAD) {
+      self.prefetch_vector(label);
+    }
+    let mut ahead = labels.clone().skip(VECTOR_AHEAD);
+    labels
+      .map(|label| {
+        if let Some(next) = ahead.next() {
+          self.prefetch_vector(next);
+        }
+        Hit {
+          dist: self.dist(q, label),
+          label,
+        }
+      })
+      .collect()
+  }
+
+  /// Asks the CPU to start loading the f32 vector of `label`.
+  #[inline]
+  fn prefetch_vector(&self, label: u32) {
+    #[cfg(target_arch = "x86_64")]
+    {
+      let v = self.vector(label);
+      prefetch_bytes(v.as_ptr() as *const i8, std::mem::size_of_val(v));
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = label;
+  }
+
   /// The HNSW neighbour heuristic over `sorted` candidates: at most `keep` of them.
   fn select(&self, sorted: &[Hit], keep: usize) -> Vec<u32> {
     let mut out: Vec<u32> = Vec::with_capacity(keep);
-    for c in sorted {
+    if let Some(first) = sorted.first() {
+      self.prefetch_vector(first.label);
+    }
+    for (i, c) in sorted.iter().enumerate() {
       if out.len() >= keep {
         break;
+      }
+      // The next candidate's vector loads while this one is compared with the kept ones
+      // (those stay in cache: they are compared with every candidate).
+      if let Some(next) = sorted.get(i + 1) {
+        self.prefetch_vector(next.label);
       }
       let v = self.vector(c.label);
       if out.iter().all(|&s| self.dist(v, s) >= c.dist) {
@@ -308,13 +341,7 @@ impl Graph {
       return list;
     }
     let v = self.vector(to);
-    let mut hits: Vec<Hit> = list
-      .iter()
-      .map(|&label| Hit {
-        dist: self.dist(v, label),
-        label,
-      })
-      .collect();
+    let mut hits = self.exact(v, list.iter().copied());
     hits.sort_unstable();
     self.select(&hits, cap)
   }
@@ -349,7 +376,8 @@ impl Graph {
   }
 
   /// Beam search of width `ef` on `layer` from `from`, over the first `frozen` labels;
-  /// the beam sorted by (distance, label).
+  /// the beam sorted by (distance, label). Both heaps hold hits as u64 keys (topk.rs
+  /// `hit_key`): one integer comparison orders them as `Hit` does.
   #[allow(clippy::too_many_arguments)]
   fn beam(
     &self,
@@ -363,37 +391,42 @@ impl Graph {
   ) -> Vec<Hit> {
     let Scratch { visited, pending } = scratch;
     visited.reset(frozen);
-    let mut candidates: BinaryHeap<Reverse<Hit>> = BinaryHeap::with_capacity(ef * 2);
-    let mut results: BinaryHeap<Hit> = BinaryHeap::with_capacity(ef + 1);
+    let mut candidates: BinaryHeap<Reverse<u64>> = BinaryHeap::with_capacity(ef * 2);
+    let mut results: BinaryHeap<u64> = BinaryHeap::with_capacity(ef + 1);
     for &h in from {
       if visited.insert(h.label) {
-        candidates.push(Reverse(h));
-        results.push(h);
+        candidates.push(Reverse(hit_key(h)));
+        results.push(hit_key(h));
       }
     }
     while results.len() > ef {
       results.pop();
     }
     while let Some(Reverse(c)) = candidates.pop() {
-      if results.len() >= ef && results.peek().is_some_and(|w| c > *w) {
+      if results.len() >= ef && results.peek().is_some_and(|&w| c > w) {
         break;
       }
-      // The unvisited neighbours first, then their distances while the next vector is
-      // fetched (at dim 1536 a vector is 96 cache lines; memory latency dominates otherwise).
-      pending.clear();
-      pending.extend(self.layer_links(c.label, layer).filter(|&nb| visited.insert(nb)));
+      let c = key_hit(c);
+      // The unvisited neighbours first, then their distances while the next code row is
+      // fetched (at dim 1536 a row is 24 cache lines; memory latency dominates otherwise).
+      if layer == 0 {
+        visited.mark_new(&self.links[c.label as usize][0], pending);
+      } else {
+        pending.clear();
+        pending.extend(self.layer_links(c.label, layer).filter(|&nb| visited.insert(nb)));
+      }
       if let Some(&first) = pending.first() {
-        prefetch(codes, first);
+        prefetch_code(codes, first);
       }
       for (i, &nb) in pending.iter().enumerate() {
         if let Some(&next) = pending.get(i + 1) {
-          prefetch(codes, next);
+          prefetch_code(codes, next);
         }
-        let h = Hit {
+        let h = hit_key(Hit {
           dist: walk(codes, &self.code_sums, qc, nb),
           label: nb,
-        };
-        if results.len() < ef || results.peek().is_some_and(|w| h < *w) {
+        });
+        if results.len() < ef || results.peek().is_some_and(|&w| h < w) {
           candidates.push(Reverse(h));
           results.push(h);
           if results.len() > ef {
@@ -402,7 +435,9 @@ impl Graph {
         }
       }
     }
-    results.into_sorted_vec()
+    let mut beam: Vec<Hit> = results.into_iter().map(key_hit).collect();
+    beam.sort_unstable();
+    beam
   }
 }
 

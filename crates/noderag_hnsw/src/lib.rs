@@ -17,6 +17,7 @@ mod error;
 mod exact;
 mod graph;
 mod index;
+mod prefetch;
 mod quantized;
 #[cfg(feature = "testing")]
 pub mod testing;

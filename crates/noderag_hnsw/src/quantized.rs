@@ -139,7 +139,7 @@ fn code_l2_body(a: &[u8], b: &[u8]) -> u32 {
 }
 
 #[cfg(target_arch = "x86_64")]
-mod avx2 {
+pub(crate) mod avx2 {
   use std::arch::x86_64::*;
 
   /// 32 bytes per step: widen to i16, subtract, and let `madd` square and pair-sum into i32
@@ -169,16 +169,23 @@ mod avx2 {
       acc1 = _mm256_add_epi32(acc1, _mm256_madd_epi16(d_hi, d_hi));
       i += 32;
     }
-    let acc = _mm256_add_epi32(acc0, acc1);
-    let s = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256::<1>(acc));
-    let s = _mm_add_epi32(s, _mm_shuffle_epi32::<0b01_00_11_10>(s));
-    let s = _mm_add_epi32(s, _mm_shuffle_epi32::<0b10_11_00_01>(s));
-    let mut total = _mm_cvtsi128_si32(s) as u32;
+    // SAFETY: the CPU has AVX2 (this function's contract).
+    let mut total = unsafe { hsum_epi32(_mm256_add_epi32(acc0, acc1)) };
     for k in i..n {
       let d = a[k] as i32 - b[k] as i32;
       total += (d * d) as u32;
     }
     total
+  }
+
+  /// The sum of the eight i32 lanes of `acc`, as u32 (the code kernels' sums are never
+  /// negative).
+  #[target_feature(enable = "avx2")]
+  pub(crate) unsafe fn hsum_epi32(acc: __m256i) -> u32 {
+    let s = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256::<1>(acc));
+    let s = _mm_add_epi32(s, _mm_shuffle_epi32::<0b01_00_11_10>(s));
+    let s = _mm_add_epi32(s, _mm_shuffle_epi32::<0b10_11_00_01>(s));
+    _mm_cvtsi128_si32(s) as u32
   }
 }
 

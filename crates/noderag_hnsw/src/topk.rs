@@ -80,3 +80,57 @@ impl TopK {
     }
   }
 }
+
+/// A hit as one integer whose order is `Hit`'s: the distance's bits mapped as `f32::total_cmp`
+/// orders them (sign flipped, negative values' other bits reversed), then the label.
+#[inline]
+pub(crate) fn hit_key(h: Hit) -> u64 {
+  let bits = h.dist.to_bits() as i32;
+  let ordered = (bits ^ ((((bits >> 31) as u32) >> 1) as i32)) as u32 ^ 0x8000_0000;
+  (u64::from(ordered) << 32) | u64::from(h.label)
+}
+
+/// The hit `hit_key` made `key` of (the mapping is its own inverse).
+#[inline]
+pub(crate) fn key_hit(key: u64) -> Hit {
+  let ordered = ((key >> 32) as u32 ^ 0x8000_0000) as i32;
+  let bits = ordered ^ ((((ordered >> 31) as u32) >> 1) as i32);
+  Hit {
+    dist: f32::from_bits(bits as u32),
+    label: key as u32,
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  #[test]
+  fn hit_keys_order_as_hits_and_give_them_back() {
+    let dists = [
+      0.0f32,
+      -0.0,
+      1e-30,
+      0.5,
+      1.0,
+      3.5e7,
+      f32::INFINITY,
+      -1.0,
+      -f32::INFINITY,
+      f32::NAN,
+      -f32::NAN,
+      f32::MIN_POSITIVE,
+    ];
+    let hits: Vec<Hit> = dists
+      .iter()
+      .flat_map(|&dist| [0u32, 7, u32::MAX].map(|label| Hit { dist, label }))
+      .collect();
+    for a in &hits {
+      let back = key_hit(hit_key(*a));
+      assert_eq!((back.dist.to_bits(), back.label), (a.dist.to_bits(), a.label));
+      for b in &hits {
+        assert_eq!(hit_key(*a).cmp(&hit_key(*b)), a.cmp(b), "{a:?} {b:?}");
+      }
+    }
+  }
+}

@@ -13,8 +13,10 @@ use std::sync::Mutex;
 
 use crate::distance::{distance, Space};
 use crate::error::{HnswError, Result};
+#[cfg(target_arch = "x86_64")]
+use crate::prefetch::prefetch_bytes;
 use crate::quantized::Codes;
-use crate::topk::{Hit, SearchResult, TopK};
+use crate::topk::{hit_key, key_hit, Hit, SearchResult, TopK};
 use crate::walk_code::WalkQuery;
 
 /// Pointer to the first value of a stored vector (`dim` values follow).
@@ -54,7 +56,7 @@ impl Visited {
   /// Branch-free: every label is written and kept only when new, so the "visited?" test,
   /// which goes either way about half the time in a search, never stalls the pipeline.
   #[inline]
-  fn mark_new(&mut self, links: &[u32], out: &mut Vec<u32>) {
+  pub(crate) fn mark_new(&mut self, links: &[u32], out: &mut Vec<u32>) {
     out.clear();
     out.reserve(links.len());
     let epoch = self.epoch;
@@ -426,38 +428,6 @@ impl GraphView {
   }
 }
 
-/// A hit as one integer whose order is `Hit`'s: the distance's bits mapped as `f32::total_cmp`
-/// orders them (sign flipped, negative values' other bits reversed), then the label.
-#[inline]
-fn hit_key(h: Hit) -> u64 {
-  let bits = h.dist.to_bits() as i32;
-  let ordered = (bits ^ ((((bits >> 31) as u32) >> 1) as i32)) as u32 ^ 0x8000_0000;
-  (u64::from(ordered) << 32) | u64::from(h.label)
-}
-
-/// The hit `hit_key` made `key` of (the mapping is its own inverse).
-#[inline]
-fn key_hit(key: u64) -> Hit {
-  let ordered = ((key >> 32) as u32 ^ 0x8000_0000) as i32;
-  let bits = ordered ^ ((((ordered >> 31) as u32) >> 1) as i32);
-  Hit {
-    dist: f32::from_bits(bits as u32),
-    label: key as u32,
-  }
-}
-
-/// Prefetch hints for every 64-byte line of `bytes` bytes from `p`.
-#[cfg(target_arch = "x86_64")]
-#[inline]
-fn prefetch_bytes(p: *const i8, bytes: usize) {
-  use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-  for offset in (0..bytes).step_by(64) {
-    // SAFETY: prefetch is a hint; it never faults, even on an invalid address, and
-    // `offset` stays inside the object anyway.
-    unsafe { _mm_prefetch(p.wrapping_add(offset), _MM_HINT_T0) };
-  }
-}
-
 /// How many beam hits ahead of the exact re-rank their vectors are prefetched.
 const RERANK_AHEAD: usize = 2;
 
@@ -491,38 +461,4 @@ fn add_reverse_links(offsets: &[usize], links: &[u32]) -> (Vec<usize>, Vec<u32>)
 #[inline]
 fn is_retired(retired: &[bool], label: u32) -> bool {
   retired.get(label as usize).copied().unwrap_or(false)
-}
-
-#[cfg(test)]
-mod tests {
-  use super::*;
-
-  #[test]
-  fn hit_keys_order_as_hits_and_give_them_back() {
-    let dists = [
-      0.0f32,
-      -0.0,
-      1e-30,
-      0.5,
-      1.0,
-      3.5e7,
-      f32::INFINITY,
-      -1.0,
-      -f32::INFINITY,
-      f32::NAN,
-      -f32::NAN,
-      f32::MIN_POSITIVE,
-    ];
-    let hits: Vec<Hit> = dists
-      .iter()
-      .flat_map(|&dist| [0u32, 7, u32::MAX].map(|label| Hit { dist, label }))
-      .collect();
-    for a in &hits {
-      let back = key_hit(hit_key(*a));
-      assert_eq!((back.dist.to_bits(), back.label), (a.dist.to_bits(), a.label));
-      for b in &hits {
-        assert_eq!(hit_key(*a).cmp(&hit_key(*b)), a.cmp(b), "{a:?} {b:?}");
-      }
-    }
-  }
 }

@@ -49,6 +49,8 @@ impl WalkQuery {
 mod avx2 {
   use std::arch::x86_64::*;
 
+  use crate::quantized::avx2::hsum_epi32;
+
   /// Σ (row[i] − query[i])² with the query already in 16-bit words; `words.len() ==
   /// row.len()`, a multiple of 32.
   #[target_feature(enable = "avx2,fma")]
@@ -74,11 +76,8 @@ mod avx2 {
       acc1 = _mm256_add_epi32(acc1, _mm256_madd_epi16(d_hi, d_hi));
       i += 32;
     }
-    let acc = _mm256_add_epi32(acc0, acc1);
-    let s = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256::<1>(acc));
-    let s = _mm_add_epi32(s, _mm_shuffle_epi32::<0b01_00_11_10>(s));
-    let s = _mm_add_epi32(s, _mm_shuffle_epi32::<0b10_11_00_01>(s));
-    _mm_cvtsi128_si32(s) as u32
+    // SAFETY: the CPU has AVX2 (this function's contract).
+    unsafe { hsum_epi32(_mm256_add_epi32(acc0, acc1)) }
   }
 }
 
