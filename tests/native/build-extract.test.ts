@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -235,6 +236,25 @@ describe('clean-up and bookkeeping', () => {
         'delta',
       ]);
       expect(seen).toEqual([1, 2, 3, 4]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reads small files and one past the synchronous-read limit alike; a FIFO swapped in is an error, not a wait', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'noderag-extract-'));
+    try {
+      const big = `${'word '.repeat((1 << 20) / 5)}end`; // just over 1 MiB: read asynchronously
+      await writeFile(join(dir, 'small.txt'), 'small text');
+      await writeFile(join(dir, 'big.txt'), big);
+      const fifo = spawnSync('mkfifo', [join(dir, 'pipe.txt')]).status === 0;
+      const names = ['small.txt', 'big.txt', ...(fifo ? ['pipe.txt'] : [])];
+      const results = await extractFiles(names.map((path) => ({ path, absPath: join(dir, path) })));
+      expect(results.map((r) => (r.ok ? r.document.text.length : `ERR ${r.error.message}`))).toEqual([
+        'small text'.length,
+        big.trimEnd().length,
+        ...(fifo ? ['ERR pipe.txt: cannot read (ENOTREG)'] : []),
+      ]);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

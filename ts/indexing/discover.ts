@@ -264,41 +264,48 @@ export function sha256Bytes(bytes: Uint8Array): string {
 }
 
 /**
- * Files up to this size are hashed with synchronous reads: one open, fstat, read and close
- * each on the main thread instead of a read stream through the thread pool. For the small
- * files of a typical input/ that is what costs: 994 files of HotpotQA-100 took 65–120 ms
- * CPU streamed and 10–20 ms read synchronously, at every INIT and again at the end of each
- * cycle (the follow-up discovery). Larger files are streamed, so one read never blocks the
- * event loop for long.
+ * Files up to this size are read synchronously (hashed, and extracted by the Document stage):
+ * one open, fstat, read and close each on the main thread instead of a read stream or a
+ * `readFile` through the thread pool. For the small files of a typical input/ that is what
+ * costs: 994 files of HotpotQA-100 took 65–120 ms CPU streamed and 10–20 ms read
+ * synchronously, at every INIT and again at the end of each cycle (the follow-up
+ * discovery). Larger files are streamed, so one read never blocks the event loop for long.
  */
-const SYNC_HASH_MAX_BYTES = 1 << 20;
-/** The synchronous reads yield to the event loop after this much work (a server's build). */
-const SYNC_SLICE_MS = 10;
+const SYNC_READ_MAX_BYTES = 1 << 20;
+/** Synchronous reads yield to the event loop after this much work (a server's build). */
+export const SYNC_SLICE_MS = 10;
 
 /**
- * The hash of a small regular file read synchronously, or null when it is larger than
- * SYNC_HASH_MAX_BYTES (stream it instead). Opened without following a link, and without
- * blocking (a FIFO swapped in after discovery would otherwise block the open until a
- * writer came); anything but a regular file is refused.
+ * The bytes of a small regular file read synchronously, or null when it is larger than
+ * SYNC_READ_MAX_BYTES (read it asynchronously instead). Opened without following a link,
+ * and without blocking (a FIFO swapped in after discovery would otherwise block the open
+ * until a writer came); anything but a regular file is refused.
  */
-function sha256SmallFileSync(absPath: string): string | null {
+export function readSmallFileSync(absPath: string): Buffer | null {
   const fd = openSync(absPath, READ_NO_FOLLOW | constants.O_NONBLOCK);
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'ENOTREG' });
-    if (st.size > SYNC_HASH_MAX_BYTES) return null;
-    const hash = createHash('sha256');
-    // Read to the end, not st.size bytes: a file that grows meanwhile is hashed as read.
-    const buffer = Buffer.allocUnsafe(Math.max(st.size, 1) + 1);
+    if (st.size > SYNC_READ_MAX_BYTES) return null;
+    // Read to the end, not st.size bytes: a file that grows meanwhile is taken as read.
+    let buffer = Buffer.allocUnsafe(Math.max(st.size, 1) + 1);
+    let used = 0;
     for (;;) {
-      const n = readSync(fd, buffer, 0, buffer.length, null);
+      if (used === buffer.length) buffer = Buffer.concat([buffer, Buffer.allocUnsafe(buffer.length)]);
+      const n = readSync(fd, buffer, used, buffer.length - used, null);
       if (n === 0) break;
-      hash.update(buffer.subarray(0, n));
+      used += n;
     }
-    return hash.digest('hex');
+    return buffer.subarray(0, used);
   } finally {
     closeSync(fd);
   }
+}
+
+/** The hash of a small regular file (`readSmallFileSync`), or null when it is larger. */
+function sha256SmallFileSync(absPath: string): string | null {
+  const bytes = readSmallFileSync(absPath);
+  return bytes === null ? null : sha256Bytes(bytes);
 }
 
 /**

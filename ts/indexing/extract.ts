@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { cleanText } from '../text/index.js';
-import { READ_NO_FOLLOW, sha256Bytes } from './discover.js';
+import { READ_NO_FOLLOW, readSmallFileSync, SYNC_SLICE_MS, sha256Bytes } from './discover.js';
 import { DocumentError } from './errors.js';
 import { extractDoc } from './loaders/doc.js';
 import { extractDocx, oneLine } from './loaders/docx.js';
@@ -88,7 +88,7 @@ export async function extractFromBytes(path: string, bytes: Uint8Array): Promise
 export async function extractFile(file: { path: string; absPath: string }): Promise<ExtractionResult> {
   let bytes: Buffer;
   try {
-    bytes = await readFile(file.absPath, { flag: READ_NO_FOLLOW });
+    bytes = readSmallFileSync(file.absPath) ?? (await readFile(file.absPath, { flag: READ_NO_FOLLOW }));
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? oneLine(error);
     const why = code === 'ELOOP' ? 'ELOOP: replaced by a symbolic link since discovery' : code;
@@ -109,6 +109,7 @@ export async function extractFiles(
   const concurrency = Math.max(1, Math.min(options.concurrency ?? 2, files.length));
   let next = 0;
   let done = 0;
+  let slice = performance.now();
   const worker = async (): Promise<void> => {
     while (next < files.length) {
       const i = next++;
@@ -116,6 +117,12 @@ export async function extractFiles(
       results[i] = result;
       done++;
       options.onResult?.(result, done);
+      // Small files are read synchronously (readSmallFileSync): let the event loop run now
+      // and then.
+      if (performance.now() - slice > SYNC_SLICE_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        slice = performance.now();
+      }
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));

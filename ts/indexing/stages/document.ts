@@ -36,6 +36,9 @@ import type { StageContext, StageResult } from './context.js';
 import { chunkDocument, textOps } from './core.js';
 import { stageGraphTables } from './graph.js';
 
+/** Documents chunked ahead of the one the Document stage is taking in (the pool has 4 threads). */
+const CHUNK_AHEAD = 16;
+
 /** Number of Unicode code points (char_count counts characters, not UTF-16 units). */
 function codePoints(s: string): number {
   let n = 0;
@@ -90,6 +93,24 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
   }
   ctx.stop.check();
 
+  // Chunking runs on the libuv pool; documents are chunked a window ahead of the loop below,
+  // which takes their chunks in order (ids and counters are assigned in `adds` order). One
+  // await per document in turn left the main thread idle for most of the stage.
+  const toChunk = adds.filter((path) => !sourceRow(path) && extracted.has(path));
+  const chunking: (ReturnType<typeof chunkDocument> | undefined)[] = [];
+  let taken = 0;
+  /** The chunks of the next document of `toChunk` (the loop asks in that order). */
+  const nextChunks = () => {
+    while (chunking.length < toChunk.length && chunking.length <= taken + CHUNK_AHEAD) {
+      const pending = chunkDocument(extracted.get(toChunk[chunking.length]!)!.text, chunkSize);
+      pending.catch(() => undefined); // a failure is thrown where its chunks are awaited
+      chunking.push(pending);
+    }
+    const pending = chunking[taken]!;
+    chunking[taken++] = undefined; // its chunks are not kept past their document
+    return pending;
+  };
+
   const added: { path: string; hash: string }[] = [];
   let newChunks = 0;
   let sharedChunks = 0;
@@ -117,7 +138,7 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
       sharedChunks += row.textIds.length;
     } else if (doc) {
       row.charCount = codePoints(doc.text);
-      const chunks = await chunkDocument(doc.text, chunkSize);
+      const chunks = await nextChunks();
       chunks.forEach((chunk, position) => {
         const id = textId(chunk.text);
         if (row.textHashIds.includes(id)) return; // a repeated passage is one chunk of the document
