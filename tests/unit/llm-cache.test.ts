@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -55,6 +56,48 @@ describe('cache keys', () => {
       cacheKey(identity, 'chat', { messages: [{ role: 'user', content: 'hi!' }] }),
     ];
     for (const v of variants) expect(v.equals(k)).toBe(false);
+  });
+
+  it('keys stay sha256 of the whole canonical document (caches written before keep hitting)', () => {
+    const reference = (id: typeof identity, kind: 'chat' | 'structured' | 'embedding', request: unknown) =>
+      createHash('sha256')
+        .update(
+          canonicalJson({
+            version: CACHE_VERSION,
+            provider: id.provider,
+            base_url: id.baseUrl,
+            model: id.model,
+            kind,
+            request,
+            params: id.params,
+          }),
+          'utf8',
+        )
+        .digest();
+    const identities = [
+      identity,
+      { ...identity, baseUrl: null },
+      { ...identity, params: {} },
+      { ...identity, baseUrl: 'http://127.0.0.1:1/v1', params: { dimensions: 256, z: [1, { b: 2, a: 1 }] } },
+    ];
+    const requests = [
+      'a text',
+      '',
+      'ü "quoted" \\ \u0000',
+      { messages: [{ role: 'user', content: 'hi' }] },
+      [1, null],
+      null,
+      undefined,
+    ];
+    for (const id of identities) {
+      for (const kind of ['chat', 'structured', 'embedding'] as const) {
+        for (const request of requests) {
+          // Twice: the second call takes the document's head as kept for this identity.
+          expect(cacheKey(id, kind, request).equals(reference(id, kind, request))).toBe(true);
+          expect(cacheKey(id, kind, request).equals(reference(id, kind, request))).toBe(true);
+        }
+      }
+    }
   });
 });
 

@@ -26,16 +26,53 @@ export function canonicalJson(value: unknown): string {
   return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
 }
 
-/** The 32-byte key. */
+/**
+ * The canonical JSON of a key's document up to its request: its keys all sort before
+ * "request", and only "version" after it, so the document is this head, the request's
+ * canonical JSON and a fixed tail. Kept per identity and kind: a build makes thousands of
+ * keys (one per embedded text) from the same few, and an identity is never changed once
+ * its provider is made (its fields are readonly).
+ */
+const heads = new WeakMap<ProviderIdentity, Map<CacheKind, string>>();
+
+function keyHead(identity: ProviderIdentity, kind: CacheKind): string {
+  let byKind = heads.get(identity);
+  if (!byKind) {
+    byKind = new Map();
+    heads.set(identity, byKind);
+  }
+  let head = byKind.get(kind);
+  if (head === undefined) {
+    const fields = canonicalJson({
+      provider: identity.provider,
+      base_url: identity.baseUrl,
+      model: identity.model,
+      kind,
+      params: identity.params,
+    });
+    head = `${fields.slice(0, -1)}${fields === '{}' ? '' : ','}"request":`;
+    byKind.set(kind, head);
+  }
+  return head;
+}
+
+/** The 32-byte key: SHA-256 of canonicalJson({version, provider, base_url, model, kind, request, params}). */
 export function cacheKey(identity: ProviderIdentity, kind: CacheKind, request: unknown): Buffer {
-  const doc = {
-    version: CACHE_VERSION,
-    provider: identity.provider,
-    base_url: identity.baseUrl,
-    model: identity.model,
-    kind,
-    request,
-    params: identity.params,
-  };
-  return createHash('sha256').update(canonicalJson(doc), 'utf8').digest();
+  if (request === undefined) {
+    // Left out of the document, as canonicalJson leaves out every undefined value.
+    const doc = {
+      version: CACHE_VERSION,
+      provider: identity.provider,
+      base_url: identity.baseUrl,
+      model: identity.model,
+      kind,
+      params: identity.params,
+    };
+    return createHash('sha256').update(canonicalJson(doc), 'utf8').digest();
+  }
+  return createHash('sha256')
+    .update(keyHead(identity, kind), 'utf8')
+    .update(canonicalJson(request), 'utf8')
+    .update(`,"version":${CACHE_VERSION}}`, 'utf8')
+    .digest();
 }

@@ -89,11 +89,11 @@ export interface EmbeddingBatch {
 
 /** What makes two requests the same, for the response cache (never the API key). */
 export interface ProviderIdentity {
-  provider: ProviderName;
-  baseUrl: string | null;
-  model: string;
+  readonly provider: ProviderName;
+  readonly baseUrl: string | null;
+  readonly model: string;
   /** Parameters that change the reply: temperature, max_tokens, requested dimensions. */
-  params: Record<string, unknown>;
+  readonly params: Readonly<Record<string, unknown>>;
 }
 
 /**
