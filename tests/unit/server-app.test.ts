@@ -367,6 +367,8 @@ describe('observability (issue 16 item 5)', () => {
     for (let i = 0; i < 3; i++) await post(app, '/answer', '{"question":"q"}');
     await post(app, '/answer', '{}');
     await app.request('/v1/models');
+    await app.request('/nowhere');
+    await app.request('/answer'); // GET on a POST route
     const res = await app.request('/metrics');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/plain');
@@ -374,6 +376,10 @@ describe('observability (issue 16 item 5)', () => {
     expect(text).toContain('noderag_http_requests_total{route="/answer",method="POST",status="200"} 3');
     expect(text).toContain('noderag_http_requests_total{route="/answer",method="POST",status="400"} 1');
     expect(text).toContain('noderag_http_requests_total{route="/v1/models",method="GET",status="200"} 1');
+    // Unknown routes and wrong methods are counted with the status they got.
+    expect(text).toContain('noderag_http_requests_total{route="unmatched",method="GET",status="404"} 1');
+    expect(text).toContain('noderag_http_requests_total{route="unmatched",method="GET",status="405"} 1');
+    expect(text).not.toContain('route="unmatched",method="GET",status="200"');
     expect(text).toMatch(
       /noderag_http_request_duration_seconds_count\{route="\/answer",method="POST",status="200"\} 3/,
     );

@@ -85,7 +85,8 @@ export function createApp(deps: AppDeps): Hono {
   const logError = deps.logError ?? ((e: unknown) => console.error(e));
   const app = new Hono();
 
-  app.onError(errorHandler(logError));
+  const onError = errorHandler(logError);
+  app.onError(onError);
   const metrics = deps.metrics === true ? createMetrics(engine) : deps.metrics || undefined;
   app.use(
     '*',
@@ -94,17 +95,25 @@ export function createApp(deps: AppDeps): Hono {
   if (deps.cors) app.use('*', corsFor(deps.cors));
   if (deps.apiKey) app.use('*', requireApiKey(deps.apiKey));
 
+  // The reply is returned, not thrown: Hono runs this handler inside the middleware chain
+  // without catching, so a throw reached `observe` before onError had set the status, and
+  // metrics and the access log counted the request as a 200.
   app.notFound((c) => {
     const allowed = ROUTES[c.req.path] ?? (deps.project ? PROJECT_ROUTES[c.req.path] : undefined);
     if (allowed) {
-      throw new HttpError(
-        405,
-        'method_not_allowed',
-        `${c.req.method} is not allowed on ${c.req.path}; use ${allowed.join(', ')}`,
-        { headers: { Allow: allowed.join(', ') } },
+      return onError(
+        new HttpError(
+          405,
+          'method_not_allowed',
+          `${c.req.method} is not allowed on ${c.req.path}; use ${allowed.join(', ')}`,
+          {
+            headers: { Allow: allowed.join(', ') },
+          },
+        ),
+        c,
       );
     }
-    throw new HttpError(404, 'not_found', `no route ${c.req.method} ${c.req.path}`);
+    return onError(new HttpError(404, 'not_found', `no route ${c.req.method} ${c.req.path}`), c);
   });
 
   app.get('/health', async (c) => {
