@@ -246,6 +246,11 @@ export class IndexData {
     return { delta, tableRows: this.#graphTableRows, deltaFile: this.#graphDeltaFile };
   }
 
+  /** Rows (nodes + edges) of the graph tables as last written or read; 0 before any. */
+  get graphTableRows(): number {
+    return this.#graphTableRows;
+  }
+
   /** Whether cache/graph_delta.json exists (read with the graph, or staged since). */
   get hasGraphDelta(): boolean {
     return this.#graphDeltaFile;
