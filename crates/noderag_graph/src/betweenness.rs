@@ -132,53 +132,95 @@ pub fn betweenness_from(g: &Graph, sources: &[u32]) -> Vec<f64> {
 
 /// Σ over `sources` of the Brandes dependencies δ_s(v).
 fn accumulate(g: &Graph, sources: &[u32]) -> Vec<f64> {
+  // BFS levels as u16 when every level fits (fewer than 65,535 nodes): the level array is
+  // then small enough to stay in L1, and each edge of both passes reads it.
+  if g.node_count() < u16::MAX as usize {
+    accumulate_with::<u16>(g, sources)
+  } else {
+    accumulate_with::<u32>(g, sources)
+  }
+}
+
+/// A BFS level; `NONE` marks a node not reached yet.
+trait Level: Copy + Eq {
+  const NONE: Self;
+  const ZERO: Self;
+  fn next(self) -> Self;
+  fn prev(self) -> Self;
+}
+
+impl Level for u16 {
+  const NONE: Self = u16::MAX;
+  const ZERO: Self = 0;
+  fn next(self) -> Self {
+    self + 1
+  }
+  fn prev(self) -> Self {
+    self - 1
+  }
+}
+
+impl Level for u32 {
+  const NONE: Self = u32::MAX;
+  const ZERO: Self = 0;
+  fn next(self) -> Self {
+    self + 1
+  }
+  fn prev(self) -> Self {
+    self - 1
+  }
+}
+
+fn accumulate_with<L: Level>(g: &Graph, sources: &[u32]) -> Vec<f64> {
   let n = g.node_count();
   let mut bc = vec![0.0; n];
   let mut sigma = vec![0.0f64; n];
-  let mut dist = vec![u32::MAX; n];
+  let mut dist = vec![L::NONE; n];
   let mut delta = vec![0.0f64; n];
   let mut order: Vec<u32> = Vec::with_capacity(n);
   for &s in sources {
     // BFS from s, counting shortest paths; `order` is the visit order (non-decreasing dist).
     order.clear();
     sigma[s as usize] = 1.0;
-    dist[s as usize] = 0;
+    dist[s as usize] = L::ZERO;
     order.push(s);
     let mut head = 0;
     while head < order.len() {
       let v = order[head];
       head += 1;
-      let dv = dist[v as usize];
+      let below = dist[v as usize].next();
+      let sigma_v = sigma[v as usize];
       for &w in g.neighbours(v) {
         let w_ = w as usize;
-        if dist[w_] == u32::MAX {
-          dist[w_] = dv + 1;
+        if dist[w_] == L::NONE {
+          dist[w_] = below;
           order.push(w);
         }
-        if dist[w_] == dv + 1 {
-          sigma[w_] += sigma[v as usize];
+        if dist[w_] == below {
+          sigma[w_] += sigma_v;
         }
       }
     }
     // Dependencies in reverse BFS order; predecessors of w are its neighbours one level up.
     for &w in order.iter().rev() {
       let w_ = w as usize;
-      let coeff = (1.0 + delta[w_]) / sigma[w_];
       let dw = dist[w_];
-      for &v in g.neighbours(w) {
-        let v_ = v as usize;
-        if dw > 0 && dist[v_] == dw - 1 {
-          delta[v_] += sigma[v_] * coeff;
+      if dw != L::ZERO {
+        let coeff = (1.0 + delta[w_]) / sigma[w_];
+        let above = dw.prev();
+        for &v in g.neighbours(w) {
+          let v_ = v as usize;
+          if dist[v_] == above {
+            delta[v_] += sigma[v_] * coeff;
+          }
         }
-      }
-      if w != s {
         bc[w_] += delta[w_];
       }
     }
     for &v in &order {
       let v = v as usize;
       sigma[v] = 0.0;
-      dist[v] = u32::MAX;
+      dist[v] = L::NONE;
       delta[v] = 0.0;
     }
   }
@@ -252,6 +294,34 @@ mod tests {
         );
       }
     }
+  }
+
+  /// The u16 levels of graphs under 65,535 nodes give the u32 levels' scores, bit for bit
+  /// (and a path longer than 65,535 nodes, which needs u32 levels, is handled).
+  #[test]
+  fn narrow_and_wide_levels_agree() {
+    let mut rng = SplitMix64::new(9);
+    let (n, m) = (3000usize, 5000usize);
+    let (mut s, mut d) = (vec![], vec![]);
+    for _ in 0..m {
+      s.push(rng.below(n as u64) as u32);
+      d.push(rng.below(n as u64) as u32);
+    }
+    let g = Graph::from_unweighted(n, &s, &d).unwrap();
+    let sources: Vec<u32> = (0..n as u32).step_by(7).collect();
+    let bits = |v: Vec<f64>| v.into_iter().map(f64::to_bits).collect::<Vec<_>>();
+    assert_eq!(
+      bits(accumulate_with::<u16>(&g, &sources)),
+      bits(accumulate_with::<u32>(&g, &sources))
+    );
+    let long = 70_000usize;
+    let src: Vec<u32> = (0..long as u32 - 1).collect();
+    let dst: Vec<u32> = (1..long as u32).collect();
+    let path = Graph::from_unweighted(long, &src, &dst).unwrap();
+    let bc = accumulate(&path, &[0]);
+    // From one end of a path, node i lies on the paths to the long − 1 − i nodes past it.
+    assert_eq!(bc[1], (long - 2) as f64);
+    assert_eq!(bc[long - 1], 0.0);
   }
 
   #[test]
