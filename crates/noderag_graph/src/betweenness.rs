@@ -149,27 +149,23 @@ trait Level: Copy + Eq {
   fn prev(self) -> Self;
 }
 
-impl Level for u16 {
-  const NONE: Self = u16::MAX;
-  const ZERO: Self = 0;
-  fn next(self) -> Self {
-    self + 1
-  }
-  fn prev(self) -> Self {
-    self - 1
-  }
+/// `Level` for an unsigned integer type: its largest value marks "not reached".
+macro_rules! level {
+  ($t:ty) => {
+    impl Level for $t {
+      const NONE: Self = <$t>::MAX;
+      const ZERO: Self = 0;
+      fn next(self) -> Self {
+        self + 1
+      }
+      fn prev(self) -> Self {
+        self - 1
+      }
+    }
+  };
 }
-
-impl Level for u32 {
-  const NONE: Self = u32::MAX;
-  const ZERO: Self = 0;
-  fn next(self) -> Self {
-    self + 1
-  }
-  fn prev(self) -> Self {
-    self - 1
-  }
-}
+level!(u16);
+level!(u32);
 
 fn accumulate_with<L: Level>(g: &Graph, sources: &[u32]) -> Vec<f64> {
   let n = g.node_count();
