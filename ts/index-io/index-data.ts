@@ -230,8 +230,8 @@ export class IndexData {
     return graph;
   }
 
-  /** What changed in the graph since its tables were last written whole, and their row count. */
-  async graphChanges(): Promise<{ delta: GraphDelta; tableRows: number; deltaFile: boolean }> {
+  /** What changed in the graph since its tables were last written whole (`graphTableRows`: their rows). */
+  async graphChanges(): Promise<GraphDelta> {
     const graph = await this.graph();
     const delta = graph.nodes.tracking ? trackedGraphDelta(graph) : diffGraph(NO_ROWS, graph);
     if (this.#graphTablesCopy) {
@@ -243,7 +243,7 @@ export class IndexData {
         );
       }
     }
-    return { delta, tableRows: this.#graphTableRows, deltaFile: this.#graphDeltaFile };
+    return delta;
   }
 
   /** Rows (nodes + edges) of the graph tables as last written or read; 0 before any. */

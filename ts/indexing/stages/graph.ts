@@ -39,10 +39,10 @@ export async function stageGraphTables(
   // Graph stage always leaves them (INIT expects them); the changes are not worked out (all
   // ~70k rows of HotpotQA-100 are new, ~0.1 s for nothing).
   if (!options.whole && index.graphTableRows > 0) {
-    const { delta, tableRows, deltaFile } = await index.graphChanges();
+    const delta = await index.graphChanges();
     const size = graphDeltaSize(delta);
-    if (size * 2 <= tableRows) {
-      if (size > 0 || deltaFile) {
+    if (size * 2 <= index.graphTableRows) {
+      if (size > 0 || index.hasGraphDelta) {
         await out.file(GRAPH_DELTA_FILE, serializeGraphDelta(delta));
         index.graphStaged(false);
       }
