@@ -27,11 +27,11 @@ export function canonicalJson(value: unknown): string {
 }
 
 /**
- * The canonical JSON of a key's document up to its request: its keys all sort before
- * "request", and only "version" after it, so the document is this head, the request's
- * canonical JSON and a fixed tail. Kept per identity and kind: a build makes thousands of
- * keys (one per embedded text) from the same few, and an identity is never changed once
- * its provider is made (its fields are readonly).
+ * The canonical JSON of a key's document up to its request, with the comma after its last
+ * field: all its keys sort before "request", and only "version" after it, so the document
+ * is this head, the request's canonical JSON and a fixed tail. Kept per identity and kind:
+ * a build makes thousands of keys (one per embedded text) from the same few, and an
+ * identity is never changed once its provider is made (its fields are readonly).
  */
 const heads = new WeakMap<ProviderIdentity, Map<CacheKind, string>>();
 
@@ -50,7 +50,7 @@ function keyHead(identity: ProviderIdentity, kind: CacheKind): string {
       kind,
       params: identity.params,
     });
-    head = `${fields.slice(0, -1)}${fields === '{}' ? '' : ','}"request":`;
+    head = fields === '{}' ? '{' : `${fields.slice(0, -1)},`;
     byKind.set(kind, head);
   }
   return head;
@@ -58,21 +58,8 @@ function keyHead(identity: ProviderIdentity, kind: CacheKind): string {
 
 /** The 32-byte key: SHA-256 of canonicalJson({version, provider, base_url, model, kind, request, params}). */
 export function cacheKey(identity: ProviderIdentity, kind: CacheKind, request: unknown): Buffer {
-  if (request === undefined) {
-    // Left out of the document, as canonicalJson leaves out every undefined value.
-    const doc = {
-      version: CACHE_VERSION,
-      provider: identity.provider,
-      base_url: identity.baseUrl,
-      model: identity.model,
-      kind,
-      params: identity.params,
-    };
-    return createHash('sha256').update(canonicalJson(doc), 'utf8').digest();
-  }
-  return createHash('sha256')
-    .update(keyHead(identity, kind), 'utf8')
-    .update(canonicalJson(request), 'utf8')
-    .update(`,"version":${CACHE_VERSION}}`, 'utf8')
-    .digest();
+  const hash = createHash('sha256').update(keyHead(identity, kind), 'utf8');
+  // An undefined request is left out, as canonicalJson leaves out every undefined value.
+  if (request !== undefined) hash.update(`"request":${canonicalJson(request)},`, 'utf8');
+  return hash.update(`"version":${CACHE_VERSION}}`, 'utf8').digest();
 }
