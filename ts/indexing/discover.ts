@@ -273,7 +273,24 @@ export function sha256Bytes(bytes: Uint8Array): string {
  */
 const SYNC_READ_MAX_BYTES = 1 << 20;
 /** Synchronous reads yield to the event loop after this much work (a server's build). */
-export const SYNC_SLICE_MS = 10;
+const SYNC_SLICE_MS = 10;
+
+/**
+ * A function to await between synchronous reads: it lets the event loop run once at least
+ * SYNC_SLICE_MS have passed since it last did, and returns at once otherwise.
+ */
+export function eventLoopYielder(): () => Promise<void> | undefined {
+  let slice = performance.now();
+  return () => {
+    if (performance.now() - slice <= SYNC_SLICE_MS) return undefined;
+    return new Promise<void>((resolve) =>
+      setImmediate(() => {
+        slice = performance.now();
+        resolve();
+      }),
+    );
+  };
+}
 
 /**
  * The bytes of a small regular file read synchronously, or null when it is larger than
@@ -318,7 +335,7 @@ export async function hashFiles(
 ): Promise<{ hashed: HashedFile[]; unreadable: UnreadableFile[] }> {
   const results: (HashedFile | UnreadableFile)[] = new Array(files.length);
   const large: number[] = [];
-  let slice = performance.now();
+  const yieldNow = eventLoopYielder();
   for (let i = 0; i < files.length; i++) {
     const file = files[i]!;
     try {
@@ -328,10 +345,7 @@ export async function hashFiles(
     } catch (error) {
       results[i] = { path: file.path, reason: describeIoError(error) };
     }
-    if (performance.now() - slice > SYNC_SLICE_MS) {
-      await new Promise((resolve) => setImmediate(resolve));
-      slice = performance.now();
-    }
+    await yieldNow();
   }
   let next = 0;
   const worker = async (): Promise<void> => {

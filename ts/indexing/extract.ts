@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { cleanText } from '../text/index.js';
-import { READ_NO_FOLLOW, readSmallFileSync, SYNC_SLICE_MS, sha256Bytes } from './discover.js';
+import { eventLoopYielder, READ_NO_FOLLOW, readSmallFileSync, sha256Bytes } from './discover.js';
 import { DocumentError } from './errors.js';
 import { extractDoc } from './loaders/doc.js';
 import { extractDocx, oneLine } from './loaders/docx.js';
@@ -109,7 +109,7 @@ export async function extractFiles(
   const concurrency = Math.max(1, Math.min(options.concurrency ?? 2, files.length));
   let next = 0;
   let done = 0;
-  let slice = performance.now();
+  const yieldNow = eventLoopYielder();
   const worker = async (): Promise<void> => {
     while (next < files.length) {
       const i = next++;
@@ -119,10 +119,7 @@ export async function extractFiles(
       options.onResult?.(result, done);
       // Small files are read synchronously (readSmallFileSync): let the event loop run now
       // and then.
-      if (performance.now() - slice > SYNC_SLICE_MS) {
-        await new Promise((resolve) => setImmediate(resolve));
-        slice = performance.now();
-      }
+      await yieldNow();
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));

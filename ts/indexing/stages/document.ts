@@ -97,17 +97,23 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
   // which takes their chunks in order (ids and counters are assigned in `adds` order). One
   // await per document in turn left the main thread idle for most of the stage.
   const toChunk = adds.filter((path) => !sourceRow(path) && extracted.has(path));
-  const chunking: (ReturnType<typeof chunkDocument> | undefined)[] = [];
-  let taken = 0;
-  /** The chunks of the next document of `toChunk` (the loop asks in that order). */
-  const nextChunks = () => {
-    while (chunking.length < toChunk.length && chunking.length <= taken + CHUNK_AHEAD) {
-      const pending = chunkDocument(extracted.get(toChunk[chunking.length]!)!.text, chunkSize);
+  const position = new Map(toChunk.map((path, i) => [path, i]));
+  const chunking = new Map<string, ReturnType<typeof chunkDocument>>();
+  let started = 0;
+  /** The chunks of `path`, the documents up to CHUNK_AHEAD after it started meanwhile. */
+  const chunksOf = (path: string) => {
+    for (
+      const last = position.get(path)! + CHUNK_AHEAD;
+      started < toChunk.length && started <= last;
+      started++
+    ) {
+      const next = toChunk[started]!;
+      const pending = chunkDocument(extracted.get(next)!.text, chunkSize);
       pending.catch(() => undefined); // a failure is thrown where its chunks are awaited
-      chunking.push(pending);
+      chunking.set(next, pending);
     }
-    const pending = chunking[taken]!;
-    chunking[taken++] = undefined; // its chunks are not kept past their document
+    const pending = chunking.get(path)!;
+    chunking.delete(path); // its chunks are not kept past their document
     return pending;
   };
 
@@ -138,7 +144,7 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
       sharedChunks += row.textIds.length;
     } else if (doc) {
       row.charCount = codePoints(doc.text);
-      const chunks = await nextChunks();
+      const chunks = await chunksOf(path);
       chunks.forEach((chunk, position) => {
         const id = textId(chunk.text);
         if (row.textHashIds.includes(id)) return; // a repeated passage is one chunk of the document
