@@ -558,7 +558,7 @@ fn assign_bounded(
         if !beaten(lower, *upper) {
           continue;
         }
-        distances_to(p, centroids, dim, &[a], &mut row);
+        row[a] = distance(p, &centroids[a * dim..(a + 1) * dim]);
         *upper = upper_from((row[a] as f64).sqrt());
         lower[a] = lower_from((row[a] as f64).sqrt());
         if !beaten(lower, *upper) {
