@@ -12,7 +12,8 @@
  * keeps its snapshot; restart it to see a newer build.
  *
  * Per question, the embedding and the decomposition run concurrently; the rest is a
- * synchronous retrieval on the immutable loaded index. The engine holds no per-question
+ * synchronous retrieval on the immutable loaded index, taken in turns (one per turn of the
+ * event loop, in the order the questions got there: turn-queue.ts). The engine holds no per-question
  * state, so any number of questions can be in flight at once. Provider calls of all
  * questions share the config's rate limiters.
  */
@@ -43,6 +44,7 @@ import {
   citedNumbers,
   sourcesJson,
 } from './sources.js';
+import { TurnQueue } from './turn-queue.js';
 
 /**
  * The provider calls search makes (ModelProviders has them; tests may pass a stand-in, whose
@@ -270,6 +272,9 @@ export class NodeSearch {
       needsVector ? this.#providers.embedQuery(q, call) : Promise.resolve(null),
       this.#providers.run('query', { question: q }, call),
     ]);
+    // The retrieval is synchronous CPU work: first come, first served, one per turn of the
+    // event loop, so a busy server keeps reading requests between two (turn-queue.ts).
+    await this.#turns.turn();
     options.signal?.throwIfAborted();
     if (this.#closed) throw closedError();
     const vector = embedding;
@@ -279,6 +284,8 @@ export class NodeSearch {
     );
     return { retrieval, chunkOf: chunkOfItems(index, retrieval) };
   }
+
+  readonly #turns = new TurnQueue();
 
   readonly #count = (text: string): number => (text === '' ? 0 : this.#tokens.countTokens(text));
 
