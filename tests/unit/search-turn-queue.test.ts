@@ -50,3 +50,21 @@ describe('TurnQueue (retrievals first come, first served, one per event-loop tur
     expect(went).toBe(true);
   });
 });
+
+describe('TurnQueue under constant load', () => {
+  it('keeps the order and lets no caller wait forever when it never drains', async () => {
+    const turns = new TurnQueue();
+    const order: number[] = [];
+    let next = 0;
+    // Each caller, in its turn, brings the next one: the queue holds two callers at all times.
+    const caller = async (n: number): Promise<void> => {
+      await turns.turn();
+      order.push(n);
+      expect(turns.waiting).toBeLessThanOrEqual(2);
+      if (next < 5000) void caller(next++);
+    };
+    await Promise.all([caller(next++), caller(next++)]);
+    while (order.length < 5000) await new Promise((r) => setImmediate(r));
+    expect(order).toEqual(Array.from({ length: 5000 }, (_, i) => i));
+  });
+});

@@ -11,8 +11,12 @@
  * the loop poll between two of them, so a request joins the queue within one retrieval of
  * arriving and waits only for those that came before it.
  */
+/** Callers gone from the front of the queue before they are dropped from its array. */
+const COMPACT_AFTER = 1024;
+
 export class TurnQueue {
   #waiting: (() => void)[] = [];
+  /** Index in #waiting of the next caller; those before it have had their turn. */
   #head = 0;
   #scheduled = false;
 
@@ -27,6 +31,11 @@ export class TurnQueue {
     });
   }
 
+  /** Callers waiting for their turn. */
+  get waiting(): number {
+    return this.#waiting.length - this.#head;
+  }
+
   readonly #next = (): void => {
     const resolve = this.#waiting[this.#head++]!;
     if (this.#head === this.#waiting.length) {
@@ -34,6 +43,12 @@ export class TurnQueue {
       this.#head = 0;
       this.#scheduled = false;
     } else {
+      // A server under constant load may never drain the queue: the callers already gone
+      // are dropped from the front once they are most of it, so it stays the size of the load.
+      if (this.#head >= COMPACT_AFTER && this.#head * 2 >= this.#waiting.length) {
+        this.#waiting.splice(0, this.#head);
+        this.#head = 0;
+      }
       setImmediate(this.#next);
     }
     // The caller's continuation (its retrieval) runs in this callback's microtasks.
