@@ -64,7 +64,8 @@ describe('TurnQueue under constant load', () => {
       if (next < 5000) void caller(next++);
     };
     await Promise.all([caller(next++), caller(next++)]);
-    while (order.length < 5000) await new Promise((r) => setImmediate(r));
+    // Bounded, so a caller lost by the queue fails the test instead of hanging it.
+    for (let t = 0; t < 20_000 && order.length < 5000; t++) await new Promise((r) => setImmediate(r));
     expect(order).toEqual(Array.from({ length: 5000 }, (_, i) => i));
   });
 });
