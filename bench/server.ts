@@ -7,7 +7,7 @@
  * autocannon drives it at 10, 50 and 200 connections for 30 s each, rotating the 100
  * questions. Errors = non-2xx replies + socket errors + timeouts (10 s). The server's RSS is read
  * from /proc before and after. autocannon runs in this process on the same 2 cores as the
- * server, so the load generator takes CPU from it.
+ * server, so the load generator takes CPU from it (the table reports its CPU per request).
  *
  * Then two more measurements: POST /answer with "stream": true (time to the first event and
  * to the end of the stream, 1 and 10 clients at a time) on a cache-off server, and the
@@ -67,6 +67,8 @@ interface Row {
   rssAfter: number;
   /** Server CPU time (user + system) per completed request. */
   cpuMsPerRequest: number;
+  /** CPU time of this process (autocannon, the load generator) per completed request. */
+  clientCpuMsPerRequest: number;
   /** 1-minute load average of the machine at the end of the row. */
   load: number;
 }
@@ -224,7 +226,9 @@ for (const mode of MODES) {
     await load(server.url, 10, Math.min(3, duration)); // warm-up (JIT, tokenizer), not reported
     for (const connections of levels) {
       const before = treeUsage(server.pid);
+      const clientBefore = process.cpuUsage();
       const r = await load(server.url, connections, duration);
+      const client = process.cpuUsage(clientBefore);
       const after = treeUsage(server.pid);
       const cpuMs = after.cpuMs - before.cpuMs;
       const rssBefore = before.rss;
@@ -246,6 +250,7 @@ for (const mode of MODES) {
         rssBefore,
         rssAfter,
         cpuMsPerRequest: cpuMs / Math.max(1, r.requests.total),
+        clientCpuMsPerRequest: (client.user + client.system) / 1000 / Math.max(1, r.requests.total),
         load: loadavg()[0]!,
       });
       console.log(
@@ -342,6 +347,7 @@ const table = markdownTable(
     'RSS before MiB',
     'RSS after MiB',
     'server CPU ms / request',
+    'client CPU ms / request',
     'load avg (1 min)',
   ],
   rows.map((r) => [
@@ -359,6 +365,7 @@ const table = markdownTable(
     mib(r.rssBefore),
     mib(r.rssAfter),
     fmt(r.cpuMsPerRequest, 2),
+    fmt(r.clientCpuMsPerRequest, 3),
     fmt(r.load, 1),
   ]),
 );
@@ -516,7 +523,8 @@ if (duration >= 30) {
       'the same run: a plain node:http server (bench/lib/http-floor-server.mjs) that reads each body',
       'and sends a saved /retrieval reply, no framework and no search, i.e. what the HTTP layer alone',
       'costs with this client on these cores. Server CPU and RSS are summed over the server process',
-      'and its workers.',
+      'and its workers; client CPU is that of the benchmark process (autocannon) during the row: the',
+      `share of the ${cpus().length} cores the load generator takes from the server.`,
       'Errors = non-2xx + socket errors + timeouts (10 s, autocannon closes the connection). RSS from',
       `/proc of the server process before and after each row. Peak RSS seen: ${mib(peakRss)} MiB.`,
       '',
