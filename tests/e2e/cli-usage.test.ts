@@ -5,7 +5,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SUB_COMMAND_METAS } from '../../ts/cli/metas.js';
 import { runCli } from '../helpers/project.js';
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** The environment without anything that would turn colours off by itself. */
 function colourEnv(): NodeJS.ProcessEnv {
@@ -84,6 +87,19 @@ describe('per-command help (citty sub-command usage), without colour escapes off
       expect(r.stdout).not.toContain('\u001b[');
     });
   }
+
+  it('the top-level usage lists every sub-command with the description its own help gives', async () => {
+    const root = cli('--help');
+    const bare = cli();
+    expect(bare.stdout.trim()).toBe(root.stdout.trim());
+    for (const [name, meta] of Object.entries(SUB_COMMAND_METAS)) {
+      // The command's own definition takes the same meta, so the two cannot drift apart.
+      const command = (await import(`../../ts/cli/${name}.ts`)).default as { meta: unknown };
+      expect(command.meta, name).toBe(meta);
+      expect(root.stdout).toMatch(new RegExp(`\\n\\s+${name}\\s+${escapeRegExp(meta.description)}`));
+      expect(cli(name, '--help').stdout).toContain(`${meta.description} (noderag ${name})`);
+    }
+  });
 
   it('the build help is build’s own, not the top-level usage', () => {
     const r = cli('build', '--help');

@@ -9,12 +9,10 @@ import { defineCommand } from 'citty';
 import { runBuild } from '../indexing/pipeline.js';
 import { folderArg, folderValue } from './args.js';
 import { CliExit } from './exit.js';
+import { SUB_COMMAND_METAS } from './metas.js';
 
 export default defineCommand({
-  meta: {
-    name: 'build',
-    description: 'build the index of <folder>/input, add new documents to it, or rebuild it from scratch',
-  },
+  meta: SUB_COMMAND_METAS.build,
   args: {
     ...folderArg,
     yes: { type: 'boolean', alias: 'y', description: 'start without asking for confirmation' },

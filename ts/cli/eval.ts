@@ -31,6 +31,7 @@ import {
 import { readStateText } from '../search/index-files.js';
 import { folderArg, folderValue } from './args.js';
 import { CliExit, EXIT } from './exit.js';
+import { SUB_COMMAND_METAS } from './metas.js';
 
 /** Every `--set` value (citty keeps only the last of a repeated flag). */
 export function setFlags(rawArgs: readonly string[]): string[] {
@@ -89,11 +90,7 @@ function progressBar(): { update(done: number, total: number): void; clear(): vo
 }
 
 export default defineCommand({
-  meta: {
-    name: 'eval',
-    description:
-      'retrieval quality on your questions: answer recall, support recall and tokens, against naive top-k chunks at the same tokens',
-  },
+  meta: SUB_COMMAND_METAS.eval,
   args: {
     ...folderArg,
     questions: {

@@ -48,6 +48,7 @@ import { folderArg, folderValue, parsePort } from './args.js';
 export { parsePort };
 
 import { CliExit, EXIT } from './exit.js';
+import { SUB_COMMAND_METAS } from './metas.js';
 import {
   isClusterWorker,
   onStopRequest,
@@ -236,11 +237,7 @@ function stopSignals(): { received: Promise<NodeJS.Signals>; dispose(): void } {
 }
 
 export default defineCommand({
-  meta: {
-    name: 'search',
-    description:
-      'serve the index over HTTP: POST /answer, /retrieval, /answer_retrieval, /v1/chat/completions; GET /health, /v1/models; documents and builds: GET/POST /documents, DELETE /documents/{path}, POST /build, GET /build/events',
-  },
+  meta: SUB_COMMAND_METAS.search,
   args: {
     ...folderArg,
     port: { type: 'string', description: 'port to listen on (default: config.port)' },

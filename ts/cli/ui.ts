@@ -14,12 +14,13 @@ import { createUiApp } from '../ui/app.js';
 import { realUiDeps } from '../ui/deps.js';
 import { folderArg, folderValue, parsePort } from './args.js';
 import { CliExit, EXIT } from './exit.js';
+import { SUB_COMMAND_METAS } from './metas.js';
 import { API_KEY_ENV, parseApiKey } from './search.js';
 
 export const DEFAULT_UI_PORT = 8501;
 
 export default defineCommand({
-  meta: { name: 'ui', description: 'open the local web UI: configure, upload, build, inspect, ask' },
+  meta: SUB_COMMAND_METAS.ui,
   args: {
     ...folderArg,
     port: {

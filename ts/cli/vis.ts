@@ -6,6 +6,7 @@ import { ConfigError, IndexNotBuiltError } from '../errors.js';
 import { RECOMMENDED_MAX_NODES, writeVisualisation } from '../vis/write.js';
 import { folderArg, folderValue } from './args.js';
 import { CliExit, EXIT } from './exit.js';
+import { SUB_COMMAND_METAS } from './metas.js';
 
 export function parseNodeCount(raw: string | undefined): number {
   if (raw === undefined) return 500;
@@ -17,7 +18,7 @@ export function parseNodeCount(raw: string | undefined): number {
 }
 
 export default defineCommand({
-  meta: { name: 'vis', description: 'write an interactive HTML view of the graph to <folder>/index.html' },
+  meta: SUB_COMMAND_METAS.vis,
   args: {
     ...folderArg,
     nodes: {
