@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { IndexNotBuiltError, ProviderError } from '../../ts/errors.js';
 import { RESULT_JSON } from '../../ts/search/engine-types.js';
 import { createApp, MAX_BODY_BYTES } from '../../ts/server/app.js';
+import { sameKey } from '../../ts/server/auth.js';
 import type { SearchEngine } from '../../ts/server/engine.js';
 
 const SOURCES = [{ document: 'a.md', chunks: ['c1'], items: [1, 2], cited: [2] }];
@@ -284,6 +285,22 @@ describe('API key and CORS (issue 16 item 4)', () => {
     // The key is never echoed.
     const wrong = await ask({ authorization: `Bearer ${KEY}x` });
     expect(await wrong.text()).not.toContain(KEY);
+  });
+
+  it('sameKey: only the key itself, whatever the length or the characters of what is sent', () => {
+    const key = Buffer.from(KEY);
+    expect(sameKey(KEY, key)).toBe(true);
+    for (const given of [
+      '',
+      KEY.slice(0, -1),
+      `${KEY}x`,
+      `${KEY.slice(0, -1)}g`, // same length, last byte differs
+      `x${KEY.slice(1)}`, // same length, first byte differs
+      'é'.repeat(KEY.length / 2), // same byte length, other bytes
+      KEY.toUpperCase(),
+    ]) {
+      expect(sameKey(given, key), given).toBe(false);
+    }
   });
 
   it('CORS: only the allowed origin gets headers; its preflight is answered without a key', async () => {
