@@ -12,6 +12,7 @@ import { NodeConfig } from '../../ts/config/node-config.js';
 import { ClosedError, IndexNotBuiltError, InvalidQuestionError, ProviderError } from '../../ts/errors.js';
 import type { TaskInputs } from '../../ts/llm/types.js';
 import { native } from '../../ts/native.js';
+import { RESULT_JSON } from '../../ts/search/engine-types.js';
 import { NodeSearch, type SearchProviders } from '../../ts/search/node-search.js';
 import { readTable, writeTable } from '../../ts/store/index.js';
 import {
@@ -345,6 +346,27 @@ describe('retrieval cache', () => {
     }).toThrow(TypeError);
     expect(() => first.items.pop()).toThrow(TypeError);
     expect((await search.search('Where?')).items).toEqual(first.items);
+  });
+
+  it('a cached retrieval keeps its sources: the same frozen list, the same reply bytes', async () => {
+    const { search } = await curieEngine(script);
+    const first = await search.search('Where?');
+    const again = await search.search('Where?');
+    expect(first.sources.length).toBeGreaterThan(0);
+    expect(again.sources).toBe(first.sources);
+    expect(again[RESULT_JSON]!.sources).toBe(first[RESULT_JSON]!.sources);
+    expect(JSON.parse(Buffer.from(first[RESULT_JSON]!.sources).toString('utf8'))).toEqual(first.sources);
+    expect(() => first.sources[0]!.chunks.push('tampered')).toThrow(TypeError);
+    expect(() => {
+      (first.sources[0] as { document: string }).document = 'tampered';
+    }).toThrow(TypeError);
+    // Without the cache every retrieval is new, and so are its sources.
+    const { search: uncached } = await curieEngine(script, {}, [], { retrievalCacheSize: 0 });
+    const a = await uncached.search('Where?');
+    const b = await uncached.search('Where?');
+    expect(b.sources).not.toBe(a.sources);
+    expect(b.sources).toEqual(a.sources);
+    expect(Object.isFrozen(a.sources)).toBe(false);
   });
 
   it('a failed question is not cached; size 0 disables the cache; least recently used goes first', async () => {

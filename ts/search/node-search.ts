@@ -42,6 +42,7 @@ import {
   type ChunkOf,
   citedContext,
   citedNumbers,
+  type Source,
   sourcesJson,
 } from './sources.js';
 import { TurnQueue } from './turn-queue.js';
@@ -156,15 +157,36 @@ export class NodeSearch {
   /** The retrieval alone: the context string, its token count and its items. */
   async search(question: string, options: QuestionOptions = {}): Promise<SearchRetrieval> {
     const { retrieval: r, chunkOf, index } = await this.#retrieve(question, options);
-    const sources = buildSources(r.items, [], chunkOf);
+    const { sources, sourcesJson: json } = this.#sourcesOf(r, chunkOf, index);
     // The context string is made only if read (the server replies with its bytes).
     const result = retrievalResult(() => r.context, r.items, this.#count, sources);
     // The server's reply, serialised from pieces kept per node (engine-types.ts RESULT_JSON).
-    result[RESULT_JSON] = {
-      retrievalInfo: r.contextJson,
-      sources: Buffer.from(sourcesJson(sources, index.quoted), 'utf8'),
-    };
+    result[RESULT_JSON] = { retrievalInfo: r.contextJson, sources: json };
     return result;
+  }
+
+  /**
+   * The sources of a retrieval and their JSON. Kept with a cached retrieval (frozen, like it)
+   * while the cache holds it: a repeated question then costs no sources to rebuild and
+   * serialise, which was a sixth of a cached request.
+   */
+  #sourcesOf(r: Retrieval, chunkOf: ChunkOf, index: LoadedIndex): KeptSources {
+    const kept = this.#keptSources.get(r);
+    if (kept) return kept;
+    const sources = buildSources(r.items, [], chunkOf);
+    const made = { sources, sourcesJson: Buffer.from(sourcesJson(sources, index.quoted), 'utf8') };
+    // With the cache on, every retrieval is the cache's (frozen) entry and may come again.
+    if (this.#cache.capacity > 0) {
+      for (const source of sources) {
+        Object.freeze(source.chunks);
+        Object.freeze(source.items);
+        Object.freeze(source.cited);
+        Object.freeze(source);
+      }
+      Object.freeze(sources);
+      this.#keptSources.set(r, made);
+    }
+    return made;
   }
 
   /**
@@ -286,6 +308,8 @@ export class NodeSearch {
   }
 
   readonly #turns = new TurnQueue();
+  /** Sources of the cached retrievals, gone with them (WeakMap). */
+  readonly #keptSources = new WeakMap<Retrieval, KeptSources>();
 
   readonly #count = (text: string): number => (text === '' ? 0 : this.#tokens.countTokens(text));
 
@@ -404,6 +428,12 @@ function chunkOfItems(index: LoadedIndex, r: Retrieval): ChunkOf {
     const chunk = node === undefined ? -1 : index.chunkOf[node]!;
     return chunk >= 0 ? index.idOf(chunk) : null;
   };
+}
+
+/** A retrieval's sources and their JSON bytes (the /retrieval reply's "sources"). */
+interface KeptSources {
+  sources: Source[];
+  sourcesJson: Buffer;
 }
 
 /** The ANS task's input: the context with its items numbered, the question, earlier turns. */
