@@ -13,9 +13,9 @@
  *
  * Per question, the embedding and the decomposition run concurrently; the rest is a
  * synchronous retrieval on the immutable loaded index, taken in turns (one per turn of the
- * event loop, in the order the questions got there: turn-queue.ts). The engine holds no per-question
- * state, so any number of questions can be in flight at once. Provider calls of all
- * questions share the config's rate limiters.
+ * event loop, in the order the questions got there: turn-queue.ts). The engine holds no
+ * per-question state, so any number of questions can be in flight at once. Provider calls
+ * of all questions share the config's rate limiters.
  */
 import type { NodeConfig } from '../config/node-config.js';
 import { ClosedError, IndexNotBuiltError } from '../errors.js';
