@@ -91,6 +91,8 @@ async function build(root: string): Promise<{
   stageCpu: Map<string, number>;
   /** The Attribute stage's summary line (important entities, calls by decision). */
   attribute: string;
+  /** The Summary stage's summary line (communities summarised, reused, formed again). */
+  summary: string;
 }> {
   const logFile = join(root, 'info', 'info.log');
   const logBefore = (() => {
@@ -100,7 +102,7 @@ async function build(root: string): Promise<{
       return 0;
     }
   })();
-  // The stages' summaries (stdout) are kept for the Attribute stage's decision counts.
+  // The stages' summaries (stdout) are kept for the Attribute and Summary stages' decision counts.
   let printed = '';
   const sink = {
     write: (chunk: string | Uint8Array) => {
@@ -149,7 +151,8 @@ async function build(root: string): Promise<{
     stageSeconds.set(m[1]!, (stageSeconds.get(m[1]!) ?? 0) + Number(m[2]));
   }
   const attribute = /\d+ important entities of [^\n]*/.exec(printed)?.[0] ?? 'no Attribute summary';
-  return { seconds, cpuSeconds, calls, byStage, stageSeconds, stageCpu, attribute };
+  const summary = /[\d,]+ nodes? in the community graph[^\n]*/.exec(printed)?.[0] ?? 'no Summary summary';
+  return { seconds, cpuSeconds, calls, byStage, stageSeconds, stageCpu, attribute, summary };
 }
 
 const sortedList = <T>(xs: Iterable<T>) => [...xs].sort();
@@ -334,6 +337,8 @@ try {
     console.log(`| ${stage} | ${sync.byStage.get(stage) ?? 0} | ${n} |`);
   console.log(`Attribute stage of the sync: ${sync.attribute}`);
   console.log(`Attribute stage of the clean build: ${cleanRun.attribute}`);
+  console.log(`Summary stage of the sync: ${sync.summary}`);
+  console.log(`Summary stage of the clean build: ${cleanRun.summary}`);
   console.log(
     '\n| stage | seconds of the sync | of the clean build | CPU s of the sync | of the clean build |',
   );
