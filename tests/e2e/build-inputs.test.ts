@@ -1,9 +1,10 @@
 /**
  * What discovery leaves out, end to end: a symbolic link in input/ to a file outside it is
  * refused unless config.follow_symlinks is true; hidden files and unsupported types are
- * counted and named in the state tree; a .txt holding NUL bytes is refused as binary.
+ * counted and named in the state tree; a .txt holding NUL bytes is refused as binary; a
+ * document whose content cannot be indexed is left out of later builds until it changes.
  */
-import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -65,5 +66,50 @@ describe('input/ entries that are not indexed', () => {
     const hashes = await p.readJson<Record<string, string>>('info/document_hash.json');
     expect(Object.keys(hashes).sort()).toEqual(['notes.txt', 'p.txt']);
     expect(await p.readText('cache/text_decomposition.jsonl')).toContain('root:x:0:0');
+  });
+
+  it('leaves a document it could not index out of later builds until the file changes', async () => {
+    const { p } = await setUp();
+    await p.writeInput('empty.md', ' \n\n');
+    const first = await p.build();
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain('skipped empty.md: no text (empty document)');
+    const generation = async () => (await p.readJson<{ generation: number }>('info/state.json')).generation;
+    expect(await generation()).toBe(1);
+    const record = await p.readJson<{ files: Record<string, { reason: string }> }>('info/unindexable.json');
+    expect(Object.keys(record.files)).toEqual(['dump.txt', 'empty.md']);
+
+    // The same contents again: nothing to do, no new generation.
+    const again = await p.build();
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('0 new, 0 duplicate, 0 renamed, 0 changed, 0 deleted, 2 not indexable');
+    expect(again.stdout).toContain(
+      'not indexable (left out until the file changes): dump.txt (binary file (contains NUL bytes), not text), empty.md (no text (empty document))',
+    );
+    expect(again.stdout).toContain('Index is up to date.');
+    expect(await generation()).toBe(1);
+
+    // A file that now has text is indexed, and leaves the record.
+    await p.writeInput(
+      'empty.md',
+      'Ada Lovelace wrote the first published program for the Analytical Engine.',
+    );
+    const fixed = await p.build();
+    expect(fixed.code).toBe(0);
+    expect(fixed.stdout).toContain('new: empty.md');
+    expect(fixed.stdout).toContain('1 document added');
+    expect(await generation()).toBe(2);
+    const hashes = await p.readJson<Record<string, string>>('info/document_hash.json');
+    expect(Object.keys(hashes)).toEqual(['empty.md', 'notes.txt']);
+    const after = await p.readJson<{ files: Record<string, unknown> }>('info/unindexable.json');
+    expect(Object.keys(after.files)).toEqual(['dump.txt']);
+
+    // Renamed, the same bad content is tried once under its new name, then left out again.
+    await rename(p.path('input', 'dump.txt'), p.path('input', 'dump2.txt'));
+    const moved = await p.build();
+    expect(moved.stdout).toContain('skipped dump2.txt: binary file');
+    const movedRecord = await p.readJson<{ files: Record<string, unknown> }>('info/unindexable.json');
+    expect(Object.keys(movedRecord.files)).toEqual(['dump2.txt']);
+    expect((await p.build()).stdout).toContain('Index is up to date.');
   });
 });

@@ -36,7 +36,7 @@ const FILES = {
 afterAll(killAll);
 
 interface Listing {
-  documents: { path: string; size: number | null; status: string }[];
+  documents: { path: string; size: number | null; status: string; reason?: string }[];
   build: { running: boolean; state: string | null; generation: number };
   accepted: string[];
   maxUploadBytes: number;
@@ -160,6 +160,8 @@ describe('documents and builds over HTTP', () => {
       `process ${process.pid}`,
     );
     await rm(p.path('info', 'build.lock'));
+    // A file with no text: skipped by this build, then listed as not indexable.
+    writeFileSync(p.path('input', 'blank.md'), '\n');
 
     const [a, b] = await Promise.all(
       [0, 1].map(() => fetch(`${server.url}/build`, { method: 'POST', headers: auth })),
@@ -175,7 +177,17 @@ describe('documents and builds over HTTP', () => {
     await waitFor(async () => (await health()).generation === 2);
     expect(await statusOf('lighthouse.txt')).toBe('indexed');
     expect((await listing()).build).toEqual({ running: false, state: 'FINISHED', generation: 2 });
-    expect((await listing()).documents.map((d) => d.path)).toEqual(['halden.txt', 'lighthouse.txt']);
+    expect((await listing()).documents.map((d) => d.path)).toEqual([
+      'blank.md',
+      'halden.txt',
+      'lighthouse.txt',
+    ]);
+    expect((await listing()).documents[0]).toEqual({
+      path: 'blank.md',
+      size: 1,
+      status: 'not-indexable',
+      reason: 'no text (empty document)',
+    });
     const r = await fetch(`${server.url}/retrieval`, {
       method: 'POST',
       headers: { ...auth, 'content-type': 'application/json' },

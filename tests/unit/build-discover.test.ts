@@ -235,6 +235,30 @@ describe('listInputFiles', () => {
       'moved/there.txt',
     ]);
   });
+
+  it('discoverDocuments leaves out a content an earlier cycle could not index, until it changes', async () => {
+    await put('kept.txt', 'kept');
+    await put('empty.md', '');
+    await put('broken.txt', 'now readable');
+    await put('copy-of-empty.md', '');
+    const unindexable = new Map([
+      ['empty.md', { hash: sha(''), reason: 'no text (empty document)' }],
+      // Recorded for other bytes: the file changed since, so it is tried again.
+      ['broken.txt', { hash: sha('binary'), reason: 'binary file (contains NUL bytes), not text' }],
+      // An indexed path is classified as usual whatever the record says.
+      ['kept.txt', { hash: sha('kept'), reason: 'stale entry' }],
+      ['gone.md', { hash: sha(''), reason: 'no text (empty document)' }],
+    ]);
+    const plan = await discoverDocuments(dir, 'mixed', { 'kept.txt': sha('kept') }, { unindexable });
+    expect(plan.unindexable).toEqual([
+      { path: 'empty.md', hash: sha(''), reason: 'no text (empty document)' },
+    ]);
+    expect(plan.indexed).toEqual(['kept.txt']);
+    expect(plan.new).toEqual(['broken.txt', 'copy-of-empty.md']);
+    expect(plan.cycle).toEqual(['broken.txt', 'copy-of-empty.md']);
+    expect(plan.found).toBe(4);
+    expect(plan.files.map((f) => f.path)).toEqual(['broken.txt', 'copy-of-empty.md', 'empty.md', 'kept.txt']);
+  });
 });
 
 describe('classifyDocuments', () => {

@@ -34,6 +34,7 @@ function plan(partial: Partial<DiscoveryPlan> = {}): DiscoveryPlan {
     found: 0,
     files: [],
     unreadable: [],
+    unindexable: [],
     skipped: [],
     ...partial,
   };
@@ -94,6 +95,25 @@ describe('renderStateTree', () => {
         '',
       ].join('\n'),
     );
+  });
+
+  it('counts and names the files left out as not indexable; with nothing else, no work', () => {
+    const p = plan({
+      found: 3,
+      indexed: ['a.txt'],
+      unindexable: [
+        { path: 'blank.md', hash: '0'.repeat(64), reason: 'no text (empty document)' },
+        { path: 'dump.txt', hash: '1'.repeat(64), reason: 'binary file (contains NUL bytes), not text' },
+      ],
+    });
+    const text = renderStateTree({ root: '/p', state: finished(1), plan: p });
+    expect(text).toContain(
+      'Documents: 3 found: 1 indexed, 0 new, 0 duplicate, 0 renamed, 0 changed, 0 deleted, 2 not indexable\n',
+    );
+    expect(text).toContain(
+      '  not indexable (left out until the file changes): blank.md (no text (empty document)), dump.txt (binary file (contains NUL bytes), not text)\n',
+    );
+    expect(buildOutlook(finished(1), p).hasWork).toBe(false);
   });
 
   it('a first build starts at the Document pipeline and lists new documents', () => {

@@ -3,10 +3,12 @@
  * and classify each against info/document_hash.json. Classification is a pure function so
  * every case (rename, copy, change, deletion) is tested without touching the disk.
  */
+
 import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { open, readdir, realpath, stat } from 'node:fs/promises';
 import { extname, isAbsolute, join, relative } from 'node:path';
+import type { UnindexableEntry } from './unindexable.js';
 
 export const DOCU_TYPES = ['mixed', 'txt', 'md', 'doc', 'docx', 'pdf', 'html'] as const;
 export type DocuType = (typeof DOCU_TYPES)[number];
@@ -469,8 +471,18 @@ export interface DiscoveryPlan extends Classification {
   files: HashedFile[];
   /** Files (or folders) that could not be read; skipped and retried on the next run. */
   unreadable: UnreadableFile[];
+  /**
+   * Files whose very content an earlier cycle could not index (info/unindexable.json), left
+   * out of the classification until they change, sorted by path.
+   */
+  unindexable: (UnreadableFile & { hash: string })[];
   /** Entries left out on purpose (hidden, unsupported type, links leaving input/, …). */
   skipped: SkippedEntry[];
+}
+
+export interface DiscoverDocumentsOptions extends DiscoverOptions {
+  /** Contents earlier cycles could not index, by path (ts/indexing/unindexable.ts). */
+  unindexable?: ReadonlyMap<string, UnindexableEntry>;
 }
 
 /** Walk, hash and classify `inputDir` against the indexed map. */
@@ -478,10 +490,21 @@ export async function discoverDocuments(
   inputDir: string,
   docuType: DocuType,
   indexed: Readonly<Record<string, string>>,
-  options: DiscoverOptions = {},
+  options: DiscoverDocumentsOptions = {},
 ): Promise<DiscoveryPlan> {
   const listing = await listInputFiles(inputDir, docuType, options);
   const { hashed, unreadable } = await hashFiles(listing.files);
+  // A file still holding the content an earlier cycle failed on would fail again: it is
+  // reported, not indexed (an indexed path is never in the record; the check is cheap).
+  const failed = options.unindexable ?? new Map<string, UnindexableEntry>();
+  const unindexable: DiscoveryPlan['unindexable'] = [];
+  const candidates: HashedFile[] = [];
+  for (const file of hashed) {
+    const entry = failed.get(file.path);
+    if (entry !== undefined && entry.hash === file.hash && !Object.hasOwn(indexed, file.path)) {
+      unindexable.push({ path: file.path, hash: file.hash, reason: entry.reason });
+    } else candidates.push(file);
+  }
   const allUnreadable = [...listing.unreadable, ...unreadable].sort((a, b) =>
     compareCodePoints(a.path, b.path),
   );
@@ -492,13 +515,14 @@ export async function discoverDocuments(
   for (const [path, hash] of Object.entries(indexed)) {
     if (!unreadablePaths.has(path)) readableKnown[path] = hash;
   }
-  const classes = classifyDocuments(hashed, readableKnown);
+  const classes = classifyDocuments(candidates, readableKnown);
   return {
     ...classes,
     // Folders that cannot be listed are not files; broken links with a document's name are.
     found: listing.files.length + listing.unreadable.filter((u) => !u.path.endsWith('/')).length,
     files: hashed,
     unreadable: allUnreadable,
+    unindexable,
     skipped: listing.skipped,
   };
 }

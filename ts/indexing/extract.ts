@@ -63,9 +63,14 @@ export interface ExtractedDocument {
   text: string;
 }
 
+/**
+ * A failure carries `hash` when it follows from the bytes (the content is not a readable
+ * document, or holds no text), so the same content would fail again; a file that could not
+ * be read has none.
+ */
 export type ExtractionResult =
   | { ok: true; document: ExtractedDocument }
-  | { ok: false; error: DocumentError };
+  | { ok: false; error: DocumentError; hash?: string };
 
 /** Extract and clean one document from its bytes. Never throws for a bad document. */
 export async function extractFromBytes(path: string, bytes: Uint8Array): Promise<ExtractionResult> {
@@ -78,9 +83,10 @@ export async function extractFromBytes(path: string, bytes: Uint8Array): Promise
   } catch (error) {
     const reason =
       error instanceof ExtractionFailure ? error.message : `cannot parse .${format} (${oneLine(error)})`;
-    return { ok: false, error: new DocumentError(path, reason, { cause: error }) };
+    return { ok: false, error: new DocumentError(path, reason, { cause: error }), hash };
   }
-  if (!hasContent(text)) return { ok: false, error: new DocumentError(path, 'no text (empty document)') };
+  if (!hasContent(text))
+    return { ok: false, error: new DocumentError(path, 'no text (empty document)'), hash };
   return { ok: true, document: { path, format, hash, text } };
 }
 

@@ -20,6 +20,7 @@ import { type DiscoveryPlan, type DocuType, discoverDocuments } from './discover
 import { NoDocumentsError } from './errors.js';
 import { type DocumentHashes, readDocumentHashes } from './info-files.js';
 import { type BuildOutlook, buildOutlook, formatNameList, MESSAGES, skippedSummary } from './tree.js';
+import { readUnindexable } from './unindexable.js';
 
 /**
  * Files each stage's commit creates (or replaces). Assumes every stage writes each of its
@@ -180,6 +181,7 @@ export async function runInit(
   const hashes = await readDocumentHashes(root);
   const plan = await discoverDocuments(resolveInProject(root, INPUT_DIR), options.docuType, hashes, {
     followSymlinks: options.followSymlinks === true,
+    unindexable: await readUnindexable(root),
   });
   const outlook = buildOutlook(checked, plan);
   if (checked.current_state === 'INIT' && !outlook.hasWork) {

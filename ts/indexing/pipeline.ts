@@ -59,6 +59,7 @@ import {
   renderStateTree,
   upToDateMessage,
 } from './tree.js';
+import { readUnindexable } from './unindexable.js';
 
 export interface BuildOptions {
   folder: string;
@@ -439,7 +440,7 @@ class BuildRun {
           resolveInProject(root, INPUT_DIR),
           this.#o.config.config.docu_type as DocuType,
           hashes,
-          { followSymlinks: this.#o.config.config.follow_symlinks },
+          { followSymlinks: this.#o.config.config.follow_symlinks, unindexable: await readUnindexable(root) },
         );
         const fresh = plan.cycle.filter((p) => !attempted.has(p));
         // Files deleted meanwhile are removed by the follow-up cycle too.

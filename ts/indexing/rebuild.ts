@@ -42,7 +42,7 @@ const KEPT_IN_CACHE = new Set([
 ]);
 
 /** The index files of info/; info.log and build.lock stay. state.json is handled last. */
-const INFO_INDEX_FILES = [INFO_FILES.indices, INFO_FILES.documentHash];
+const INFO_INDEX_FILES = [INFO_FILES.indices, INFO_FILES.documentHash, INFO_FILES.unindexable];
 
 async function exists(path: string): Promise<boolean> {
   try {

@@ -167,10 +167,12 @@ export function renderStateTree(input: TreeInput): string {
     skipped.length === 0
       ? ''
       : `, ${skipped.length} skipped${reasons.length === 1 ? ` (${reasons[0]})` : ''}`;
+  const unindexableText =
+    plan.unindexable.length === 0 ? '' : `, ${fmt(plan.unindexable.length)} not indexable`;
   lines.push(
     `Documents: ${fmt(plan.found)} found: ${fmt(plan.indexed.length)} indexed, ${fmt(plan.new.length)} new, ` +
       `${fmt(plan.duplicate.length)} duplicate, ${fmt(plan.renamed.length)} renamed, ` +
-      `${fmt(plan.changed.length)} changed, ${fmt(plan.deleted.length)} deleted${skippedText}`,
+      `${fmt(plan.changed.length)} changed, ${fmt(plan.deleted.length)} deleted${unindexableText}${skippedText}`,
   );
   const list = (label: string, names: readonly string[]) => {
     if (names.length > 0) lines.push(`  ${label}: ${formatNameList(names)}`);
@@ -193,6 +195,10 @@ export function renderStateTree(input: TreeInput): string {
   list(
     'skipped',
     skipped.map((s) => `${s.path} (${s.reason})`),
+  );
+  list(
+    'not indexable (left out until the file changes)',
+    plan.unindexable.map((u) => `${u.path} (${u.reason})`),
   );
   // Entries that are not documents: counted and named, never left out silently.
   if (plan.skipped.length > 0) {

@@ -14,6 +14,8 @@ export const INFO_FILES = {
   state: 'info/state.json',
   indices: 'info/indices.json',
   documentHash: 'info/document_hash.json',
+  /** Input files whose content could not be indexed, left out until they change (ts/indexing/unindexable.ts). */
+  unindexable: 'info/unindexable.json',
   log: 'info/info.log',
   lock: 'info/build.lock',
 } as const;

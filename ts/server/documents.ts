@@ -2,8 +2,10 @@
  * Documents over HTTP on the search server (issue 16 item 6), and the document listing the
  * web UI's GET /api/files shares:
  * GET /documents: the files of input/ with their status against the last build (from the
- *   build's own discovery and info/document_hash.json): indexed, new, changed, renamed, and
- *   deleted-pending for indexed files no longer in input/ (the next build removes them);
+ *   build's own discovery and info/document_hash.json): indexed, new, changed, renamed,
+ *   not-indexable (with the reason: content a build could not index, left out until it
+ *   changes, info/unindexable.json), and deleted-pending for indexed files no longer in
+ *   input/ (the next build removes them);
  *   with the build's state (info/state.json) and whether a build started over HTTP runs.
  * POST /documents[?overwrite=1]: a multipart upload (field `file`) into input/ (./upload.ts:
  *   streamed, size limit on the bytes read, no symbolic link followed, names checked, all or
@@ -16,6 +18,7 @@ import { Hono } from 'hono';
 import { NodeConfig } from '../config/index.js';
 import { allowedExtensions, type DocuType, discoverDocuments } from '../indexing/discover.js';
 import { readDocumentHashes } from '../indexing/info-files.js';
+import { readUnindexable } from '../indexing/unindexable.js';
 import { fsyncDir } from '../project/atomic.js';
 import { INPUT_DIR } from '../project/layout.js';
 import { readState } from '../project/state.js';
@@ -23,13 +26,15 @@ import { fileNameProblem, nameProblem } from './file-names.js';
 import { HttpError } from './http.js';
 import { receiveUpload } from './upload.js';
 
-export type DocumentStatus = 'indexed' | 'new' | 'changed' | 'renamed';
+export type DocumentStatus = 'indexed' | 'new' | 'changed' | 'renamed' | 'not-indexable';
 
 export interface DocumentEntry {
   /** Relative to input/, `/` separated. */
   path: string;
   size: number;
   status: DocumentStatus;
+  /** Why a `not-indexable` file was left out (its content is as it was when a build failed on it). */
+  reason?: string;
 }
 
 export interface DocumentListing {
@@ -46,8 +51,11 @@ export async function listDocuments(root: string, config: NodeConfig): Promise<D
   const type = config.config.docu_type as DocuType;
   const plan = await discoverDocuments(join(root, INPUT_DIR), type, await readDocumentHashes(root), {
     followSymlinks: config.config.follow_symlinks,
+    unindexable: await readUnindexable(root),
   });
   const status = new Map<string, DocumentStatus>();
+  const reasons = new Map(plan.unindexable.map((u) => [u.path, u.reason]));
+  for (const p of reasons.keys()) status.set(p, 'not-indexable');
   for (const p of plan.indexed) status.set(p, 'indexed');
   for (const p of plan.new) status.set(p, 'new');
   for (const p of plan.changed) status.set(p, 'changed');
@@ -58,6 +66,7 @@ export async function listDocuments(root: string, config: NodeConfig): Promise<D
       path: f.path,
       size: (await stat(f.absPath)).size,
       status: status.get(f.path) ?? 'new',
+      ...(reasons.has(f.path) ? { reason: reasons.get(f.path) } : {}),
     })),
   );
   return {

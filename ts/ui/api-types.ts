@@ -46,7 +46,9 @@ export interface ConfigSaveReply {
 export interface FileEntry {
   path: string;
   size: number;
-  status: 'indexed' | 'new' | 'changed' | 'renamed';
+  status: 'indexed' | 'new' | 'changed' | 'renamed' | 'not-indexable';
+  /** Why a not-indexable file is left out until it changes. */
+  reason?: string;
 }
 
 /** GET /api/files */

@@ -32,6 +32,7 @@ import { compareCodePoints } from '../discover.js';
 import { documentFormat, type ExtractedDocument, extractFiles } from '../extract.js';
 import { type DocumentHashes, serializeDocumentHashes, withCycleDocuments } from '../info-files.js';
 import { count } from '../tree.js';
+import { serializeUnindexable, type UnindexableRecord } from '../unindexable.js';
 import type { StageContext, StageResult } from './context.js';
 import { chunkDocument, textOps } from './core.js';
 import { stageGraphTables } from './graph.js';
@@ -87,9 +88,17 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
   const results = await extractFiles(toExtract, {
     onResult: (_r, done) => ctx.progress.update(done),
   });
+  // Contents that cannot be indexed stay out of later cycles until they change (unindexable.ts):
+  // those discovery left out again, and this cycle's failures that follow from the bytes.
+  const unindexable: UnindexableRecord = new Map(
+    plan.unindexable.map((u) => [u.path, { hash: u.hash, reason: u.reason }]),
+  );
   for (const r of results) {
     if (r.ok) extracted.set(r.document.path, r.document);
-    else skipped.push({ path: r.error.path, reason: r.error.reason });
+    else {
+      skipped.push({ path: r.error.path, reason: r.error.reason });
+      if (r.hash !== undefined) unindexable.set(r.error.path, { hash: r.hash, reason: r.error.reason });
+    }
   }
   ctx.stop.check();
 
@@ -201,6 +210,7 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
   await ctx.out.table(TABLES.documents, documents);
   await ctx.out.table(TABLES.text, texts.values(), ctx.config.config.dim);
   await ctx.out.file(INFO_FILES.documentHash, serializeDocumentHashes(hashes));
+  await ctx.out.file(INFO_FILES.unindexable, serializeUnindexable(unindexable));
 
   for (const s of skipped) ctx.progress.note(`skipped ${s.path}: ${s.reason}`);
   const changedPaths = new Set(plan.changed);

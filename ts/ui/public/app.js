@@ -258,7 +258,11 @@ async function refreshFiles() {
     tr.append(
       el('td', null, f.path),
       el('td', { class: 'num' }, sizeText(f.size)),
-      el('td', { class: `st-${f.status}` }, f.status),
+      el(
+        'td',
+        { class: `st-${f.status}`, ...(f.reason ? { title: f.reason } : {}) },
+        f.reason ? `${f.status} (${f.reason})` : f.status,
+      ),
     );
     return tr;
   });
