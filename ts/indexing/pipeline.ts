@@ -108,6 +108,7 @@ function emptyReport(): BuildReport {
     removedUnits: [],
     removedEntities: [],
     removedRelationships: [],
+    skipped: [],
   };
 }
 
@@ -149,6 +150,7 @@ function addToReport(report: BuildReport, sync: CycleSync): void {
   report.removedUnits.push(...sync.removedUnits);
   report.removedEntities.push(...sync.removedEntities);
   report.removedRelationships.push(...sync.removedRelationships);
+  report.skipped.push(...sync.skipped);
 }
 
 /** One-line message of an error for the terminal and info.log. */

@@ -62,6 +62,11 @@ export interface CycleSync {
   removedUnits: string[];
   removedEntities: string[];
   removedRelationships: string[];
+  /**
+   * Documents the cycle tried and could not index, with the reason (a file whose content is
+   * at fault is then left out of later builds until it changes: ts/indexing/unindexable.ts).
+   */
+  skipped: { path: string; reason: string }[];
 }
 
 type StageRunner = (ctx: StageContext) => Promise<StageResult>;

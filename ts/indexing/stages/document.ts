@@ -234,6 +234,7 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
       removedUnits: pruned?.removed.semantic_unit ?? [],
       removedEntities: pruned?.removed.entity ?? [],
       removedRelationships: pruned?.removed.relationship ?? [],
+      skipped: skipped.map((s) => ({ ...s })),
     },
   };
 }
