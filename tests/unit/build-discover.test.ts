@@ -236,6 +236,30 @@ describe('listInputFiles', () => {
     ]);
   });
 
+  it('discoverDocuments neither changes nor deletes an indexed file it cannot read now', async () => {
+    // A broken link in place of an indexed file, and an indexed folder now a link to a folder
+    // (never descended): both only reported. A folder that cannot be listed takes the same
+    // path (its entry ends with "/" like the link's), which a test running as root cannot make.
+    await put('kept.txt', 'kept');
+    await symlink(join(dir, 'nowhere.md'), join(dir, 'gone-link.md'));
+    await mkdir(join(dir, '..', `${dir.split('/').pop()}-elsewhere`), { recursive: true });
+    await symlink(join(dir, '..', `${dir.split('/').pop()}-elsewhere`), join(dir, 'sub'));
+    const indexed = {
+      'kept.txt': sha('kept'),
+      'gone-link.md': sha('was here'),
+      'sub/deep/a.md': sha('a'),
+      'subway.md': sha('not under sub/'),
+    };
+    const plan = await discoverDocuments(dir, 'mixed', indexed);
+    expect(plan.unreadable.map((u) => u.path)).toEqual(['gone-link.md']);
+    expect(plan.skipped.map((s) => s.path)).toEqual(['sub/']);
+    expect(plan.indexed).toEqual(['kept.txt']);
+    expect(plan.changed).toEqual([]);
+    // Only the file that is really gone.
+    expect(plan.deleted).toEqual(['subway.md']);
+    await rm(join(dir, '..', `${dir.split('/').pop()}-elsewhere`), { recursive: true, force: true });
+  });
+
   it('discoverDocuments leaves out a content an earlier cycle could not index, until it changes', async () => {
     await put('kept.txt', 'kept');
     await put('empty.md', '');
@@ -283,6 +307,28 @@ describe('classifyDocuments', () => {
       deleted: [],
       cycle: [],
     });
+  });
+
+  it('the same bytes under another format are a new document, not a copy or a rename', () => {
+    // An indexed .md copied to .pdf, and a .txt of HTML source renamed to .html: each is read
+    // by another loader, so each is new (and the vanished .txt deleted).
+    const c = classifyDocuments([f('a.md', 'text'), f('copy.pdf', 'text'), f('page.html', '<p>x</p>')], {
+      'a.md': sha('text'),
+      'page.txt': sha('<p>x</p>'),
+    });
+    expect(c.duplicate).toEqual([]);
+    expect(c.renamed).toEqual([]);
+    expect(c.new).toEqual(['copy.pdf', 'page.html']);
+    expect(c.deleted).toEqual(['page.txt']);
+    // The same format under another extension's case or spelling still matches.
+    const d = classifyDocuments([f('b.HTM', '<p>x</p>'), f('c.MD', 'text')], {
+      'page.html': sha('<p>x</p>'),
+      'a.md': sha('text'),
+    });
+    expect(d.renamed).toEqual([
+      { path: 'b.HTM', from: 'page.html' },
+      { path: 'c.MD', from: 'a.md' },
+    ]);
   });
 
   it('two new files with the same unindexed content are both new', () => {

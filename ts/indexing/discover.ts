@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { open, readdir, realpath, stat } from 'node:fs/promises';
 import { extname, isAbsolute, join, relative } from 'node:path';
+import { documentFormat } from './extract.js';
 import type { UnindexableEntry } from './unindexable.js';
 
 export const DOCU_TYPES = ['mixed', 'txt', 'md', 'doc', 'docx', 'pdf', 'html'] as const;
@@ -400,6 +401,11 @@ export interface Classification {
  *   consumed in path order.
  * - Two new paths with the same unindexed content are both `new`; their chunks meet by id.
  */
+/** What makes two files the same document: the loader their extension picks, and their bytes. */
+function contentKey(path: string, hash: string): string {
+  return `${documentFormat(path) ?? extname(path).toLowerCase()}:${hash}`;
+}
+
 export function classifyDocuments(
   found: readonly { path: string; hash: string }[],
   indexed: Readonly<Record<string, string>>,
@@ -408,15 +414,17 @@ export function classifyDocuments(
   const present = new Set(sorted.map((f) => f.path));
   const knownPaths = Object.keys(indexed).sort(compareCodePoints);
 
-  // Content hash → indexed paths still present / vanished, each in path order.
+  // Content (format and hash) → indexed paths still present / vanished, each in path order.
+  // The format is part of it: the same bytes under another extension are read by another
+  // loader (an HTML file renamed .txt keeps its tags), so they are a new document.
   const presentByHash = new Map<string, string[]>();
   const vanishedByHash = new Map<string, string[]>();
   for (const path of knownPaths) {
-    const hash = indexed[path]!;
+    const key = contentKey(path, indexed[path]!);
     const map = present.has(path) ? presentByHash : vanishedByHash;
-    const list = map.get(hash);
+    const list = map.get(key);
     if (list) list.push(path);
-    else map.set(hash, [path]);
+    else map.set(key, [path]);
   }
 
   const out: Classification = {
@@ -438,18 +446,19 @@ export function classifyDocuments(
       }
       continue;
     }
-    const vanished = vanishedByHash.get(file.hash);
+    const key = contentKey(file.path, file.hash);
+    const vanished = vanishedByHash.get(key);
     if (vanished && vanished.length > 0) {
       const from = vanished.shift()!;
       out.renamed.push({ path: file.path, from });
       // Later copies of this content are duplicates of the renamed path.
-      const holders = presentByHash.get(file.hash);
+      const holders = presentByHash.get(key);
       if (holders) holders.push(file.path);
-      else presentByHash.set(file.hash, [file.path]);
+      else presentByHash.set(key, [file.path]);
       out.cycle.push(file.path);
       continue;
     }
-    const holders = presentByHash.get(file.hash);
+    const holders = presentByHash.get(key);
     if (holders && holders.length > 0) {
       out.duplicate.push({ path: file.path, of: holders[0]! });
       out.cycle.push(file.path);
@@ -508,12 +517,20 @@ export async function discoverDocuments(
   const allUnreadable = [...listing.unreadable, ...unreadable].sort((a, b) =>
     compareCodePoints(a.path, b.path),
   );
-  // An indexed file that exists but cannot be read right now, or is now skipped (a link
-  // refused, a type no longer admitted), is neither changed nor deleted: it is only reported.
+  // An indexed file that exists but cannot be read right now (a broken link, a folder that
+  // cannot be listed), or is now skipped (a link refused, a type no longer admitted, a folder
+  // replaced by a link), is neither changed nor deleted: it is only reported. Folders are
+  // listed with a trailing `/` and cover every path below them.
   const readableKnown: Record<string, string> = {};
-  const unreadablePaths = new Set([...unreadable.map((u) => u.path), ...listing.skipped.map((s) => s.path)]);
+  const unreadablePaths = new Set(
+    [...allUnreadable, ...listing.skipped].map((u) => u.path).filter((p) => !p.endsWith('/')),
+  );
+  const unlistedFolders = [...allUnreadable, ...listing.skipped]
+    .map((u) => u.path)
+    .filter((p) => p.endsWith('/'));
   for (const [path, hash] of Object.entries(indexed)) {
-    if (!unreadablePaths.has(path)) readableKnown[path] = hash;
+    if (unreadablePaths.has(path) || unlistedFolders.some((folder) => path.startsWith(folder))) continue;
+    readableKnown[path] = hash;
   }
   const classes = classifyDocuments(candidates, readableKnown);
   return {
