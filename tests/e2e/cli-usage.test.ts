@@ -49,6 +49,15 @@ describe('CLI usage errors', () => {
     const r = cli('-f', '/tmp/nowhere');
     expect(r.status).toBe(2);
   });
+
+  it('a --timeout longer than a timer can hold is refused, not a reply that times out at once', () => {
+    const r = cli('-f', '/tmp/nowhere', '-q', 'why?', '--timeout', '3000000');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(
+      '--timeout: expected a positive number of seconds up to 2147483, got "3000000"',
+    );
+    expect(r.stderr).not.toContain('TimeoutOverflowWarning');
+  });
 });
 
 describe('per-command help (citty sub-command usage), without colour escapes off a terminal', () => {

@@ -237,6 +237,17 @@ describe('"stream": true on /answer (issue 16 item 2)', () => {
     // Errors before the answer keep their status and JSON body.
     await expectError(await post(app, '/answer', '{"question":"x","stream":"yes"}'), 400, 'invalid_stream');
     await expectError(await post(app, '/answer', '{"question":"","stream":true}'), 400, 'empty_question');
+    // The routes that reply in one piece refuse "stream": true and a bad "stream", naming themselves.
+    for (const route of ['/retrieval', '/answer_retrieval']) {
+      for (const stream of ['true', '"yes"']) {
+        const res = await post(app, route, `{"question":"x","stream":${stream}}`);
+        expect(res.status, `${route} ${stream}`).toBe(400);
+        const err = ((await res.json()) as { error: { code: string; message: string } }).error;
+        expect(err.code).toBe('invalid_stream');
+        if (stream === 'true') expect(err.message).toContain(`${route} replies in one piece`);
+      }
+      expect((await post(app, route, '{"question":"x","stream":false}')).status).toBe(200);
+    }
     const failing = createApp({
       engine: fakeEngine({
         answer: async () => {

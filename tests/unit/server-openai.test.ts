@@ -152,7 +152,23 @@ describe('message validation', () => {
         'invalid_messages',
         'messages[0].content[0]',
       ],
-      [{ messages: [{ role: 'user', content: '  ' }] }, 400, 'empty_question', 'empty'],
+      [
+        { messages: [{ role: 'user', content: '  ' }] },
+        400,
+        'empty_question',
+        '"messages[0].content" is empty',
+      ],
+      [
+        {
+          messages: [
+            { role: 'system', content: 'be brief' },
+            { role: 'user', content: 'x'.repeat(8001) },
+          ],
+        },
+        400,
+        'question_too_long',
+        '"messages[1].content" has 8001 characters',
+      ],
       [{ model: 'x', messages: [{ role: 'user', content: 'q' }] }, 404, 'model_not_found', '"m"'],
       [{ messages: [{ role: 'user', content: 'q' }], n: 2 }, 400, 'invalid_n', '"n"'],
       [{ messages: [{ role: 'user', content: 'q' }], stream: 'yes' }, 400, 'invalid_stream', '"stream"'],
@@ -170,6 +186,8 @@ describe('message validation', () => {
       expect(err.code).toBe(code);
       expect(err.message).toContain(mentions);
     }
+    // A null model is one left out, as for every optional field.
+    expect((await chat({ model: null, messages: [{ role: 'user', content: 'q' }] })).status).toBe(200);
     expect((await app.request('/v1/models', { method: 'POST' })).status).toBe(405);
     expect((await app.request('/v1/chat/completions')).status).toBe(405);
   });

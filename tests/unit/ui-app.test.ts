@@ -278,6 +278,22 @@ describe('ui app: build lock and chat', () => {
     await reader.cancel();
     expect(text).toContain('Document pipeline');
     expect(text).toMatch(/The build failed/);
+
+    // After the build: its events again, then the end of the stream; ?follow=1 stays open.
+    const replay = await (await app.request('/api/build/events', { headers: { host: HOST } })).text();
+    expect(replay).toContain('Document pipeline');
+    expect(replay.trimEnd().endsWith('}')).toBe(true);
+    expect(replay.match(/event: done/g)).toHaveLength(1);
+    const followed = await app.request('/api/build/events?follow=1', { headers: { host: HOST } });
+    const follower = followed.body!.getReader();
+    let seen = '';
+    while (!seen.includes('event: done')) seen += new TextDecoder().decode((await follower.read()).value);
+    const next = await Promise.race([
+      follower.read().then(() => 'more'),
+      new Promise((r) => setTimeout(() => r('still open'), 300)),
+    ]);
+    expect(next).toBe('still open');
+    await follower.cancel();
   });
 
   it('refuses questions before a build', async () => {

@@ -16,6 +16,9 @@ import { folderValue, parsePort } from './args.js';
 import { askServer, streamAnswer } from './client.js';
 import { CliExit, EXIT } from './exit.js';
 
+/** The longest delay a Node timer can hold, in milliseconds. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export interface QueryArgs {
   folder?: string;
   question?: string;
@@ -83,8 +86,12 @@ export async function runQuery(args: QueryArgs): Promise<void> {
     throw new CliExit(EXIT.USAGE, 'missing or empty -q "<question>". Run `noderag --help` for usage.');
   }
   const timeoutS = args.timeout === undefined ? 300 : Number(args.timeout);
-  if (!Number.isFinite(timeoutS) || timeoutS <= 0) {
-    throw new CliExit(EXIT.USAGE, `--timeout: expected a positive number of seconds, got "${args.timeout}"`);
+  // Node's timers hold at most 2^31 − 1 ms (about 24.8 days); a longer one fires at once.
+  if (!Number.isFinite(timeoutS) || timeoutS <= 0 || timeoutS * 1000 > MAX_TIMER_MS) {
+    throw new CliExit(
+      EXIT.USAGE,
+      `--timeout: expected a positive number of seconds up to ${Math.floor(MAX_TIMER_MS / 1000)}, got "${args.timeout}"`,
+    );
   }
   let defaults: { host: string; port: number } = DEFAULT_SERVER;
   if (folderText !== undefined) {

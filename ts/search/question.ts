@@ -6,20 +6,24 @@ import { InvalidQuestionError } from '../errors.js';
 
 const MAX_QUESTION_CHARS = 8000;
 
-export function validateQuestion(question: unknown): string {
+/**
+ * The question, or InvalidQuestionError naming `field` (the OpenAI-compatible route names the
+ * message it took the question from).
+ */
+export function validateQuestion(question: unknown, field = 'question'): string {
   if (question === undefined)
-    throw new InvalidQuestionError('missing_question', 'the body needs a "question" field');
+    throw new InvalidQuestionError('missing_question', `the body needs a "${field}" field`);
   if (typeof question !== 'string') {
     throw new InvalidQuestionError(
       'invalid_question',
-      `"question" must be a string, got ${jsonType(question)}`,
+      `"${field}" must be a string, got ${jsonType(question)}`,
     );
   }
-  if (question.trim() === '') throw new InvalidQuestionError('empty_question', '"question" is empty');
+  if (question.trim() === '') throw new InvalidQuestionError('empty_question', `"${field}" is empty`);
   if (question.length > MAX_QUESTION_CHARS) {
     throw new InvalidQuestionError(
       'question_too_long',
-      `"question" has ${question.length} characters; the limit is ${MAX_QUESTION_CHARS}`,
+      `"${field}" has ${question.length} characters; the limit is ${MAX_QUESTION_CHARS}`,
     );
   }
   return question;

@@ -58,6 +58,19 @@ export function retrievalReply(r: RetrievalResult): Uint8Array<ArrayBuffer> | st
   return JSON.stringify({ retrieval: r.retrievalInfo, sources: r.sources ?? [] });
 }
 
+/**
+ * A route that replies in one piece: a bad "stream" is refused as on /answer, and so is true.
+ */
+function refuseStream(stream: unknown, route: string): void {
+  if (streamFlag(stream)) {
+    throw new HttpError(
+      400,
+      'invalid_stream',
+      `"stream": true is offered on /answer and /v1/chat/completions; ${route} replies in one piece`,
+    );
+  }
+}
+
 /** The fixed bytes of a /retrieval reply around its two values. */
 const RETRIEVAL_OPEN = Buffer.from('{"retrieval":');
 const SOURCES_KEY = Buffer.from(',"sources":');
@@ -127,7 +140,6 @@ export function createApp(deps: AppDeps): Hono {
     });
   });
 
-  const readQuestion = async (c: Context) => validateQuestion((await readJsonObject(c)).question);
   const run = <T>(c: Context, work: (signal: AbortSignal) => Promise<T>) =>
     withRequestSignal(c, work, timeoutMs);
 
@@ -151,21 +163,16 @@ export function createApp(deps: AppDeps): Hono {
   app.post('/retrieval', async (c) => {
     const body = await readJsonObject(c);
     const q = validateQuestion(body.question);
-    // A retrieval is one reply: a bad "stream" is refused as on /answer, and so is true.
-    if (streamFlag(body.stream)) {
-      throw new HttpError(
-        400,
-        'invalid_stream',
-        '"stream": true is offered on /answer and /v1/chat/completions; /retrieval replies in one piece',
-      );
-    }
+    refuseStream(body.stream, '/retrieval');
     const r = await run(c, (signal) => engine.retrieve(q, signal));
     noteFacts(c, { retrievalTokens: () => r.retrievalTokens });
     return c.body(retrievalReply(r), 200, { 'Content-Type': 'application/json' });
   });
 
   app.post('/answer_retrieval', async (c) => {
-    const q = await readQuestion(c);
+    const body = await readJsonObject(c);
+    const q = validateQuestion(body.question);
+    refuseStream(body.stream, '/answer_retrieval');
     const r = await run(c, (signal) => engine.answer(q, signal));
     noteFacts(c, { retrievalTokens: () => r.retrievalTokens, answerTokens: () => r.responseTokens });
     return c.json({

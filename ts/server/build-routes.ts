@@ -6,7 +6,8 @@
  * the new generation when the build finishes it, as after any build (NodeSearch watch).
  * GET /build/events streams the build's output lines and its end as server-sent events
  * (`buildEventStream`, shared with the web UI); a client that connects late gets the
- * current build's events so far first.
+ * current build's events so far first; the stream ends after the build's `done` (with
+ * `?follow=1` it goes on with later builds).
  */
 import type { Context } from 'hono';
 import { Hono } from 'hono';
@@ -20,8 +21,14 @@ import { HttpError } from './http.js';
 /** A comment this often keeps proxies and browsers from timing the stream out. */
 const KEEP_ALIVE_MS = 15_000;
 
-/** The job's events as server-sent events (`event:` the kind, `data:` the JSON), live. */
+/**
+ * The job's events as server-sent events (`event:` the kind, `data:` the JSON), live: the
+ * running build's (or, between builds, the last one's) from its start, ending after its
+ * `done`; with no build yet, the next one's. With `?follow=1` the stream stays open and
+ * goes on with every later build (the web UI follows them so).
+ */
 export function buildEventStream(c: Context, job: BuildJob): Response {
+  const follow = c.req.query('follow') === '1';
   return streamSSE(c, async (stream) => {
     const queue: BuildEvent[] = [...job.history];
     let wake: (() => void) | null = null;
@@ -35,11 +42,13 @@ export function buildEventStream(c: Context, job: BuildJob): Response {
     });
     try {
       for (;;) {
-        while (queue.length > 0) {
+        let ended = false;
+        while (queue.length > 0 && !ended) {
           const e = queue.shift()!;
           await stream.writeSSE({ event: e.kind, data: JSON.stringify(e) });
+          ended = e.kind === 'done' && !follow;
         }
-        if (stream.aborted || stream.closed) break;
+        if (ended || stream.aborted || stream.closed) break;
         let timer: NodeJS.Timeout | undefined;
         await new Promise<void>((r) => {
           wake = r;

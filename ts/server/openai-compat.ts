@@ -90,7 +90,7 @@ export function questionAndHistory(messages: unknown): {
     }
   }
   if (last < 0) throw new HttpError(400, 'missing_question', 'messages: no "user" message to answer');
-  const question = validateQuestion(turns[last]!.content);
+  const question = validateQuestion(turns[last]!.content, `messages[${last}].content`);
   const history = turns
     .slice(0, last)
     .flatMap((t) => {
@@ -116,7 +116,8 @@ export function openAiRoutes(deps: OpenAiDeps): Hono {
 
   app.post('/chat/completions', async (c) => {
     const body = await readJsonObject(c);
-    if (body.model !== undefined && body.model !== modelName) {
+    // Like every optional field, a null model is one left out.
+    if (body.model !== undefined && body.model !== null && body.model !== modelName) {
       throw modelNotFound(String(body.model), modelName);
     }
     const stream = streamFlag(body.stream);

@@ -355,7 +355,7 @@ function onBuildDone(e) {
 async function followBuildEvents() {
   for (;;) {
     try {
-      const res = await fetch('/api/build/events', { headers: authHeader() });
+      const res = await fetch('/api/build/events?follow=1', { headers: authHeader() });
       if (res.status === 401) askForKey('this UI needs its API key');
       if (res.ok && res.body) {
         const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
