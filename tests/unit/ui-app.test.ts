@@ -169,6 +169,26 @@ describe('ui app: uploads', () => {
       body: uploadBody([{ name: 'big.txt', content: 'x'.repeat(5000) }]),
     });
     expect(big.status).toBe(413);
+    expect(((await big.json()) as ErrorBody).error.message).toBe('"big.txt" is larger than 1000 bytes');
+    // The limit holds for the request too: two files under it, over it together.
+    const pair = await app.request('/api/files', {
+      method: 'POST',
+      headers: SAME,
+      body: uploadBody([
+        { name: 'a.txt', content: 'x'.repeat(600) },
+        { name: 'b.txt', content: 'y'.repeat(600) },
+      ]),
+    });
+    expect(pair.status).toBe(413);
+    expect(((await pair.json()) as ErrorBody).error.message).toBe('the upload is larger than 1000 bytes');
+    // A bad name is a bad name whatever words it holds (the type check comes after it).
+    const named = await app.request('/api/files', {
+      method: 'POST',
+      headers: SAME,
+      body: uploadBody([{ name: 'x/can be indexed.md', content: 'hi' }]),
+    });
+    expect(named.status).toBe(400);
+    expect(((await named.json()) as ErrorBody).error.code).toBe('invalid_file_name');
     expect(readdirSync(join(folder, 'input'))).toEqual([]);
   });
 

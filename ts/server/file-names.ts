@@ -43,8 +43,11 @@ export function nameProblem(name: string): string | null {
  * refused rather than rewritten so the file on disk has the name the user sees.
  */
 export function fileNameProblem(name: string, allowed: ReadonlySet<string>): string | null {
-  const problem = nameProblem(name);
-  if (problem) return problem;
+  return nameProblem(name) ?? fileTypeProblem(name, allowed);
+}
+
+/** An extension `allowed` does not admit (the upload's 415), or null. */
+export function fileTypeProblem(name: string, allowed: ReadonlySet<string>): string | null {
   const dot = name.lastIndexOf('.');
   const ext = dot < 0 ? '' : name.slice(dot).toLowerCase();
   if (!allowed.has(ext)) {

@@ -12,7 +12,7 @@ import { type FileHandle, link, lstat, open, rename, rm, unlink } from 'node:fs/
 import { join } from 'node:path';
 import type { Context } from 'hono';
 import { fsyncDir } from '../project/atomic.js';
-import { fileNameProblem } from './file-names.js';
+import { fileTypeProblem, nameProblem } from './file-names.js';
 import { bodyChunks, HttpError } from './http.js';
 import { multipartBoundary, readMultipart } from './multipart.js';
 
@@ -29,7 +29,7 @@ export interface UploadOptions {
   inputDir: string;
   /** Extensions the config admits. */
   allowed: ReadonlySet<string>;
-  /** Largest file, and (with the framing) largest request. */
+  /** Largest file, and largest sum of the files of one request. */
   maxBytes: number;
   /** Replace files that exist; without it an existing name is a 409. */
   overwrite: boolean;
@@ -42,12 +42,19 @@ interface Staged {
 }
 
 export function tooLarge(max: number, name?: string): HttpError {
-  const mib = (max / (1024 * 1024)).toFixed(max < 1024 * 1024 ? 3 : 0);
   return new HttpError(
     413,
     'file_too_large',
-    `${name ? `"${name}" is` : 'the upload is'} larger than ${mib} MiB`,
+    `${name ? `"${name}" is` : 'the upload is'} larger than ${byteSize(max)}`,
   );
+}
+
+/** "20 MiB", "1.5 MiB", "64 KiB", "100 bytes". */
+function byteSize(n: number): string {
+  const unit = (size: number, name: string) => `${Number((n / size).toFixed(1))} ${name}`;
+  if (n >= 1024 * 1024) return unit(1024 * 1024, 'MiB');
+  if (n >= 1024) return unit(1024, 'KiB');
+  return `${n} bytes`;
 }
 
 function exists(name: string): HttpError {
@@ -108,6 +115,7 @@ export async function receiveUpload(c: Context, opts: UploadOptions): Promise<st
   const maxRequest = maxBytes + FRAMING_BYTES;
   if (Number(c.req.header('content-length') ?? '0') > maxRequest) throw tooLarge(maxBytes);
   const staged: Staged[] = [];
+  let total = 0;
   try {
     await readMultipart(
       bodyChunks(c, maxRequest, () => tooLarge(maxBytes)),
@@ -115,15 +123,10 @@ export async function receiveUpload(c: Context, opts: UploadOptions): Promise<st
       async (part) => {
         if (part.name !== 'file' || part.filename === undefined) return null;
         const name = part.filename;
-        const problem = fileNameProblem(name, opts.allowed);
-        if (problem) {
-          const wrongType = problem.includes('can be indexed');
-          throw new HttpError(
-            wrongType ? 415 : 400,
-            wrongType ? 'unsupported_file_type' : 'invalid_file_name',
-            problem,
-          );
-        }
+        const bad = nameProblem(name);
+        if (bad) throw new HttpError(400, 'invalid_file_name', bad);
+        const wrongType = fileTypeProblem(name, opts.allowed);
+        if (wrongType) throw new HttpError(415, 'unsupported_file_type', wrongType);
         if (staged.some((s) => s.name === name)) {
           throw new HttpError(400, 'invalid_file_name', `"${name}" is sent twice in one upload`);
         }
@@ -140,7 +143,10 @@ export async function receiveUpload(c: Context, opts: UploadOptions): Promise<st
         return {
           write: async (chunk) => {
             size += chunk.byteLength;
+            total += chunk.byteLength;
             if (size > maxBytes) throw tooLarge(maxBytes, name);
+            // The limit holds for the request too: its files together.
+            if (total > maxBytes) throw tooLarge(maxBytes);
             await s.handle!.write(chunk);
           },
           end: async () => {
