@@ -189,6 +189,10 @@ describe('message validation', () => {
     // A null model is one left out, as for every optional field.
     expect((await chat({ model: null, messages: [{ role: 'user', content: 'q' }] })).status).toBe(200);
     expect((await app.request('/v1/models', { method: 'POST' })).status).toBe(405);
+    const one = await app.request('/v1/models/m', { method: 'POST' });
+    expect(one.status).toBe(405);
+    expect(one.headers.get('allow')).toBe('GET, HEAD');
+    expect((await app.request('/v1/modelsx')).status).toBe(404);
     expect((await app.request('/v1/chat/completions')).status).toBe(405);
   });
 

@@ -35,6 +35,11 @@ describe('project routes of the search app', () => {
     const wrong = await app.request('/build');
     expect(wrong.status).toBe(405);
     expect(wrong.headers.get('allow')).toBe('POST');
+    // A document's path takes DELETE only; without a project it is no route at all.
+    const doc = await app.request('/documents/notes/a.md');
+    expect(doc.status).toBe(405);
+    expect(doc.headers.get('allow')).toBe('DELETE');
+    expect((await bare.request('/documents/notes/a.md')).status).toBe(404);
   });
 
   it('takes the build lock before answering POST /build, and the build releases it', async () => {

@@ -92,6 +92,18 @@ const PROJECT_ROUTES: Record<string, string[]> = {
   '/build/events': ['GET', 'HEAD'],
 };
 
+/** Routes with a parameter: the path's prefix (the parameter is what follows, never empty). */
+const PREFIX_ROUTES: [string, string[]][] = [['/v1/models/', ['GET', 'HEAD']]];
+const PROJECT_PREFIX_ROUTES: [string, string[]][] = [['/documents/', ['DELETE']]];
+
+/** The methods a path allows, or undefined when no route has it. */
+function allowedMethods(path: string, project: boolean): string[] | undefined {
+  const exact = ROUTES[path] ?? (project ? PROJECT_ROUTES[path] : undefined);
+  if (exact) return exact;
+  const prefixed = [...PREFIX_ROUTES, ...(project ? PROJECT_PREFIX_ROUTES : [])];
+  return prefixed.find(([prefix]) => path.startsWith(prefix) && path.length > prefix.length)?.[1];
+}
+
 export function createApp(deps: AppDeps): Hono {
   const { engine } = deps;
   const timeoutMs = deps.requestTimeoutMs ?? 300_000;
@@ -112,7 +124,7 @@ export function createApp(deps: AppDeps): Hono {
   // without catching, so a throw reached `observe` before onError had set the status, and
   // metrics and the access log counted the request as a 200.
   app.notFound((c) => {
-    const allowed = ROUTES[c.req.path] ?? (deps.project ? PROJECT_ROUTES[c.req.path] : undefined);
+    const allowed = allowedMethods(c.req.path, deps.project !== undefined);
     if (allowed) {
       return onError(
         new HttpError(
