@@ -118,6 +118,15 @@ describe('HTTP app (docs/method.md §7.2)', () => {
       400,
       'question_too_long',
     );
+    // The limit counts characters (code points): 8,000 emoji fit, 8,001 do not.
+    expect((await post(app, '/answer', JSON.stringify({ question: '😀'.repeat(8000) }))).status).toBe(200);
+    const emoji = await post(app, '/answer', JSON.stringify({ question: '😀'.repeat(8001) }));
+    expect(emoji.status).toBe(400);
+    expect(((await emoji.json()) as { error: { message: string } }).error.message).toContain(
+      'has 8001 characters',
+    );
+    // A byte-order mark before the JSON is ignored.
+    expect((await post(app, '/answer', '\uFEFF{"question":"x"}')).status).toBe(200);
     await expectError(
       await post(app, '/answer', JSON.stringify({ question: 'x', pad: 'y'.repeat(MAX_BODY_BYTES) })),
       413,

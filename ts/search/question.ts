@@ -20,11 +20,15 @@ export function validateQuestion(question: unknown, field = 'question'): string 
     );
   }
   if (question.trim() === '') throw new InvalidQuestionError('empty_question', `"${field}" is empty`);
+  // Characters are code points: an emoji is one, not its two UTF-16 units.
   if (question.length > MAX_QUESTION_CHARS) {
-    throw new InvalidQuestionError(
-      'question_too_long',
-      `"${field}" has ${question.length} characters; the limit is ${MAX_QUESTION_CHARS}`,
-    );
+    const chars = [...question].length;
+    if (chars > MAX_QUESTION_CHARS) {
+      throw new InvalidQuestionError(
+        'question_too_long',
+        `"${field}" has ${chars} characters; the limit is ${MAX_QUESTION_CHARS}`,
+      );
+    }
   }
   return question;
 }

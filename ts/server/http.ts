@@ -313,7 +313,8 @@ export async function readJsonObject(
   }
   const tooLarge = bodyTooLarge(maxBytes);
   if (Number(c.req.header('content-length') ?? '0') > maxBytes) throw tooLarge();
-  const text = (await readBody(c, maxBytes, tooLarge)).toString('utf8');
+  // A byte-order mark before the JSON is ignored, as RFC 8259 allows (some Windows tools write one).
+  const text = (await readBody(c, maxBytes, tooLarge)).toString('utf8').replace(/^\uFEFF/, '');
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
