@@ -390,22 +390,24 @@ export interface Classification {
   cycle: string[];
 }
 
+/** What makes two files the same document: the loader their extension picks, and their bytes. */
+function contentKey(path: string, hash: string): string {
+  return `${documentFormat(path) ?? extname(path).toLowerCase()}:${hash}`;
+}
+
 /**
  * Classify the files found against the indexed map (path → hash).
  *
- * Choices where §3.1 leaves room (documented in ARCHITECTURE.md):
+ * Choices where §3.1 leaves room (docs/method.md §3.1 states them too):
  * - Renamed wins over duplicate: content that is still indexed elsewhere but also belonged
  *   to a vanished path is that path moved, so no "deleted" warning is raised for it.
  * - Several new paths with the content of one vanished path: the first in path order is the
  *   rename, the rest are duplicates of it. Several vanished paths with one content are
  *   consumed in path order.
  * - Two new paths with the same unindexed content are both `new`; their chunks meet by id.
+ * - "Same content" is the same bytes read by the same loader (`contentKey`): a copy or rename
+ *   under an extension of another format is new (and the vanished path deleted).
  */
-/** What makes two files the same document: the loader their extension picks, and their bytes. */
-function contentKey(path: string, hash: string): string {
-  return `${documentFormat(path) ?? extname(path).toLowerCase()}:${hash}`;
-}
-
 export function classifyDocuments(
   found: readonly { path: string; hash: string }[],
   indexed: Readonly<Record<string, string>>,
