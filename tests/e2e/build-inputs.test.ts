@@ -135,4 +135,20 @@ describe('input/ entries that are not indexed', () => {
     expect(Object.keys(movedRecord.files)).toEqual(['dump2.txt']);
     expect((await p.build()).stdout).toContain('Index is up to date.');
   });
+
+  it('a project whose input/ is gone is one line and exit 2, the index left as it was', async () => {
+    const { p } = await setUp();
+    expect((await p.build()).code).toBe(0);
+    const hashes = await p.readText('info/document_hash.json');
+    await rm(p.path('input'), { recursive: true, force: true });
+    for (const extra of [[], ['--rebuild']]) {
+      const r = await p.build(extra);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain(
+        `${p.path('input')} does not exist; create it and put the documents to index there`,
+      );
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+      expect(await p.readText('info/document_hash.json')).toBe(hashes);
+    }
+  });
 });

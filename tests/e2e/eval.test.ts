@@ -173,4 +173,28 @@ describe('noderag eval', () => {
       await empty.remove();
     }
   });
+
+  it('after a build that stopped before its Embedding stage: one line saying to finish it', async () => {
+    const names = readdirSync(join(EXAMPLE, 'input')).slice(0, 3);
+    const files = Object.fromEntries(names.map((f) => [f, readFileSync(join(EXAMPLE, 'input', f), 'utf8')]));
+    const p = await createProject({ files: { [names[0]!]: files[names[0]!]! }, config: { dim: 256 } });
+    try {
+      expect((await p.build()).code).toBe(0);
+      for (const f of names.slice(1)) await p.writeInput(f, files[f]!);
+      const killed = await p.buildWithHooks({ crashAt: 'Graph pipeline' });
+      expect(killed.code).not.toBe(0);
+      const r = await runCli(['eval', '-f', p.root, '--questions', questionsFile]);
+      expect(r.code).toBe(1);
+      const state = (await p.readJson<{ current_state: string }>('info/state.json')).current_state;
+      expect(state).toMatch(/^(Graph|Attribute) pipeline$/);
+      expect(r.stderr.trim()).toBe(
+        `The last build of ${p.root} has not finished (it stopped at ${state}); finish it with \`noderag build -f ${p.root}\` before evaluating.`,
+      );
+      // Finished, it evaluates.
+      expect((await p.build()).code).toBe(0);
+      expect((await runCli(['eval', '-f', p.root, '--questions', questionsFile])).code).toBe(0);
+    } finally {
+      await p.remove();
+    }
+  }, 120_000);
 });

@@ -254,7 +254,9 @@ describe('failures', () => {
     children.push(first.child);
     const second = await runCli(['search', '-f', root]);
     expect(second.code).toBe(1);
-    expect(second.stderr).toContain(`port ${port} on 127.0.0.1 is already in use`);
+    expect(second.stderr).toContain(
+      `port ${port} on 127.0.0.1 is already in use; stop the other process or set --port or config.port`,
+    );
     first.child.kill('SIGTERM');
     await first.exited;
 

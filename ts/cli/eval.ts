@@ -28,7 +28,7 @@ import {
   SettingError,
   withSearchSettings,
 } from '../eval/index.js';
-import { readStateText } from '../search/index-files.js';
+import { parseStateText, readStateText } from '../search/index-files.js';
 import { folderArg, folderValue } from './args.js';
 import { CliExit, EXIT } from './exit.js';
 import { SUB_COMMAND_METAS } from './metas.js';
@@ -128,10 +128,20 @@ export default defineCommand({
       throw e;
     }
     const questions = loadQuestions(args.questions);
-    if ((await readStateText(folder)) === null) {
+    const stateText = await readStateText(folder);
+    if (stateText === null) {
       throw new CliExit(
         EXIT.FAILURE,
         `No index in ${folder}: build it first with \`noderag build -f ${folderText}\`.`,
+      );
+    }
+    // The naive baseline compares every chunk's vector: a build that stopped before its
+    // Embedding stage left the new chunks without one.
+    const state = parseStateText(stateText);
+    if (state.current_state !== 'FINISHED') {
+      throw new CliExit(
+        EXIT.FAILURE,
+        `The last build of ${folder} has not finished (it stopped at ${state.current_state}); finish it with \`noderag build -f ${folderText}\` before evaluating.`,
       );
     }
     for (const w of config.warnings) console.error(`Warning: ${w}`);

@@ -428,7 +428,11 @@ async function openServer(
         ? { accessLog: (line: object) => process.stdout.write(`${JSON.stringify(line)}\n`) }
         : {}),
     });
-    server = await serveApp(app, { host: o.host, port: o.port });
+    server = await serveApp(app, {
+      host: o.host,
+      port: o.port,
+      settings: { port: '--port or config.port', host: '--host or config.url' },
+    });
   } catch (e) {
     search.close();
     if (e instanceof ServerStartError)

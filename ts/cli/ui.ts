@@ -45,7 +45,12 @@ export default defineCommand({
     const app = createUiApp({ ...realUiDeps(folder), ...(apiKey ? { apiKey } : {}) });
     let server: Awaited<ReturnType<typeof serveApp>>;
     try {
-      server = await serveApp(app, { host: '127.0.0.1', port, graceMs: 1000 });
+      server = await serveApp(app, {
+        host: '127.0.0.1',
+        port,
+        graceMs: 1000,
+        settings: { port: '--port', host: 'the address' },
+      });
     } catch (e) {
       if (e instanceof ServerStartError) throw new CliExit(EXIT.FAILURE, `Cannot start the UI: ${e.message}`);
       throw e;

@@ -6,6 +6,7 @@
  * rank order, the last one cut at the budget (`fillBudget`), or the first k chunks (`topK`).
  * Contexts are formatted like noderag's (one `text` section), so token counts compare.
  */
+import { IndexNotBuiltError } from '../errors.js';
 import { TABLES } from '../index-io/tables.js';
 import { type ContextItem, formatContext } from '../search/context.js';
 import { countTokens, truncateToTokens } from '../text/index.js';
@@ -31,8 +32,11 @@ export async function loadChunks(folder: string, dim: number): Promise<IndexedCh
   const pathOf = new Map(docs.map((d) => [d.docId, d.path]));
   const rows = await TABLES.text.load(folder, dim);
   const chunks = rows.map((r) => {
-    if (!r.embedding)
-      throw new Error(`${TABLES.text.file}: chunk ${r.hashId} has no embedding (index not finished?)`);
+    if (!r.embedding) {
+      throw new IndexNotBuiltError(
+        `${TABLES.text.file}: chunk ${r.hashId} has no embedding; finish the build (noderag build) first`,
+      );
+    }
     return { id: r.hashId, text: r.context, document: pathOf.get(r.docId) ?? '', vector: r.embedding };
   });
   return { chunks, documents: docs.map((d) => d.path) };

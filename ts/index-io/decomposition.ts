@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { IndexFileError } from '../errors.js';
 import type { DecompositionRecord, ParsedUnit } from '../model/types.js';
+import { rebuildHint } from '../project/state.js';
 
 /**
  * Lines already built, by record: a sync writes the file twice per cycle (its Document commit
@@ -87,10 +88,7 @@ export function parseDecompositions(text: string, label: string): DecompositionR
   lines.forEach((line, i) => {
     if (line === '') return;
     const bad = (what: string): never => {
-      throw new IndexFileError(
-        'index_damaged',
-        `${label}, line ${i + 1}: ${what}; rebuild from scratch by deleting cache/ and info/`,
-      );
+      throw new IndexFileError('index_damaged', `${label}, line ${i + 1}: ${what}; ${rebuildHint()}`);
     };
     let raw: unknown;
     try {

@@ -33,6 +33,7 @@ import {
 } from '../index-io/graph-snapshot.js';
 import { fsyncDir, fsyncFile, writeFileAtomic, writeFileSynced } from '../project/atomic.js';
 import { CACHE_DIR, COMMIT_FILE, INFO_FILES, resolveInProject, STAGING_DIR } from '../project/layout.js';
+import { rebuildHint } from '../project/state.js';
 
 const MANIFEST_VERSION = 1;
 
@@ -336,7 +337,7 @@ async function applyManifest(root: string, manifest: Manifest, hooks: CommitHook
       // Only a rename removes a staged file, so the destination must be there.
       throw new IndexFileError(
         'index_damaged',
-        `${COMMIT_FILE} lists ${entry.staged} for ${entry.destination}, but neither file exists; the index is damaged: rebuild from scratch by deleting cache/ and info/`,
+        `${COMMIT_FILE} lists ${entry.staged} for ${entry.destination}, but neither file exists; the index is damaged: ${rebuildHint()}`,
       );
     }
     touched.add(dirname(to));
@@ -375,7 +376,7 @@ function parseManifest(text: string): Manifest {
     // Written by temp + rename, so a torn COMMIT.json means something other than a crash.
     throw new IndexFileError(
       'index_damaged',
-      `${COMMIT_FILE} is unreadable; the last commit cannot be completed: rebuild from scratch by deleting cache/ and info/`,
+      `${COMMIT_FILE} is unreadable; the last commit cannot be completed: ${rebuildHint()}`,
     );
   }
   for (const f of m.files!) checkDestination(f.destination);

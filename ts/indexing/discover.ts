@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { open, readdir, realpath, stat } from 'node:fs/promises';
 import { extname, isAbsolute, join, relative } from 'node:path';
+import { NodeRagError } from '../errors.js';
 import { documentFormat } from './extract.js';
 import type { UnindexableEntry } from './unindexable.js';
 
@@ -233,7 +234,10 @@ export async function listInputFiles(
     await walk(inputDir, '', true);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new Error(`${inputDir} does not exist; create it and put the documents to index there`);
+      throw new NodeRagError(
+        'no_input_folder',
+        `${inputDir} does not exist; create it and put the documents to index there`,
+      );
     }
     throw error;
   }

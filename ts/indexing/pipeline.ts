@@ -28,6 +28,7 @@ import {
   type BuildState,
   type EmbeddingIdentity,
   failState,
+  rebuildHint,
   STAGES,
   type StageName,
   serializeState,
@@ -55,7 +56,6 @@ import {
   changedDeletedNote,
   confirmBuild,
   count,
-  REBUILD_HINT,
   renderStateTree,
   upToDateMessage,
 } from './tree.js';
@@ -257,7 +257,8 @@ export async function runBuild(options: BuildOptions): Promise<number> {
       if (error instanceof NoDocumentsError || error instanceof NodeRagError) {
         log.error(error.message);
         complain(`error: ${error.message}`);
-        return BUILD_EXIT.STAGE_FAILED;
+        // No input/ is the project's layout, a usage error like a mistyped -f.
+        return error.code === 'no_input_folder' ? BUILD_EXIT.USAGE : BUILD_EXIT.STAGE_FAILED;
       }
       throw error;
     }
@@ -273,7 +274,7 @@ export async function runBuild(options: BuildOptions): Promise<number> {
     const wanted = configuredEmbedding(config);
     if (state.embedding && !sameEmbedding(state.embedding, wanted)) {
       const e = state.embedding;
-      const message = `embeddings were made with ${describeEmbedding(e)}; changing the embedding model needs a ${REBUILD_HINT.replace('rebuild from scratch with', 'rebuild from scratch:')}, or set embedding_config back`;
+      const message = `embeddings were made with ${describeEmbedding(e)}; changing the embedding model needs a ${rebuildHint(root).replace('rebuild from scratch with', 'rebuild from scratch:')}, or set embedding_config back`;
       log.error(message);
       complain(`error: ${message}`);
       return BUILD_EXIT.USAGE;

@@ -39,10 +39,6 @@ export function count(n: number, singular: string, plural = `${singular}s`): str
   return `${n.toLocaleString('en-US')} ${n === 1 ? singular : plural}`;
 }
 
-/** How to rebuild from scratch without losing paid model replies (README "Build"). */
-export const REBUILD_HINT =
-  'rebuild from scratch with `noderag build -f <folder> --rebuild` (it keeps the model replies in cache/response_cache/)';
-
 /**
  * The note of §3.1 for changed and deleted indexed documents, or null when there are none:
  * what the sync does with them (docs/method.md §4.5).

@@ -185,7 +185,15 @@ export function serializeState(state: BuildState): string {
   return `${JSON.stringify(ordered, null, 2)}\n`;
 }
 
-const REBUILD_HINT = 'rebuild from scratch by deleting cache/ and info/';
+/**
+ * How to rebuild from scratch without losing paid model replies (README "Build"); `folder`
+ * when the message knows it. Deleting cache/ by hand would delete the response cache too.
+ */
+export function rebuildHint(folder = '<project folder>'): string {
+  return `rebuild from scratch with \`noderag build -f ${folder} --rebuild\` (it keeps the model replies in cache/response_cache/)`;
+}
+
+const REBUILD_HINT = rebuildHint();
 
 /** Parse and validate the text of info/state.json; every problem names the key. */
 export function parseState(text: string, label: string = INFO_FILES.state): BuildState {

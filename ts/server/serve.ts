@@ -13,6 +13,8 @@ export interface ServeOptions {
   host: string;
   port: number;
   graceMs?: number;
+  /** Where the port and address come from, for the refusal (default: config.port / config.url). */
+  settings?: { port: string; host: string };
 }
 
 export interface RunningServer {
@@ -30,6 +32,7 @@ export function isLoopback(host: string): boolean {
 }
 
 export function serveApp(app: Hono, opts: ServeOptions): Promise<RunningServer> {
+  const settings = opts.settings ?? { port: 'config.port', host: 'config.url' };
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, hostname: opts.host, port: opts.port }) as Server;
     const onError = (e: NodeJS.ErrnoException) => {
@@ -37,12 +40,15 @@ export function serveApp(app: Hono, opts: ServeOptions): Promise<RunningServer> 
         reject(
           new ServerStartError(
             'port_in_use',
-            `port ${opts.port} on ${opts.host} is already in use; stop the other process or set config.port`,
+            `port ${opts.port} on ${opts.host} is already in use; stop the other process or set ${settings.port}`,
           ),
         );
       } else if (e.code === 'EADDRNOTAVAIL' || e.code === 'ENOTFOUND') {
         reject(
-          new ServerStartError('bad_address', `cannot listen on ${opts.host}: ${e.code}; check config.url`),
+          new ServerStartError(
+            'bad_address',
+            `cannot listen on ${opts.host}: ${e.code}; check ${settings.host}`,
+          ),
         );
       } else reject(e);
     };
