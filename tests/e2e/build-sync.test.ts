@@ -16,9 +16,10 @@ import { NodeConfig } from '../../ts/config/node-config.js';
 import { COMMUNITY_INPUTS_FILE, readCommunityInputs } from '../../ts/index-io/community-inputs.js';
 import { IndexData } from '../../ts/index-io/index-data.js';
 import { type BuildReport, runBuild } from '../../ts/indexing/pipeline.js';
+import { createProviders, o200kTokenCounter } from '../../ts/llm/create-providers.js';
 import { STAGES } from '../../ts/project/state.js';
 import { LoadedIndex } from '../../ts/search/loaded-index.js';
-import { NodeSearch } from '../../ts/search/node-search.js';
+import { NodeSearch, type SearchProviders } from '../../ts/search/node-search.js';
 import { attributeId } from '../../ts/text/index.js';
 import { CLI, createProject, indexFingerprints, type Project, REPO_ROOT } from '../helpers/project.js';
 
@@ -617,6 +618,80 @@ describe('NodeSearch with watch follows new generations', () => {
     } finally {
       search.close();
       fixed.close();
+    }
+  }, 60_000);
+});
+
+describe('NodeSearch with watch: questions in flight across a reload', () => {
+  it('a question that started before the swap is not cached for the new index; one build is one reload', async () => {
+    const all = exampleFiles();
+    const names = Object.keys(all).slice(0, 4);
+    const p = await project(Object.fromEntries(names.map((n) => [n, all[n]!])));
+    expect((await build(p.root)).code).toBe(0);
+    const config = NodeConfig.fromMainFolder(p.root, { env: {} });
+    // The providers of a remote model: each call waits, as on the network.
+    const real = createProviders(config, { mode: 'search', tokenCounter: o200kTokenCounter });
+    let delayMs = 0;
+    const wait = () => new Promise((r) => setTimeout(r, delayMs));
+    const providers: SearchProviders = {
+      run: (async (task: never, input: never, call: never) => {
+        await wait();
+        return real.run(task, input, call);
+      }) as SearchProviders['run'],
+      embedQuery: async (q, call) => {
+        await wait();
+        return real.embedQuery(q, call);
+      },
+    };
+    const reloads: { generation: number; previous: number }[] = [];
+    const search = new NodeSearch(config, {
+      providers,
+      watch: true,
+      watchIntervalMs: 0,
+      onReload: (r) => reloads.push(r),
+    });
+    try {
+      await search.ready();
+      const edited = names[0]!;
+      const sentence = all[edited]!.split('\n')
+        .find((l) => l.length > 60)!
+        .trim();
+      const question = sentence.slice(0, 80);
+      // (Not asked before the build: the question in flight below must miss the cache.)
+      expect((await search.search(`${question}?`)).retrievalInfo).not.toContain('Zanzibar quartz');
+
+      // A new generation whose passage names something new.
+      await p.writeInput(
+        edited,
+        all[edited]!.replace(sentence, `${sentence} It was paid for in Zanzibar quartz.`),
+      );
+      expect((await build(p.root)).code).toBe(0);
+
+      // This question starts on generation 1 (the reload begins with it and ends while the
+      // question waits on its providers); it finishes there, as a question in flight does.
+      delayMs = 300;
+      const inFlight = search.search(question);
+      await search.reloaded();
+      expect(reloads.map((r) => [r.previous, r.generation])).toEqual([[1, 2]]);
+      expect((await inFlight).retrievalInfo).not.toContain('Zanzibar quartz');
+      delayMs = 0;
+
+      // Asked again, it is retrieved from generation 2, not from a cached generation-1 retrieval.
+      const again = await search.search(question);
+      expect(again.retrievalInfo).toContain('Zanzibar quartz');
+      const fresh = new NodeSearch(config);
+      try {
+        expect(again.retrievalInfo).toBe((await fresh.search(question)).retrievalInfo);
+      } finally {
+        fresh.close();
+      }
+      // And no second reload of the same build.
+      await search.status();
+      await search.reloaded();
+      expect(reloads).toHaveLength(1);
+    } finally {
+      search.close();
+      real.close();
     }
   }, 60_000);
 });

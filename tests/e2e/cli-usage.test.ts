@@ -50,6 +50,17 @@ describe('CLI usage errors', () => {
     expect(r.status).toBe(2);
   });
 
+  it('an option the command does not have is a usage error naming it, not ignored', () => {
+    const r = cli('build', '-f', '/tmp/nowhere', '--rebiuld');
+    expect(r.status).toBe(2);
+    expect(r.stderr.trim()).toBe(
+      'noderag build: unknown option --rebiuld (did you mean --rebuild?); run `noderag build --help` for its options',
+    );
+    const root = cli('-f', '/tmp/nowhere', '-q', 'x', '--retreival');
+    expect(root.status).toBe(2);
+    expect(root.stderr).toContain('unknown option --retreival (did you mean --retrieval?)');
+  });
+
   it('a --timeout longer than a timer can hold is refused, not a reply that times out at once', () => {
     const r = cli('-f', '/tmp/nowhere', '-q', 'why?', '--timeout', '3000000');
     expect(r.status).toBe(2);
@@ -140,7 +151,7 @@ describe('-f and the project folder', () => {
   it('a mistyped folder is reported and never created', () => {
     const missing = join(dir, 'mistyped', 'project');
     for (const command of ['build', 'ui', 'search', 'vis']) {
-      const r = cli(command, '-f', missing, '--yes');
+      const r = cli(command, '-f', missing, ...(command === 'build' ? ['--yes'] : []));
       expect(r.status, command).toBe(2);
       expect(r.stderr).toContain(`No folder ${missing}`);
     }

@@ -9,10 +9,17 @@
  */
 import { stripVTControlCharacters } from 'node:util';
 import { type ArgsDef, type CommandDef, defineCommand, renderUsage, runCommand, runMain } from 'citty';
+
+/** A citty value that may be given as a function or a promise. */
+async function resolveValue<T>(v: T | Promise<T> | (() => T | Promise<T>)): Promise<T> {
+  return typeof v === 'function' ? await (v as () => T | Promise<T>)() : await v;
+}
+
 import { NodeRagError } from '../errors.js';
 import { folderArg, folderValue } from './args.js';
 import { CliExit, EXIT } from './exit.js';
 import { SUB_COMMAND_METAS } from './metas.js';
+import { unknownOption } from './unknown-options.js';
 
 // One entry per sub-command file; each default-exports a citty command (defineCommand).
 // Command args are precisely typed per file, so the loaded module is widened here.
@@ -129,6 +136,21 @@ async function cli(): Promise<void> {
     // `-f -q x` would make citty take "-q" as the folder: a flag is never a folder name.
     const f = rawArgs.findIndex((a) => a === '-f' || a === '--folder');
     if (f >= 0 && (rawArgs[f + 1] === undefined || rawArgs[f + 1]!.startsWith('-'))) folderValue('');
+    // citty ignores options a command does not define: a typo must not run something else.
+    const sub = subCommandOf(rawArgs);
+    const defined: ArgsDef =
+      sub === undefined ? rootArgs : await resolveValue((await subCommands[sub]!()).args ?? {});
+    const unknown = unknownOption(
+      sub === undefined ? rawArgs : rawArgs.slice(rawArgs.indexOf(sub) + 1),
+      defined,
+    );
+    if (unknown) {
+      const command = sub === undefined ? 'noderag' : `noderag ${sub}`;
+      throw new CliExit(
+        EXIT.USAGE,
+        `${command}: unknown option ${unknown.option}${unknown.suggestion ? ` (did you mean ${unknown.suggestion}?)` : ''}; run \`${command} --help\` for its options`,
+      );
+    }
     await runCommand(main, { rawArgs });
   } catch (e) {
     process.exitCode = report(e);

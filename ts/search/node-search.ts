@@ -300,10 +300,11 @@ export class NodeSearch {
     options.signal?.throwIfAborted();
     if (this.#closed) throw closedError();
     const vector = embedding;
-    const retrieval = this.#cache.set(
-      q,
-      retrieve(index, { vector, elements: decomposition.elements }, this.#params),
-    );
+    const made = retrieve(index, { vector, elements: decomposition.elements }, this.#params);
+    // A question asked before a reload finishes on the index it started on, but its retrieval
+    // is not kept: the cache holds the current index's only (it was cleared at the swap, and
+    // an old retrieval's node numbers mean other nodes in the new index).
+    const retrieval = index === this.#index ? this.#cache.set(q, made) : made;
     return { retrieval, chunkOf: chunkOfItems(index, retrieval) };
   }
 
@@ -350,6 +351,10 @@ export class NodeSearch {
       if (stateText === null) return;
       const state = parseStateText(stateText);
       if (state.current_state !== 'FINISHED') return;
+      // The files as the finished build left them: a fingerprint read before the build
+      // finished would make the next check load the same generation again.
+      const finished = await indexFingerprint(root);
+      if (finished === this.#loadedFingerprint) return;
       const next = await LoadedIndex.load(root, {
         dim: this.config.config.dim,
         unbalanceAdjust: this.config.config.unbalance_adjust,
@@ -360,7 +365,7 @@ export class NodeSearch {
       }
       const old = this.#index;
       this.#index = next;
-      this.#loadedFingerprint = fingerprint;
+      this.#loadedFingerprint = finished;
       this.#cache.clear();
       if (old) {
         if (this.#users.has(old)) this.#retired.add(old);

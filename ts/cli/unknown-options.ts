@@ -1,0 +1,84 @@
+/**
+ * Options a command does not define. citty ignores them silently, so a typo such as
+ * `build --rebiuld` ran an ordinary build and `vis --node 3` drew the default size: each is
+ * now a usage error naming the option, with the nearest one the command has.
+ */
+import type { ArgsDef } from 'citty';
+
+/** What the command line may spell for each option of `args`. */
+function spellings(args: ArgsDef): { long: Map<string, boolean>; short: Map<string, boolean> } {
+  // Name → whether the option takes a value (the next argument, unless written `--name=value`).
+  const long = new Map<string, boolean>();
+  const short = new Map<string, boolean>();
+  for (const [name, def] of Object.entries(args)) {
+    const takesValue = def.type === 'string';
+    const kebab = name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+    const camel = name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+    for (const n of new Set([name, kebab, camel])) {
+      long.set(n, takesValue);
+      if (def.type === 'boolean') long.set(`no-${n}`, false);
+    }
+    const aliases = 'alias' in def && def.alias !== undefined ? [def.alias].flat() : [];
+    for (const a of aliases) (a.length === 1 ? short : long).set(a, takesValue);
+  }
+  return { long, short };
+}
+
+/** Edit distance of two short strings (for the suggestion). */
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let diagonal = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const above = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diagonal = above;
+    }
+  }
+  return row[b.length]!;
+}
+
+/**
+ * The first option in `rawArgs` that `args` does not define, with the nearest defined long
+ * option when one is close (at most 2 edits), or null when every option is known.
+ * Arguments after `--`, and the value that follows an option taking one, are not options.
+ */
+export function unknownOption(
+  rawArgs: readonly string[],
+  args: ArgsDef,
+): { option: string; suggestion: string | null } | null {
+  const { long, short } = spellings(args);
+  for (let i = 0; i < rawArgs.length; i++) {
+    const token = rawArgs[i]!;
+    if (token === '--') return null;
+    if (!token.startsWith('-') || token === '-') continue;
+    if (token.startsWith('--')) {
+      const [name, value] = [token.slice(2).split('=')[0]!, token.includes('=')];
+      const takesValue = long.get(name);
+      if (takesValue === undefined) {
+        let best: string | null = null;
+        let bestDistance = 3;
+        for (const known of long.keys()) {
+          const d = distance(name, known);
+          if (d < bestDistance) [best, bestDistance] = [known, d];
+        }
+        return { option: `--${name}`, suggestion: best === null ? null : `--${best}` };
+      }
+      if (takesValue && !value) i++;
+      continue;
+    }
+    // -x, -x=value, or grouped flags such as -ra (each a short alias).
+    const letters = token.slice(1).split('=')[0]!;
+    for (let k = 0; k < letters.length; k++) {
+      const takesValue = short.get(letters[k]!);
+      if (takesValue === undefined) return { option: `-${letters[k]}`, suggestion: null };
+      // A short option taking a value takes the rest of the token, or the next argument.
+      if (takesValue) {
+        if (k === letters.length - 1 && !token.includes('=')) i++;
+        break;
+      }
+    }
+  }
+  return null;
+}
