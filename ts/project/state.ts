@@ -5,7 +5,7 @@
  * new state; only commit.ts and writeState put one on disk.
  */
 import { readFile } from 'node:fs/promises';
-import { IndexFileError } from '../errors.js';
+import { IndexFileError, IndexNotBuiltError } from '../errors.js';
 import { writeFileAtomic } from './atomic.js';
 import { INFO_FILES, resolveInProject } from './layout.js';
 
@@ -300,4 +300,17 @@ export async function readState(root: string): Promise<BuildState | null> {
  */
 export async function writeState(root: string, state: BuildState): Promise<void> {
   await writeFileAtomic(resolveInProject(root, INFO_FILES.state), serializeState(state));
+}
+
+/**
+ * The index's vectors have the dimension they were built with (state.json): a config.dim
+ * changed since is said as such, not as a damaged vector index.
+ */
+export function requireSameDim(root: string, state: BuildState, dim: number): void {
+  const built = state.embedding?.dim;
+  if (built !== undefined && built !== dim) {
+    throw new IndexNotBuiltError(
+      `the index in ${root} was built with config.dim ${built}, but config.dim is now ${dim}: set it back to ${built}, or ${rebuildHint(root)} with the new embedding settings`,
+    );
+  }
 }

@@ -16,6 +16,7 @@ import { PhraseMatcher, SearchGraph } from '../graph/index.js';
 import { arraysFromTables, type SearchArrays, TYPE_CODE } from '../index-io/search-arrays.js';
 import { NODE_TYPES, type NodeType } from '../model/types.js';
 import { CACHE_FILES, resolveInProject } from '../project/layout.js';
+import { requireSameDim } from '../project/state.js';
 import { VectorIndex } from '../vector/index.js';
 import { type IndexSnapshot, readSnapshot } from './index-files.js';
 
@@ -129,6 +130,7 @@ export class LoadedIndex {
     let arrays: SearchArrays;
     try {
       snapshot = await readSnapshot(root, { useSnapshot });
+      requireSameDim(root, snapshot.state, options.dim);
     } catch (e) {
       await early.discard();
       throw e;

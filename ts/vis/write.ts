@@ -8,7 +8,7 @@ import { IndexNotBuiltError } from '../errors.js';
 import { IndexData } from '../index-io/index-data.js';
 import { nodeText } from '../model/node-text.js';
 import { writeFileAtomic } from '../project/atomic.js';
-import { isSearchable, readState } from '../project/state.js';
+import { isSearchable, readState, requireSameDim } from '../project/state.js';
 import { chooseNodes } from './choose.js';
 import { renderGraphHtml } from './html.js';
 
@@ -32,6 +32,7 @@ export async function writeVisualisation(folder: string, n: number, dim: number)
       `the index in ${folder} is not built yet; run \`noderag build -f ${folder}\` first`,
     );
   }
+  requireSameDim(folder, state, dim);
   const index = new IndexData(folder, dim);
   const [graph, texts, units, entities, relationships, attributes, elements, titles] = await Promise.all([
     index.graph(),
