@@ -272,6 +272,10 @@ describe('build through an OpenAI-compatible server', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/decomposition failed for 1 chunk\(s\) after retries \(text_id 1\)/);
     expect(r.stderr).toContain('State saved; run the build again to resume.');
+    // The retries show on the terminal as they happen (the first of the burst only; info.log
+    // has every attempt).
+    expect(r.stdout.match(/ {2}warning: .*attempt 1 failed \(.*500.*\); retrying in /g)).toHaveLength(1);
+    expect((await p.readText('info/info.log')).match(/retrying in/g)!.length).toBeGreaterThanOrEqual(5);
     expect(await p.readJson('info/state.json')).toMatchObject({
       current_state: 'Text pipeline',
       error_type: 'ERROR',

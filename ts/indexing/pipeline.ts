@@ -280,14 +280,18 @@ export async function runBuild(options: BuildOptions): Promise<number> {
       return BUILD_EXIT.USAGE;
     }
 
+    // A failing provider is retried for a while: say so on the terminal too (info.log has
+    // every attempt), at most once every few seconds, above the running stage's progress line.
+    const retryNotes = new RetryNotes((line) => complain(`warning: ${line}`));
     providers = createProviders(config, {
       mode: 'build',
       tokenCounter: o200kTokenCounter,
       retry: options.hooks?.retry,
-      onRetry: (e) =>
-        log.warn(
-          `${e.section}: attempt ${e.attempt} failed (${e.error.message}); retrying in ${formatSeconds(e.delayMs)}`,
-        ),
+      onRetry: (e) => {
+        const message = `${e.section}: attempt ${e.attempt} failed (${e.error.message}); retrying in ${formatSeconds(e.delayMs)}`;
+        log.warn(message);
+        retryNotes.show(message);
+      },
     });
     const cache = providers.cache
       ? { replies: providers.cache.replyCount, embeddings: providers.cache.embeddingCount }
@@ -327,6 +331,7 @@ export async function runBuild(options: BuildOptions): Promise<number> {
       stages: { ...STAGE_RUNNERS, ...options.stages },
       hooks: options.hooks ?? {},
       onReport: options.onReport,
+      retryNotes,
     });
     return await run.execute(
       state,
@@ -358,6 +363,44 @@ interface BuildRunOptions {
   stages: StageTable;
   hooks: BuildHooks;
   onReport?: (report: BuildReport) => void;
+  /** Where provider retries are shown while a stage runs. */
+  retryNotes?: RetryNotes;
+}
+
+/**
+ * Provider retries as terminal lines: the first of a burst, then at most one every
+ * `intervalMs` (a refused endpoint fails every request of a stage). While a stage runs they
+ * go through its progress (which clears its live line first).
+ */
+export class RetryNotes {
+  #last = Number.NEGATIVE_INFINITY;
+  #sink: (line: string) => void;
+  readonly #fallback: (line: string) => void;
+
+  constructor(
+    sink: (line: string) => void,
+    private readonly intervalMs = 5000,
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.#sink = sink;
+    this.#fallback = sink;
+  }
+
+  /** Routes the notes to `sink` until `restore()`. */
+  route(sink: (line: string) => void): void {
+    this.#sink = sink;
+  }
+
+  restore(): void {
+    this.#sink = this.#fallback;
+  }
+
+  show(line: string): void {
+    const t = this.now();
+    if (t - this.#last < this.intervalMs) return;
+    this.#last = t;
+    this.#sink(line);
+  }
 }
 
 /** Steps 5–7 for one confirmed run. */
@@ -546,6 +589,7 @@ class BuildRun {
       afterStep: (step, detail) => hooks.afterCommitStep?.(name, step, detail),
     });
     const progress = this.#progress.stage(name, STAGES.indexOf(name) + 1, STAGES.length);
+    this.#o.retryNotes?.route((line) => progress.note(`warning: ${line}`));
     const endLog = log.stage(`${name} (generation ${this.#state.generation})`);
     const ctx: StageContext = {
       root,
@@ -578,9 +622,11 @@ class BuildRun {
       await commit.commit({ deferGraphSnapshot: next.current_state !== 'FINISHED' });
     } catch (error) {
       progress.abandon();
+      this.#o.retryNotes?.restore();
       await commit.discard().catch(() => undefined);
       throw error;
     }
+    this.#o.retryNotes?.restore();
     this.#state = next;
     const ms = endLog(result.counts);
     progress.finish(formatSeconds(ms), result.summary);
