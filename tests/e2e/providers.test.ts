@@ -301,6 +301,41 @@ describe('retries and failures', () => {
     expect(p.stats().chat).toMatchObject({ calls: 1, requests: 4, retries: 3 });
   });
 
+  it('replies of the wrong shape are invalid replies, retried: a null body, no "data", a non-finite vector, an error event in a stream', async () => {
+    const p = providers(openaiConfig({ dim: 64 }), { cacheDir: null });
+    openai.inject({ route: 'chat', fault: { kind: 'raw', body: 'null' } });
+    expect((await p.run('query', { question: 'Who is Marie Curie?' })).elements).toEqual(['Marie Curie']);
+    expect(openai.count('chat')).toBe(2);
+
+    openai.inject({ route: 'embeddings', fault: { kind: 'raw', body: '{"object":"list","model":"x"}' } });
+    const nan = new Float32Array(64).fill(0.1);
+    nan[3] = Number.NaN;
+    const nanBody = JSON.stringify({
+      object: 'list',
+      data: [{ object: 'embedding', index: 0, embedding: Buffer.from(nan.buffer).toString('base64') }],
+      model: 'x',
+      usage: { prompt_tokens: 1, total_tokens: 1 },
+    });
+    openai.inject({ route: 'embeddings', fault: { kind: 'raw', body: nanBody } });
+    const batch = await p.embedDocuments(['x']);
+    expect(batch.dim).toBe(64);
+    expect(batch.vectors.every(Number.isFinite)).toBe(true);
+    expect(openai.count('embeddings')).toBe(3);
+
+    openai.inject({
+      route: 'chat',
+      fault: {
+        kind: 'raw',
+        contentType: 'text/event-stream',
+        body: 'data: {"error":{"message":"overloaded","type":"server_error"}}\n\n',
+      },
+    });
+    let text = '';
+    for await (const delta of p.stream('answer', { context: '', question: 'Why?' })) text += delta;
+    expect(text.length).toBeGreaterThan(0);
+    expect(openai.count('chat')).toBe(4);
+  });
+
   it('honours Retry-After on the OpenAI route too', async () => {
     const p = providers(openaiConfig(), { cacheDir: null });
     openai.inject({ route: 'embeddings', fault: { kind: 'status', status: 429, retryAfter: '1' } });

@@ -228,10 +228,13 @@ export class CachedProvider implements Provider {
     if (missing.size === 0) return packRows(found, this.#o.expectedDim ?? 0);
     const sendTexts = [...missing.keys()];
     this.#stats.calls++;
-    const batch = await this.#withPolicy('embed', options.signal, (signal) =>
-      this.#o.adapter.embed(sendTexts, { signal }),
-    );
-    this.#checkVectors(batch, sendTexts.length);
+    // Checked inside the retried call: an invalid reply (a wrong count, a non-finite value)
+    // is retried like any other; a wrong dimension is not retryable and fails at once.
+    const batch = await this.#withPolicy('embed', options.signal, async (signal) => {
+      const reply = await this.#o.adapter.embed(sendTexts, { signal });
+      this.#checkVectors(reply, sendTexts.length);
+      return reply;
+    });
     this.#stats.embeddedTexts += sendTexts.length;
     const { dim } = batch;
     const rows = sendTexts.map((_, j) => batch.vectors.subarray(j * dim, (j + 1) * dim));

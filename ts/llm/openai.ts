@@ -25,6 +25,7 @@
 import OpenAI from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import { MAX_REQUEST_TIMEOUT_S } from '../config/schema.js';
+import { ProviderError } from '../errors.js';
 import { httpFetch, httpPostWhole, type WholeReply } from './http-fetch.js';
 import { promptSet } from './prompts/index.js';
 import {
@@ -176,7 +177,11 @@ export class OpenAIProvider implements Provider {
         }
       }
       res ??= await this.#embedRequest(texts, 'float', signal);
-      const rows = [...res.data].sort((a, b) => a.index - b.index);
+      const data = (res as { data?: unknown } | null)?.data;
+      if (!Array.isArray(data)) {
+        throw invalidReplyError(this.#ctx, 'embeddings reply', `no "data" list in ${describeBody(res)}`);
+      }
+      const rows = [...(data as OpenAI.Embeddings.Embedding[])].sort((a, b) => a.index - b.index);
       return packEmbeddings(
         this.#ctx,
         texts.length,
@@ -326,6 +331,10 @@ export class OpenAIProvider implements Provider {
       if (rawErrors && e instanceof OpenAI.APIError && !(e instanceof OpenAI.APIUserAbortError)) throw e;
       throw this.#mapError(e, signal);
     }
+    // A 200 whose body is `null` (or a 204) reaches here as null: an invalid reply, retried.
+    if (typeof res !== 'object' || res === null) {
+      throw invalidReplyError(this.#ctx, 'reply', `the body is ${describeBody(res)}, not a chat completion`);
+    }
     const message = res.choices?.[0]?.message;
     if (message?.refusal) throw invalidReplyError(this.#ctx, 'reply (refusal)', message.refusal);
     const content = message?.content;
@@ -366,8 +375,23 @@ export class OpenAIProvider implements Provider {
     if (e instanceof OpenAI.APIError && typeof e.status === 'number') {
       return httpError(this.#ctx, e.status, e.message, parseRetryAfter(e.headers), e);
     }
+    // An error the server sent inside a stream (an SSE `error` event) has no HTTP status.
+    if (e instanceof OpenAI.APIError) {
+      return new ProviderError(
+        `provider ${this.#ctx.provider} reported an error in its stream: ${e.message}`,
+        { provider: this.#ctx.provider, retryable: true },
+        { cause: e },
+      );
+    }
     if (networkCode(e)) return networkError(this.#ctx, (e as Error).message, e);
     if (e instanceof SyntaxError) return invalidReplyError(this.#ctx, 'HTTP body', e.message);
     return e;
   }
+}
+
+/** What a reply body that is not the expected object is, for the error message. */
+function describeBody(body: unknown): string {
+  if (body === null || body === undefined) return 'empty (null)';
+  if (Array.isArray(body)) return 'a JSON array';
+  return typeof body === 'object' ? 'an object without it' : `a JSON ${typeof body}`;
 }

@@ -25,7 +25,9 @@ export type Fault =
   /** Close the connection without answering. */
   | { kind: 'reset' }
   /** A streamed reply whose connection is destroyed after this many events. */
-  | { kind: 'stream-cut'; afterEvents: number };
+  | { kind: 'stream-cut'; afterEvents: number }
+  /** This exact body (status 200 and JSON unless given): a reply of the wrong shape. */
+  | { kind: 'raw'; body: string; status?: number; contentType?: string };
 
 export interface FaultRule {
   /** Route the fault applies to; all routes when absent. */
@@ -190,6 +192,10 @@ export class FakeProviderServer {
       case 'malformed-json':
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end('{"id": "x", "choices": [{"message": ');
+        return;
+      case 'raw':
+        res.writeHead(fault.status ?? 200, { 'content-type': fault.contentType ?? 'application/json' });
+        res.end(fault.body);
         return;
     }
     const result = route.handle({ body, fault, options: this.options });
