@@ -258,6 +258,37 @@ describe('gemini adapter through the real SDK', () => {
     ).toBe(768);
   });
 
+  it('replies of the wrong shape are invalid replies, retried; a bad status keeps its meaning whatever its body', async () => {
+    const p = providers(geminiConfig(), { cacheDir: null });
+    // A null body, then parts that are not a list: retried, then answered.
+    gemini.inject({ route: 'generateContent', fault: { kind: 'raw', body: 'null' } });
+    gemini.inject({
+      route: 'generateContent',
+      fault: { kind: 'raw', body: JSON.stringify({ candidates: [{ content: { parts: {} } }] }) },
+    });
+    expect((await p.run('query', { question: '居里夫人是谁？' })).elements.length).toBeGreaterThan(0);
+    expect(gemini.count('generateContent')).toBe(3);
+    // Values that are not numbers, and an embedding without values: retried, never zeros.
+    gemini.inject({
+      route: 'batchEmbedContents',
+      fault: { kind: 'raw', body: JSON.stringify({ embeddings: [{ values: [null, true, '2'] }] }) },
+    });
+    gemini.inject({
+      route: 'batchEmbedContents',
+      fault: { kind: 'raw', body: JSON.stringify({ embeddings: [{}] }) },
+    });
+    const batch = await p.embedDocuments(['a']);
+    expect(batch.dim).toBe(768);
+    expect(gemini.count('batchEmbedContents')).toBe(3);
+    // A 401 whose body is not JSON still fails at once as an authentication failure.
+    gemini.reset();
+    gemini.inject({ route: 'generateContent', fault: { kind: 'raw', status: 401, body: '' } });
+    const e = await rejection(p.run('query', { question: '谁？' }));
+    expect(gemini.count()).toBe(1);
+    expect(e.retryable).toBe(false);
+    expect(e.message).toMatch(/^authentication failed for provider gemini \(HTTP 401\)/);
+  });
+
   it('retries a 429 honouring Retry-After, and fails at once on a bad key', async () => {
     const p = providers(geminiConfig(), { cacheDir: null });
     gemini.inject({ route: 'generateContent', fault: { kind: 'status', status: 429, retryAfter: '1' } });

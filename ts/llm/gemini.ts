@@ -12,6 +12,7 @@
  * build or a search with another provider never needs it.
  */
 import type { Content, GenerateContentParameters, GoogleGenAI, Schema, Type } from '@google/genai';
+import { ProviderError } from '../errors.js';
 import {
   abortReason,
   type ErrorContext,
@@ -87,25 +88,55 @@ function toContents(messages: readonly ChatMessage[]): { system: string | undefi
 }
 
 /** A fetch that remembers the headers of the last non-OK response it saw. */
-function headerCapturingFetch(): { fetch: typeof fetch; failed: () => Headers | undefined } {
-  let headers: Headers | undefined;
+function headerCapturingFetch(): { fetch: typeof fetch; failed: () => FailedResponse | undefined } {
+  let failed: FailedResponse | undefined;
   const wrapped: typeof fetch = async (input, init) => {
     const res = await fetch(input, init);
-    if (!res.ok) headers = res.headers;
+    if (!res.ok) failed = { status: res.status, headers: res.headers };
     return res;
   };
-  return { fetch: wrapped, failed: () => headers };
+  return { fetch: wrapped, failed: () => failed };
 }
 
-/** The SDK puts the whole JSON error body in the message; keep its `error.message`. */
+/** The status and headers of a reply that was not 2xx (the SDK may lose both on a bad body). */
+interface FailedResponse {
+  status: number;
+  headers: Headers;
+}
+
+/**
+ * The SDK puts the whole JSON error body in the message, sometimes after a prefix ("got
+ * status: INTERNAL. {…}"); keep its `error.message`.
+ */
 function apiErrorMessage(message: string): string {
+  const start = message.indexOf('{');
+  if (start < 0) return message;
   try {
-    const body = JSON.parse(message) as { error?: { message?: unknown } };
+    const body = JSON.parse(message.slice(start)) as { error?: { message?: unknown } };
     if (typeof body.error?.message === 'string') return body.error.message;
   } catch {
     // not JSON: use as is
   }
   return message;
+}
+
+/**
+ * The vectors of an embedding reply, each a non-empty list of numbers: anything else is an
+ * invalid reply (retried), never a vector of zeros or of length 0.
+ */
+function embeddingValues(ctx: ErrorContext, res: unknown): number[][] {
+  const rows = (res as { embeddings?: unknown } | null)?.embeddings;
+  if (!Array.isArray(rows)) throw invalidReplyError(ctx, 'embedding reply', 'no "embeddings" list');
+  return rows.map((row, i) => {
+    const values = (row as { values?: unknown } | null)?.values;
+    if (!Array.isArray(values) || values.length === 0) {
+      throw invalidReplyError(ctx, 'embedding reply', `embedding ${i} has no values`);
+    }
+    if (!values.every((v) => typeof v === 'number')) {
+      throw invalidReplyError(ctx, 'embedding reply', `embedding ${i} holds a value that is not a number`);
+    }
+    return values as number[];
+  });
 }
 
 export class GeminiProvider implements Provider {
@@ -165,11 +196,7 @@ export class GeminiProvider implements Provider {
           httpOptions: { fetch: capture.fetch },
         },
       });
-      return packEmbeddings(
-        this.#ctx,
-        texts.length,
-        (res.embeddings ?? []).map((r) => r.values ?? []),
-      );
+      return packEmbeddings(this.#ctx, texts.length, embeddingValues(this.#ctx, res));
     } catch (e) {
       throw this.#mapError(e, options.signal, capture.failed());
     }
@@ -251,10 +278,17 @@ export class GeminiProvider implements Provider {
     }
   }
 
-  #mapError(e: unknown, signal: AbortSignal | undefined, failedHeaders: Headers | undefined): unknown {
+  #mapError(e: unknown, signal: AbortSignal | undefined, failed: FailedResponse | undefined): unknown {
     if (signal?.aborted) return abortReason(signal);
+    if (e instanceof ProviderError) return e;
     if (sdk && e instanceof sdk.ApiError) {
-      return httpError(this.#ctx, e.status, apiErrorMessage(e.message), parseRetryAfter(failedHeaders), e);
+      return httpError(this.#ctx, e.status, apiErrorMessage(e.message), parseRetryAfter(failed?.headers), e);
+    }
+    // A non-2xx reply whose body the SDK could not read: its status still decides (a 401 is
+    // not retried, a 429's Retry-After is honoured).
+    if (failed) {
+      const detail = e instanceof Error ? e.message : String(e);
+      return httpError(this.#ctx, failed.status, detail, parseRetryAfter(failed.headers), e);
     }
     if (networkCode(e) || (e instanceof TypeError && /fetch failed/i.test(e.message))) {
       const cause = (e as { cause?: unknown }).cause;
@@ -265,6 +299,10 @@ export class GeminiProvider implements Provider {
       );
     }
     if (e instanceof SyntaxError) return invalidReplyError(this.#ctx, 'HTTP body', e.message);
+    // The SDK reading a 2xx reply of the wrong shape (a null body, parts that are not a list,
+    // plain JSON where a stream was asked for) throws TypeErrors and plain Errors: an invalid
+    // reply, retried, naming the provider.
+    if (e instanceof Error) return invalidReplyError(this.#ctx, 'reply', e.message);
     return e;
   }
 }
