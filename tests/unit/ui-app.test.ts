@@ -243,6 +243,19 @@ describe('ui app: config save', () => {
     expect(readFileSync(join(folder, 'Node_config.yaml'), 'utf8')).toBe(before);
   });
 
+  it('saves into a section written bare (`config:` or `config: ~`), which the file may have', async () => {
+    for (const bare of ['config:', 'config: ~']) {
+      const { app, folder } = makeApp();
+      writeFileSync(
+        join(folder, 'Node_config.yaml'),
+        `model_config:\n  service_provider: local\nembedding_config:\n  service_provider: local\n${bare}\n`,
+      );
+      const r = await save(app, { config: { dim: '256' } });
+      expect(r.status, bare).toBe(200);
+      expect(readFileSync(join(folder, 'Node_config.yaml'), 'utf8')).toMatch(/^config:\n {2}dim: 256$/m);
+    }
+  });
+
   it('saves valid values keeping comments; the API key is write-only', async () => {
     const { app, folder } = makeApp();
     const r = await save(app, {
@@ -267,6 +280,62 @@ describe('ui app: config save', () => {
 });
 
 describe('ui app: build lock and chat', () => {
+  it('a build another process holds is a 409 before anything starts, as on the search server', async () => {
+    let ran = 0;
+    const { app, folder } = makeApp({
+      runBuild: async () => {
+        ran++;
+        return 0;
+      },
+    });
+    mkdirSync(join(folder, 'info'), { recursive: true });
+    // A live process that is not this one (a lock naming this pid counts only if it took it).
+    writeFileSync(
+      join(folder, 'info', 'build.lock'),
+      `${JSON.stringify({ pid: process.ppid, started_at: new Date().toISOString() })}\n`,
+    );
+    const r = await app.request('/api/build', { method: 'POST', headers: SAME });
+    expect(r.status).toBe(409);
+    expect(((await r.json()) as ErrorBody).error.message).toContain(
+      `process ${process.ppid} holds the build lock`,
+    );
+    expect(ran).toBe(0);
+  });
+
+  it('a save whose body is still arriving when a build starts is refused, not written mid-build', async () => {
+    let release = () => {};
+    const { app, folder } = makeApp({
+      runBuild: () =>
+        new Promise<number>((r) => {
+          release = () => r(0);
+        }),
+    });
+    const before = readFileSync(join(folder, 'Node_config.yaml'), 'utf8');
+    let send!: (text: string) => void;
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        send = (text) => {
+          c.enqueue(new TextEncoder().encode(text));
+          c.close();
+        };
+      },
+    });
+    const saving = app.request('/api/config', {
+      method: 'POST',
+      headers: { ...SAME, 'content-type': 'application/json' },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await app.request('/api/build', { method: 'POST', headers: SAME })).status).toBe(202);
+    send(JSON.stringify({ config: { Enode: '11' } }));
+    const r = await saving;
+    expect(r.status).toBe(409);
+    expect(((await r.json()) as ErrorBody).error.code).toBe('build_running');
+    expect(readFileSync(join(folder, 'Node_config.yaml'), 'utf8')).toBe(before);
+    release();
+  });
+
   it('refuses a second build while one runs and streams its lines', async () => {
     let release = () => {};
     const { app } = makeApp({

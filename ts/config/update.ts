@@ -6,6 +6,7 @@
  */
 import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { isScalar } from 'yaml';
 import { ConfigError } from '../errors.js';
 import type { Env } from './api-keys.js';
 import type { ConfigProblem } from './cross-checks.js';
@@ -46,7 +47,13 @@ export function updateConfigFile(
   }
   for (const [section, values] of Object.entries(patch)) {
     for (const [key, value] of Object.entries(values ?? {})) {
-      if (value !== undefined) doc.setIn([section, key], value);
+      if (value === undefined) continue;
+      // A section written bare (`config:` or `config: ~`) is null in the document: it becomes
+      // a mapping before a key goes into it (setIn cannot descend into a scalar).
+      const current = doc.get(section, true);
+      if (current === null || (isScalar(current) && current.value === null))
+        doc.set(section, doc.createNode({}));
+      doc.setIn([section, key], value);
     }
   }
   const env = options.env ?? process.env;

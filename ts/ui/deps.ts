@@ -13,15 +13,18 @@ import type { UiDeps } from './app.js';
 export function realUiDeps(folder: string): UiDeps {
   return {
     folder,
-    runBuild: (sinks) =>
+    runBuild: (sinks, lock) =>
       runBuild({
         folder,
         yes: true,
         handleSignals: false,
         stdout: sinks.stdout,
         stderr: sinks.stderr,
+        ...(lock ? { lock } : {}),
       }),
-    openSearch: (config) => new NodeSearch(config),
+    // With watch, like the search server: a build run outside the UI (a terminal) is picked
+    // up without a save or a restart.
+    openSearch: (config) => new NodeSearch(config, { watch: true }),
     countEdges: async (root) => {
       try {
         return (await validateParquetFooter(resolveInProject(root, CACHE_FILES.graphEdges))).numRows;

@@ -5,10 +5,11 @@
  */
 import { join } from 'node:path';
 import { ensureConfig, NodeConfig } from '../config/index.js';
+import type { BuildLock } from '../indexing/lock.js';
 import { INPUT_DIR } from '../project/layout.js';
 import type { AnswerResult } from '../search/engine-types.js';
 import type { RetrievedItem } from '../search/retrieve.js';
-import { BuildJob, type BuildRunner } from '../server/build-job.js';
+import { BuildJob, type BuildSinks } from '../server/build-job.js';
 import { DEFAULT_MAX_UPLOAD_BYTES, removeStaleUploads } from '../server/upload.js';
 
 export { DEFAULT_MAX_UPLOAD_BYTES };
@@ -27,8 +28,11 @@ export interface UiSearch {
 export interface UiDeps {
   /** Absolute project folder. */
   folder: string;
-  /** Runs one build of `folder` writing its output to the sinks; resolves to its exit code. */
-  runBuild: BuildRunner;
+  /**
+   * Runs one build of `folder` writing its output to the sinks; resolves to its exit code.
+   * `lock`: the build lock, already taken by POST /api/build (runBuild's `lock` option).
+   */
+  runBuild: (sinks: BuildSinks, lock?: BuildLock) => Promise<number>;
   /** A search engine for the current config (re-created after a save or a build). */
   openSearch: (config: NodeConfig) => UiSearch;
   /** Edge count of the built graph, or null when unknown. */
@@ -45,6 +49,8 @@ export interface UiContext {
   readonly inputDir: string;
   readonly maxUploadBytes: number;
   readonly job: BuildJob;
+  /** The build runner of the deps (POST /api/build gives it the lock it took). */
+  readonly runBuild: UiDeps['runBuild'];
   readonly countEdges: (folder: string) => Promise<number | null>;
   readonly logError: (e: unknown) => void;
   /** The config as saved; a ConfigError (422) names its problems. */
@@ -66,7 +72,8 @@ export function uiContext(deps: UiDeps): UiContext {
     root,
     inputDir,
     maxUploadBytes: deps.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,
-    job: new BuildJob(deps.runBuild),
+    job: new BuildJob((sinks) => deps.runBuild(sinks)),
+    runBuild: deps.runBuild,
     countEdges: deps.countEdges,
     logError: deps.logError ?? ((e: unknown) => console.error(e)),
     loadConfig,

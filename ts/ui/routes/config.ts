@@ -96,7 +96,12 @@ export function configRoutes(ctx: UiContext): Hono {
       if (ctx.job.running) {
         throw new HttpError(409, 'build_running', 'a build is running; save the config after it ends');
       }
-      const result = updateConfigFile(ctx.root, patchFrom(formSections(await readJsonObject(c))));
+      const body = await readJsonObject(c);
+      // Checked again once the body is in: a build may have started while it was read.
+      if (ctx.job.running) {
+        throw new HttpError(409, 'build_running', 'a build is running; save the config after it ends');
+      }
+      const result = updateConfigFile(ctx.root, patchFrom(formSections(body)));
       if (!result.ok) {
         const n = result.problems.length;
         throw new HttpError(
