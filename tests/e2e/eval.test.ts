@@ -161,6 +161,20 @@ describe('noderag eval', () => {
     ]);
     expect(key.code).toBe(2);
     expect(key.stderr).toContain('--set chunk_size: not a search-time key');
+    // A --set config's own warnings are printed, named after it.
+    const restart = await runCli([
+      'eval',
+      '-f',
+      project.root,
+      '--questions',
+      questionsFile,
+      '--set',
+      'ppr_mode=restart',
+    ]);
+    expect(restart.code, restart.stderr).toBe(0);
+    expect(restart.stderr).toContain(
+      'Warning (ppr_mode=restart): config.ppr_max_iter: 2 steps of ppr_mode "restart" will not converge; use 20 or more',
+    );
 
     const empty = await createProject({ config: { dim: 256 } });
     try {

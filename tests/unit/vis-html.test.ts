@@ -34,6 +34,27 @@ describe('visualisation page (docs/method.md §7.5)', () => {
     expect(data.nodes[0]!.color).toBe('#ADD8E6');
   });
 
+  it('cuts a long tooltip at 1,000 characters without splitting an emoji, and draws 200,000 nodes', () => {
+    const text = `${'x'.repeat(999)}🔭 and more`;
+    const page = renderGraphHtml({
+      title: 't',
+      nodes: [{ id: 'a', type: 'text', text, score: 1 }],
+      edges: [],
+    });
+    const json = /<script type="application\/json" id="graph-data">([\s\S]*?)<\/script>/.exec(page)![1]!;
+    expect((JSON.parse(json) as { nodes: { tip: string }[] }).nodes[0]!.tip).toBe(
+      `text\n${'x'.repeat(999)}🔭…`,
+    );
+    // The largest score is found without spreading every score into one call (a stack overflow).
+    const many = Array.from({ length: 200_000 }, (_, i) => ({
+      id: `n${i}`,
+      type: 'entity' as const,
+      text: 'x',
+      score: i,
+    }));
+    expect(() => renderGraphHtml({ title: 'big', nodes: many, edges: [] })).not.toThrow();
+  });
+
   it('is self-contained: no external scripts, styles or fonts', () => {
     expect(html).not.toMatch(/<script[^>]+src=/);
     expect(html).not.toMatch(/<link[^>]+href=/);

@@ -144,7 +144,14 @@ export default defineCommand({
         `The last build of ${folder} has not finished (it stopped at ${state.current_state}); finish it with \`noderag build -f ${folderText}\` before evaluating.`,
       );
     }
-    for (const w of config.warnings) console.error(`Warning: ${w}`);
+    // Each config's own warnings: a --set can make one the file alone does not (a ppr_mode
+    // the file's ppr_max_iter cannot converge in), named after the config it belongs to.
+    for (const c of configs) {
+      const known = c === configs[0] ? [] : configs[0]!.config.warnings;
+      for (const w of c.config.warnings) {
+        if (!known.includes(w)) console.error(`Warning${c === configs[0] ? '' : ` (${c.name})`}: ${w}`);
+      }
+    }
     const bar = progressBar();
     let run: Awaited<ReturnType<typeof evaluate>>;
     try {

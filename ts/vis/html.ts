@@ -42,6 +42,13 @@ interface VisPage {
 
 const TOOLTIP_CHARS = 1000;
 
+/** The first `max` characters (code points: an emoji is never cut in half) and "…", or `text`. */
+function truncateChars(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const chars = [...text];
+  return chars.length <= max ? text : `${chars.slice(0, max).join('')}…`;
+}
+
 /** JSON that is safe inside a <script> element and inside JS string contexts. */
 export function scriptSafeJson(value: unknown): string {
   return JSON.stringify(value).replace(
@@ -66,12 +73,14 @@ function visNetworkSource(): string {
 }
 
 export function renderGraphHtml(page: VisPage): string {
-  const max = Math.max(1e-12, ...page.nodes.map((n) => n.score));
+  // A loop, not Math.max(...scores): spreading 200,000 arguments overflows the stack.
+  let max = 1e-12;
+  for (const n of page.nodes) if (n.score > max) max = n.score;
   const data = {
     nodes: page.nodes.map((n) => ({
       id: n.id,
       type: n.type,
-      tip: `${n.type}\n${n.text.length > TOOLTIP_CHARS ? `${n.text.slice(0, TOOLTIP_CHARS)}…` : n.text}`,
+      tip: `${n.type}\n${truncateChars(n.text, TOOLTIP_CHARS)}`,
       size: 10 + (30 * n.score) / max,
       color: TYPE_COLOURS[n.type],
     })),
