@@ -78,25 +78,37 @@ function buildRunning(detail: string): HttpError {
   return new HttpError(409, 'build_running', `a build is already running${detail}; wait for it to end`);
 }
 
+/**
+ * Starts `job` on the project in `folder` with its build lock taken first, so a build held
+ * here or by another process (a `noderag build` in a terminal) is a 409 before the reply,
+ * not a 202 whose build then fails. Shared by POST /build and the web UI's POST /api/build.
+ */
+export async function startLockedBuild(
+  folder: string,
+  job: BuildJob,
+  runBuild: LockedBuildRunner,
+  onEnd?: (exitCode: number) => Promise<void> | void,
+): Promise<void> {
+  if (job.running) throw buildRunning(' in this server');
+  let lock: BuildLock;
+  try {
+    lock = await acquireBuildLock(folder);
+  } catch (e) {
+    if (e instanceof BuildLockedError) throw buildRunning(` (process ${e.pid} holds the build lock)`);
+    throw e;
+  }
+  const started = job.start(onEnd, (sinks) => runBuild(sinks, lock).finally(() => lock.release()));
+  if (!started) {
+    await lock.release();
+    throw buildRunning(' in this server');
+  }
+}
+
 export function buildRoutes(deps: BuildRouteDeps): Hono {
   const { job } = deps;
   return new Hono()
     .post('/build', async (c) => {
-      if (job.running) throw buildRunning(' in this server');
-      let lock: BuildLock;
-      try {
-        lock = await acquireBuildLock(deps.folder);
-      } catch (e) {
-        if (e instanceof BuildLockedError) throw buildRunning(` (process ${e.pid} holds the build lock)`);
-        throw e;
-      }
-      const started = job.start(undefined, (sinks) =>
-        deps.runBuild(sinks, lock).finally(() => lock.release()),
-      );
-      if (!started) {
-        await lock.release();
-        throw buildRunning(' in this server');
-      }
+      await startLockedBuild(deps.folder, job, deps.runBuild);
       return c.json({ started: true, events: '/build/events' }, 202);
     })
     .get('/build/events', (c) => buildEventStream(c, job));
