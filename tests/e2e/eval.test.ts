@@ -114,6 +114,18 @@ describe('noderag eval', () => {
     expect(report.configs[1]!.noderag.avg_tokens).toBeLessThan(report.configs[0]!.noderag.avg_tokens);
   });
 
+  it('warns of a gold answer that can never be found (only articles and punctuation)', async () => {
+    const file = project.path('degenerate.jsonl');
+    await writeFile(file, jsonl([QUESTIONS[0]!, { question: 'Which band?', answers: ['The', 'The The'] }]));
+    const r = await runCli(['eval', '-f', project.root, '--questions', file]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(
+      `Warning: ${file}, line 2: answer "The" is only articles and punctuation once normalised (as HotpotQA/SQuAD scoring does), so it is never found; give it in other words`,
+    );
+    expect(r.stderr).toContain('answer "The The" is only articles');
+    expect(r.stderr).not.toContain('line 1:');
+  });
+
   it('a malformed line: exit 2, naming the file, the line and what was expected', async () => {
     const bad = project.path('bad.jsonl');
     await writeFile(

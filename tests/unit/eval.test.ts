@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   containsAnswer,
+  isMatchable,
   isYesNo,
   parseQuestions,
   parseSetting,
@@ -80,6 +81,12 @@ describe('scoring', () => {
     expect(containsAnswer('The answer is not here', 'no')).toBe(false);
     expect(containsAnswer('In 1921, the Pryce Reflector', 'the 1921')).toBe(true);
     expect(isYesNo('Yes')).toBe(true);
+    // An answer of articles and punctuation only normalises to nothing: never found.
+    for (const a of ['The', 'A.', 'the the', ' an ']) {
+      expect(isMatchable(a), a).toBe(false);
+      expect(containsAnswer(`Her blood type is ${a}.`, a)).toBe(false);
+    }
+    expect(isMatchable('The Who')).toBe(true);
   });
 
   it('supporting entries: indexed files (by path or unique name) or verbatim texts', () => {

@@ -20,6 +20,7 @@ import {
   evalReportJson,
   evaluate,
   formatEvalReport,
+  isMatchable,
   parseQuestions,
   parseSettings,
   QuestionsFileError,
@@ -128,6 +129,16 @@ export default defineCommand({
       throw e;
     }
     const questions = loadQuestions(args.questions);
+    // A gold answer the scorer can never find lowers answer recall silently: say which.
+    for (const q of questions) {
+      for (const a of q.answers) {
+        if (!isMatchable(a)) {
+          console.error(
+            `Warning: ${args.questions}, line ${q.line}: answer ${JSON.stringify(a)} is only articles and punctuation once normalised (as HotpotQA/SQuAD scoring does), so it is never found; give it in other words`,
+          );
+        }
+      }
+    }
     const stateText = await readStateText(folder);
     if (stateText === null) {
       throw new CliExit(

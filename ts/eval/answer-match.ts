@@ -23,6 +23,14 @@ export function containsAnswer(context: string, answer: string): boolean {
   return ` ${normalizeAnswer(context)} `.includes(` ${a} `);
 }
 
+/**
+ * Whether a gold answer can be found at all: one that is only articles and punctuation
+ * ("The", "A.") normalises to nothing, and `containsAnswer` never finds it.
+ */
+export function isMatchable(answer: string): boolean {
+  return normalizeAnswer(answer) !== '';
+}
+
 /** Yes/no answers (HotpotQA comparison questions): a string match says nothing about them. */
 export function isYesNo(answer: string): boolean {
   const a = normalizeAnswer(answer);

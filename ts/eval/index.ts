@@ -3,7 +3,7 @@
  * supporting evidence, scored on the contexts of a built index and of the naive top-k
  * baseline at the same tokens with the same embeddings.
  */
-export { containsAnswer, isYesNo } from './answer-match.js';
+export { containsAnswer, isMatchable, isYesNo } from './answer-match.js';
 export {
   type ConfigResult,
   type EvalConfig,
