@@ -9,17 +9,16 @@
  */
 import { stripVTControlCharacters } from 'node:util';
 import { type ArgsDef, type CommandDef, defineCommand, renderUsage, runCommand, runMain } from 'citty';
-
-/** A citty value that may be given as a function or a promise. */
-async function resolveValue<T>(v: T | Promise<T> | (() => T | Promise<T>)): Promise<T> {
-  return typeof v === 'function' ? await (v as () => T | Promise<T>)() : await v;
-}
-
 import { NodeRagError } from '../errors.js';
 import { folderArg, folderValue } from './args.js';
 import { CliExit, EXIT } from './exit.js';
 import { SUB_COMMAND_METAS } from './metas.js';
 import { unknownOption } from './unknown-options.js';
+
+/** A citty value that may be given as a function or a promise. */
+async function resolveValue<T>(v: T | Promise<T> | (() => T | Promise<T>)): Promise<T> {
+  return typeof v === 'function' ? await (v as () => T | Promise<T>)() : await v;
+}
 
 // One entry per sub-command file; each default-exports a citty command (defineCommand).
 // Command args are precisely typed per file, so the loaded module is widened here.

@@ -72,7 +72,8 @@ export function uiContext(deps: UiDeps): UiContext {
     root,
     inputDir,
     maxUploadBytes: deps.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,
-    job: new BuildJob((sinks) => deps.runBuild(sinks)),
+    // Every build starts through POST /api/build, which passes the run with its lock.
+    job: new BuildJob(),
     runBuild: deps.runBuild,
     countEdges: deps.countEdges,
     logError: deps.logError ?? ((e: unknown) => console.error(e)),

@@ -13,12 +13,7 @@ export function buildRoutes(ctx: UiContext): Hono {
   return new Hono()
     .post('/build', async (c) => {
       // A build changes the index: the next question opens an engine on the new one.
-      await startLockedBuild(
-        ctx.root,
-        job,
-        (sinks, lock) => ctx.runBuild(sinks, lock),
-        () => ctx.resetSearch(),
-      );
+      await startLockedBuild(ctx.root, job, ctx.runBuild, () => ctx.resetSearch());
       return c.json({ ok: true, started: true }, 202);
     })
     .get('/build/events', (c) => buildEventStream(c, job));

@@ -93,11 +93,8 @@ export function configRoutes(ctx: UiContext): Hono {
       });
     })
     .post('/config', async (c) => {
-      if (ctx.job.running) {
-        throw new HttpError(409, 'build_running', 'a build is running; save the config after it ends');
-      }
       const body = await readJsonObject(c);
-      // Checked again once the body is in: a build may have started while it was read.
+      // Checked once the body is in: a build may have started while it was read.
       if (ctx.job.running) {
         throw new HttpError(409, 'build_running', 'a build is running; save the config after it ends');
       }
