@@ -6,7 +6,16 @@
  * finishes; 60 concurrent requests; refusals; graceful shutdown.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,6 +64,48 @@ function tempDir(): string {
   const d = mkdtempSync(join(tmpdir(), 'noderag-search-e2e-'));
   dirs.push(d);
   return d;
+}
+
+/** Child processes of `pid` (a --workers primary's workers), from Linux /proc. */
+function childPids(pid: number): string[] {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
+      } catch {
+        return false;
+      }
+    });
+}
+
+/** Remote (client) ports of the established TCP connections to `port` that process `pid` holds. */
+function heldConnections(pid: string, port: number): Set<number> {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m) inodes.add(m[1]!);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  const ports = new Set<number>();
+  for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
+    const f = line.trim().split(/\s+/);
+    if (f.length < 10 || f[3] !== '01' || !inodes.has(f[9]!)) continue;
+    if (Number.parseInt(f[1]!.split(':')[1]!, 16) === port)
+      ports.add(Number.parseInt(f[2]!.split(':')[1]!, 16));
+  }
+  return ports;
+}
+
+async function until(ok: () => boolean, ms = 5000): Promise<void> {
+  for (const end = Date.now() + ms; !ok(); ) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 let fake: FakeOpenAIServer;
@@ -276,18 +327,7 @@ describe('failures', () => {
     const served = await serve(root, ['--workers', '2']);
     children.push(served.child);
     expect(served.output().stdout).toContain('with 2 workers');
-    // The workers are the primary's children (Linux /proc).
-    const workerPids = () =>
-      readdirSync('/proc')
-        .filter((d) => /^\d+$/.test(d))
-        .filter((d) => {
-          try {
-            const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-            return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === served.child.pid;
-          } catch {
-            return false;
-          }
-        });
+    const workerPids = () => childPids(served.child.pid!);
     const pids = workerPids();
     expect(pids).toHaveLength(2);
     const bodies = await Promise.all(
@@ -328,6 +368,44 @@ describe('failures', () => {
     const bad = await runCli(['search', '-f', root, '--workers', '0']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--workers: expected an integer from 1 to 256, got "0"');
+  });
+
+  it('--workers 2: each connection goes to the worker with the fewest open ones', async () => {
+    const port = await freePort();
+    const root = tempDir();
+    await writeSearchProject(root, { ...curieSpec(), config: { port } });
+    const served = await serve(root, ['--workers', '2']);
+    children.push(served.child);
+    const [a, b] = childPids(served.child.pid!);
+    // Keep-alive connections, each answered once so a worker holds it.
+    const open = async (n: number): Promise<Socket[]> => {
+      const sockets: Socket[] = [];
+      for (let i = 0; i < n; i++) {
+        const s = connect(port, '127.0.0.1');
+        await new Promise<void>((r) => {
+          s.once('data', () => r());
+          s.write('GET /health HTTP/1.1\r\nHost: test\r\n\r\n');
+        });
+        sockets.push(s);
+      }
+      return sockets;
+    };
+    /** Client ports of the connections each worker holds. */
+    const held = (pid: string) => heldConnections(pid, port);
+    const first = await open(6);
+    await until(() => held(a!).size + held(b!).size === 6);
+    expect([held(a!).size, held(b!).size]).toEqual([3, 3]);
+    // Worker a's connections close: the next three connections all go to it.
+    const ofA = held(a!);
+    for (const s of first) if (ofA.has(s.localPort!)) s.destroy();
+    await until(() => held(a!).size === 0);
+    await new Promise((r) => setTimeout(r, 300)); // the worker's note reaches the primary
+    const next = await open(3);
+    await until(() => held(a!).size === 3);
+    expect(held(b!).size).toBe(3);
+    for (const s of [...first, ...next]) s.destroy();
+    served.child.kill('SIGTERM');
+    expect(await served.exited).toBe(0);
   });
 
   it('while a first build runs: 503 index_not_built, then served without a restart (local provider)', async () => {

@@ -1,28 +1,42 @@
 /**
- * `noderag search --workers N`: N server processes share one port through node:cluster, so
- * a server uses N cores (retrieval is synchronous CPU work on each process's JS thread).
- * Each worker loads its own copy of the index: memory grows N-fold.
+ * `noderag search --workers N`: N server processes share one port, so a server uses N cores
+ * (retrieval is synchronous CPU work on each process's JS thread). Each worker loads its own
+ * copy of the index: memory grows N-fold.
  *
  * The primary loads nothing. It forks the workers (same command line), waits until every
- * one is listening, prints one banner, and on SIGINT/SIGTERM asks them over IPC to stop
- * gracefully and waits for them. A worker that fails to start sends its one-line message;
+ * one is ready, then listens on the port itself and hands each connection (paused, over
+ * IPC) to the worker with the fewest open connections (least-connections.ts); the workers
+ * listen on nothing. It prints one banner, and on SIGINT/SIGTERM stops accepting, asks the
+ * workers over IPC to stop gracefully and waits for them. A worker that fails to start sends its one-line message;
  * the primary prints it once, stops the others and exits with the worker's code. A worker
  * that dies after start is replaced. With --metrics, a worker's scrape of GET /metrics asks
  * the primary, which sums every worker's registry (prom-client's AggregatorRegistry) and
  * answers it (ts/server/observe.ts).
  */
 import cluster, { type Worker } from 'node:cluster';
+import { createServer, type Socket } from 'node:net';
 import { AggregatorRegistry, type PrometheusContentType } from 'prom-client';
 import type { RelayedBuildEvent } from '../server/build-job.js';
 import { SCRAPE_REPLY, SCRAPE_REQUEST } from '../server/observe.js';
 import type { BuildRelay } from '../server/project-routes.js';
+import {
+  type HandedSocketServer,
+  type ServeOptions,
+  ServerStartError,
+  whenListening,
+} from '../server/serve.js';
 import { CliExit, EXIT } from './exit.js';
+import { LeastConnections } from './least-connections.js';
 
 /** Messages between a worker and the primary. */
 type WorkerMessage =
-  | { type: 'noderag:ready'; url: string; what: string }
+  | { type: 'noderag:ready'; what: string }
   | { type: 'noderag:failed'; exitCode: number; message: string };
 const STOP = { type: 'noderag:stop' } as const;
+/** Primary to worker, with a socket: serve this connection. */
+const CONNECTION = 'noderag:connection';
+/** Worker to primary: one of the connections handed to it closed. */
+const CONNECTION_CLOSED = { type: 'noderag:connection-closed' } as const;
 
 export function isClusterWorker(): boolean {
   return cluster.isWorker;
@@ -45,9 +59,19 @@ export function workerBuildRelay(): BuildRelay {
   };
 }
 
-/** Worker side: tell the primary the server is listening. */
-export function reportReady(url: string, what: string): void {
-  process.send?.({ type: 'noderag:ready', url, what } satisfies WorkerMessage);
+/** Worker side: tell the primary the server is ready for connections. */
+export function reportReady(what: string): void {
+  process.send?.({ type: 'noderag:ready', what } satisfies WorkerMessage);
+}
+
+/** Worker side: serve the connections the primary hands over. */
+export function acceptHandedSockets(server: HandedSocketServer): void {
+  process.on('message', (m: { type?: unknown }, handle: unknown) => {
+    if (m?.type !== CONNECTION || !handle) return;
+    server.adopt(handle as Socket, () => {
+      if (process.connected) process.send?.(CONNECTION_CLOSED);
+    });
+  });
 }
 
 /**
@@ -75,6 +99,8 @@ export function onStopRequest(stop: () => void): () => void {
 export interface PrimaryOptions {
   workers: number;
   mainFolder: string;
+  /** Where to listen; `settings` names the flags for a refusal. */
+  listen: ServeOptions;
 }
 
 export async function runPrimary(options: PrimaryOptions): Promise<void> {
@@ -82,6 +108,7 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   let stopping = false;
   let started = false;
   const live = new Set<Worker>();
+  const pool = new LeastConnections<Worker>();
   let aggregator: AggregatorRegistry<PrometheusContentType> | undefined;
   const answerScrape = (w: Worker, m: { type?: unknown; id?: unknown }) => {
     if (m?.type !== SCRAPE_REQUEST) return;
@@ -99,6 +126,8 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
     const w = cluster.fork();
     live.add(w);
     w.on('message', (m) => {
+      if (m?.type === CONNECTION_CLOSED.type) return pool.closed(w);
+      if (m?.type === 'noderag:ready' && started) pool.add(w);
       answerScrape(w, m);
       if (m?.type === BUILD_EVENT) {
         for (const other of live) if (other !== w && other.isConnected()) other.send(m);
@@ -106,6 +135,7 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
     });
     w.on('exit', (code, signal) => {
       live.delete(w);
+      pool.remove(w);
       if (stopping || !started) return;
       console.error(
         `Search worker ${w.process.pid} exited (${signal ?? `code ${code}`}); starting a replacement.`,
@@ -117,8 +147,18 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
     return w;
   };
 
+  const front = createServer({ pauseOnConnect: true }, (socket) => {
+    const w = pool.pick();
+    if (!w) return socket.destroy();
+    w.send({ type: CONNECTION }, socket, (e) => {
+      if (!e) return;
+      socket.destroy();
+      pool.closed(w);
+    });
+  });
   const stopAll = async (): Promise<void> => {
     stopping = true;
+    front.close();
     const exits = [...live].map((w) => new Promise<void>((r) => w.once('exit', () => r())));
     for (const w of live) if (w.isConnected()) w.send(STOP);
     await Promise.all(exits);
@@ -149,6 +189,17 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
     throw new CliExit(first.exitCode, first.message || 'a search worker exited during start-up');
   }
   started = true;
+  for (const w of live) pool.add(w);
+  let url: string;
+  try {
+    front.listen(options.listen.port, options.listen.host);
+    ({ url } = await whenListening(front, options.listen));
+  } catch (e) {
+    await stopAll();
+    if (e instanceof ServerStartError)
+      throw new CliExit(EXIT.FAILURE, `Cannot start the search server: ${e.message}`);
+    throw e;
+  }
 
   // Installed after start: until then a signal reaches the workers directly (same process
   // group) and the primary's default action ends it with them.
@@ -167,7 +218,7 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
     process.on('SIGTERM', onSignal);
   });
   console.log(
-    `Search server for ${options.mainFolder} listening on ${first.url} with ${workers} workers (${first.what}). Stop it with Ctrl-C.`,
+    `Search server for ${options.mainFolder} listening on ${url} with ${workers} workers (${first.what}). Stop it with Ctrl-C.`,
   );
   const signal = await received;
   console.error(`${signal}: stopping ${workers} workers; in-flight requests get up to 10 s to finish.`);

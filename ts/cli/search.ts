@@ -41,7 +41,7 @@ import { apiKeyProblem, corsOriginProblem } from '../server/auth.js';
 import { searchEngine } from '../server/engine-adapter.js';
 import { createMetrics } from '../server/observe.js';
 import { countedProviders } from '../server/provider-metrics.js';
-import { isLoopback, type RunningServer, ServerStartError, serveApp } from '../server/serve.js';
+import { isLoopback, ServerStartError, serveApp, serveHandedSockets } from '../server/serve.js';
 import { DEFAULT_MAX_UPLOAD_BYTES } from '../server/upload.js';
 import { folderArg, folderValue, parsePort } from './args.js';
 
@@ -50,6 +50,7 @@ export { parsePort };
 import { CliExit, EXIT } from './exit.js';
 import { SUB_COMMAND_METAS } from './metas.js';
 import {
+  acceptHandedSockets,
   isClusterWorker,
   onStopRequest,
   reportFailureAndExit,
@@ -297,7 +298,11 @@ export default defineCommand({
     }
     if (workers > 1 && !worker) {
       await requireBuilt(config, folderText);
-      await runPrimary({ workers, mainFolder: config.mainFolder });
+      await runPrimary({
+        workers,
+        mainFolder: config.mainFolder,
+        listen: { host, port, settings: LISTEN_SETTINGS },
+      });
       return;
     }
 
@@ -325,7 +330,7 @@ export default defineCommand({
     const { search, server, what, building } = opened;
     let signal: NodeJS.Signals | 'stop request';
     if (worker) {
-      reportReady(server.url, what);
+      reportReady(what);
       let stopRequested!: () => void;
       const requested = new Promise<'stop request'>((r) => {
         stopRequested = () => r('stop request');
@@ -335,7 +340,7 @@ export default defineCommand({
       dispose();
     } else {
       console.log(
-        `Search server for ${config.mainFolder} listening on ${server.url} (${what}). Stop it with Ctrl-C.`,
+        `Search server for ${config.mainFolder} listening on ${server.url ?? ''} (${what}). Stop it with Ctrl-C.`,
       );
       signal = await signals.received;
       console.error(`${signal}: stopping; in-flight requests get up to 10 s to finish.`);
@@ -358,9 +363,13 @@ export default defineCommand({
   },
 });
 
+/** Where the listening address comes from, for a refusal. */
+const LISTEN_SETTINGS = { port: '--port or config.port', host: '--host or config.url' };
+
 interface OpenServer {
   search: NodeSearch;
-  server: RunningServer;
+  /** A cluster worker listens on nothing (no url): the primary hands it connections. */
+  server: { url?: string; close(): Promise<void> };
   /** "index generation 3: 120 nodes, 40 vectors", or that it is not built yet. */
   what: string;
   /** Whether a build started by POST /build is running in this process. */
@@ -399,7 +408,7 @@ async function openServer(
         })
       : models;
   search = await startEngine(config, o.folderArgText, o.cacheSize, o.quiet, o.reload, providers);
-  let server: RunningServer;
+  let server: OpenServer['server'];
   try {
     const app = createApp({
       engine: searchEngine(search),
@@ -428,11 +437,11 @@ async function openServer(
         ? { accessLog: (line: object) => process.stdout.write(`${JSON.stringify(line)}\n`) }
         : {}),
     });
-    server = await serveApp(app, {
-      host: o.host,
-      port: o.port,
-      settings: { port: '--port or config.port', host: '--host or config.url' },
-    });
+    if (isClusterWorker()) {
+      const handed = serveHandedSockets(app);
+      acceptHandedSockets(handed);
+      server = handed;
+    } else server = await serveApp(app, { host: o.host, port: o.port, settings: LISTEN_SETTINGS });
   } catch (e) {
     search.close();
     if (e instanceof ServerStartError)

@@ -2,10 +2,14 @@
  * Binds a Hono app to a TCP port with @hono/node-server. Refuses to start with a clear
  * message when the port is taken; `close()` stops accepting and lets in-flight requests
  * finish for up to `graceMs` (docs/method.md §7.2: 10 s) before closing remaining sockets.
+ *
+ * `serveHandedSockets` is the same app on a server that listens on nothing: a `--workers`
+ * primary accepts the connections and hands each socket to the worker with the fewest open
+ * ones (ts/cli/search-cluster.ts).
  */
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
+import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
+import { createAdaptorServer, serve } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { NodeRagError } from '../errors.js';
 
@@ -26,15 +30,29 @@ export interface RunningServer {
 export class ServerStartError extends NodeRagError {}
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
+const DEFAULT_GRACE_MS = 10_000;
 
 export function isLoopback(host: string): boolean {
   return LOOPBACK.has(host) || host.startsWith('127.');
 }
 
 export function serveApp(app: Hono, opts: ServeOptions): Promise<RunningServer> {
+  const server = serve({ fetch: app.fetch, hostname: opts.host, port: opts.port }) as Server;
+  return whenListening(server, opts).then(({ url, port }) => ({
+    url,
+    port,
+    close: () => closeGracefully(server, opts.graceMs ?? DEFAULT_GRACE_MS),
+  }));
+}
+
+/**
+ * Resolves with the address once `server` (already asked to listen on opts.host:opts.port)
+ * listens; a taken port or a bad address rejects with a ServerStartError that names the
+ * setting to change.
+ */
+export function whenListening(server: NetServer, opts: ServeOptions): Promise<{ url: string; port: number }> {
   const settings = opts.settings ?? { port: 'config.port', host: 'config.url' };
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch: app.fetch, hostname: opts.host, port: opts.port }) as Server;
     const onError = (e: NodeJS.ErrnoException) => {
       if (e.code === 'EADDRINUSE') {
         reject(
@@ -57,13 +75,67 @@ export function serveApp(app: Hono, opts: ServeOptions): Promise<RunningServer> 
       server.off('error', onError);
       const port = (server.address() as AddressInfo).port;
       const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
-      resolve({
-        url: `http://${host}:${port}`,
-        port,
-        close: () => closeGracefully(server, opts.graceMs ?? 10_000),
-      });
+      resolve({ url: `http://${host}:${port}`, port });
     });
   });
+}
+
+/** The app on a server without a port: it serves the sockets given to `adopt`. */
+export interface HandedSocketServer {
+  /** Serves `socket` (accepted elsewhere, paused); `onClose` runs when it closes. */
+  adopt(socket: Socket, onClose: () => void): void;
+  /** Stops taking sockets; in-flight requests get up to graceMs, then every socket closes. */
+  close(): Promise<void>;
+}
+
+export function serveHandedSockets(app: Hono, graceMs = DEFAULT_GRACE_MS): HandedSocketServer {
+  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  // node:http starts its list of connections (closeIdleConnections) and its header and
+  // request timeout checks on 'listening'; this server never listens, so it is told.
+  server.emit('listening');
+  // net.Server counts only the connections it accepted itself, so its 'close' would not
+  // wait for these: the sockets are tracked here.
+  const open = new Set<Socket>();
+  let closing = false;
+  return {
+    adopt(socket, onClose) {
+      if (closing) {
+        socket.destroy();
+        onClose();
+        return;
+      }
+      open.add(socket);
+      socket.once('close', () => {
+        open.delete(socket);
+        onClose();
+      });
+      server.emit('connection', socket);
+      socket.resume();
+    },
+    close() {
+      closing = true;
+      return new Promise((resolve) => {
+        const done = () => {
+          if (open.size > 0) return;
+          clearInterval(sweep);
+          clearTimeout(timer);
+          server.close(); // stops node:http's timeout checks
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          for (const s of open) s.destroy();
+        }, graceMs);
+        // Keep-alive sockets become idle when their response ends; close them as they do.
+        const sweep = setInterval(() => {
+          server.closeIdleConnections();
+          done();
+        }, 50);
+        timer.unref();
+        server.closeIdleConnections();
+        done();
+      });
+    },
+  };
 }
 
 function closeGracefully(server: Server, graceMs: number): Promise<void> {
