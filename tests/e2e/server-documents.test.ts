@@ -222,8 +222,17 @@ describe('builds over HTTP with --workers 2', () => {
         const health = async () =>
           ((await (await fetch(`${server.url}/health`)).json()) as { generation: number }).generation;
         await waitFor(async () => (await health()) === 2 && (await health()) === 2);
-      } finally {
+
+        // Streams that follow every build (one on each worker) end when the server stops,
+        // instead of holding it for the 10-s grace period.
+        const followers = await Promise.all([0, 1].map(() => fetch(`${server.url}/build/events?follow=1`)));
+        const ended = followers.map((f) => f.text());
+        const t0 = Date.now();
         expect(await stop(server)).toBe(0);
+        expect(Date.now() - t0).toBeLessThan(5000);
+        for (const text of ended) expect(await text).toContain('event: done');
+      } finally {
+        if (server.child.exitCode === null) await stop(server);
       }
     } finally {
       await p.remove();

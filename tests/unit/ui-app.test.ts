@@ -385,6 +385,18 @@ describe('ui app: build lock and chat', () => {
     await follower.cancel();
   });
 
+  it('ends a followed build-event stream when the UI server stops (closing)', async () => {
+    const closing = new AbortController();
+    const { app } = makeApp({ closing: closing.signal, runBuild: async () => 0 });
+    expect((await app.request('/api/build', { method: 'POST', headers: SAME })).status).toBe(202);
+    const followed = await app.request('/api/build/events?follow=1', { headers: { host: HOST } });
+    const text = followed.text();
+    const early = await Promise.race([text, new Promise((r) => setTimeout(() => r('still open'), 200))]);
+    expect(early).toBe('still open');
+    closing.abort();
+    expect(await text).toContain('event: done');
+  });
+
   it('refuses questions before a build', async () => {
     const { app } = makeApp();
     const r = await app.request('/api/chat', {

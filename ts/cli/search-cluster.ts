@@ -64,14 +64,15 @@ export function reportReady(what: string): void {
   process.send?.({ type: 'noderag:ready', what } satisfies WorkerMessage);
 }
 
-/** Worker side: serve the connections the primary hands over. */
-export function acceptHandedSockets(server: HandedSocketServer): void {
+/** Worker side: serve the connections the primary hands over (returns `server`). */
+export function acceptHandedSockets(server: HandedSocketServer): HandedSocketServer {
   process.on('message', (m: { type?: unknown }, handle: unknown) => {
     if (m?.type !== CONNECTION || !handle) return;
     server.adopt(handle as Socket, () => {
       if (process.connected) process.send?.(CONNECTION_CLOSED);
     });
   });
+  return server;
 }
 
 /**

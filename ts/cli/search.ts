@@ -396,6 +396,8 @@ async function openServer(
   // The gauges read the engine's status only when scraped, after it exists.
   let search: NodeSearch | undefined;
   let running = 0;
+  // Aborted on stop: open GET /build/events streams end instead of holding the shutdown.
+  const closing = new AbortController();
   const metrics = o.metrics ? createMetrics({ status: () => search!.status() }) : undefined;
   const models = createProviders(config, { mode: 'search', tokenCounter: o200kTokenCounter });
   // Counted for the metrics and the access log's cache_hit (ts/server/provider-metrics.ts).
@@ -420,6 +422,7 @@ async function openServer(
         folder: config.mainFolder,
         ...(isClusterWorker() ? { relay: workerBuildRelay() } : {}),
         maxUploadBytes: o.maxUploadBytes,
+        closing: closing.signal,
         // POST /build: the build runs in this process; the watch loads its generation.
         runBuild: (sinks, lock) => {
           running++;
@@ -437,11 +440,16 @@ async function openServer(
         ? { accessLog: (line: object) => process.stdout.write(`${JSON.stringify(line)}\n`) }
         : {}),
     });
-    if (isClusterWorker()) {
-      const handed = serveHandedSockets(app);
-      acceptHandedSockets(handed);
-      server = handed;
-    } else server = await serveApp(app, { host: o.host, port: o.port, settings: LISTEN_SETTINGS });
+    const listening: OpenServer['server'] = isClusterWorker()
+      ? acceptHandedSockets(serveHandedSockets(app))
+      : await serveApp(app, { host: o.host, port: o.port, settings: LISTEN_SETTINGS });
+    server = {
+      ...(listening.url ? { url: listening.url } : {}),
+      close: () => {
+        closing.abort();
+        return listening.close();
+      },
+    };
   } catch (e) {
     search.close();
     if (e instanceof ServerStartError)

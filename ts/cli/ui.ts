@@ -42,7 +42,13 @@ export default defineCommand({
     if (notFolder) throw new CliExit(EXIT.USAGE, notFolder);
     const ensured = ensureConfig(folder);
     if (ensured.created) console.log(`Created ${ensured.configPath} from the template; edit it in the UI.`);
-    const app = createUiApp({ ...realUiDeps(folder), ...(apiKey ? { apiKey } : {}) });
+    // Aborted on stop: the page's open build-event stream ends instead of holding the shutdown.
+    const closing = new AbortController();
+    const app = createUiApp({
+      ...realUiDeps(folder),
+      ...(apiKey ? { apiKey } : {}),
+      closing: closing.signal,
+    });
     let server: Awaited<ReturnType<typeof serveApp>>;
     try {
       server = await serveApp(app, {
@@ -61,6 +67,7 @@ export default defineCommand({
       const stop = () => {
         process.off('SIGINT', stop);
         process.off('SIGTERM', stop);
+        closing.abort();
         server.close().finally(done);
       };
       process.on('SIGINT', stop);

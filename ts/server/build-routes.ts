@@ -25,9 +25,10 @@ const KEEP_ALIVE_MS = 15_000;
  * The job's events as server-sent events (`event:` the kind, `data:` the JSON), live: the
  * running build's (or, between builds, the last one's) from its start, ending after its
  * `done`; with no build yet, the next one's. With `?follow=1` the stream stays open and
- * goes on with every later build (the web UI follows them so).
+ * goes on with every later build (the web UI follows them so). When `closing` aborts (the
+ * server is stopping) the stream ends at once instead of holding the shutdown.
  */
-export function buildEventStream(c: Context, job: BuildJob): Response {
+export function buildEventStream(c: Context, job: BuildJob, closing?: AbortSignal): Response {
   const follow = c.req.query('follow') === '1';
   return streamSSE(c, async (stream) => {
     const queue: BuildEvent[] = [...job.history];
@@ -40,6 +41,8 @@ export function buildEventStream(c: Context, job: BuildJob): Response {
       unsubscribe();
       wake?.();
     });
+    const onClosing = () => wake?.();
+    closing?.addEventListener('abort', onClosing);
     try {
       for (;;) {
         let ended = false;
@@ -48,7 +51,7 @@ export function buildEventStream(c: Context, job: BuildJob): Response {
           await stream.writeSSE({ event: e.kind, data: JSON.stringify(e) });
           ended = e.kind === 'done' && !follow;
         }
-        if (ended || stream.aborted || stream.closed) break;
+        if (ended || stream.aborted || stream.closed || closing?.aborted) break;
         let timer: NodeJS.Timeout | undefined;
         await new Promise<void>((r) => {
           wake = r;
@@ -56,10 +59,12 @@ export function buildEventStream(c: Context, job: BuildJob): Response {
         });
         clearTimeout(timer);
         wake = null;
-        if (queue.length === 0 && !stream.aborted) await stream.write(': keep-alive\n\n');
+        if (queue.length === 0 && !stream.aborted && !closing?.aborted)
+          await stream.write(': keep-alive\n\n');
       }
     } finally {
       unsubscribe();
+      closing?.removeEventListener('abort', onClosing);
     }
   });
 }
@@ -72,6 +77,8 @@ export interface BuildRouteDeps {
   folder: string;
   job: BuildJob;
   runBuild: LockedBuildRunner;
+  /** Aborted when the server stops: open event streams end. */
+  closing?: AbortSignal;
 }
 
 function buildRunning(detail: string): HttpError {
@@ -111,5 +118,5 @@ export function buildRoutes(deps: BuildRouteDeps): Hono {
       await startLockedBuild(deps.folder, job, deps.runBuild);
       return c.json({ started: true, events: '/build/events' }, 202);
     })
-    .get('/build/events', (c) => buildEventStream(c, job));
+    .get('/build/events', (c) => buildEventStream(c, job, deps.closing));
 }

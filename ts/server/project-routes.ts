@@ -30,6 +30,8 @@ export interface ProjectDeps {
    * others, so GET /build/events shows a build whichever process runs it.
    */
   relay?: BuildRelay;
+  /** Aborted when the server stops: open GET /build/events streams end at once. */
+  closing?: AbortSignal;
 }
 
 export interface BuildRelay {
@@ -64,6 +66,14 @@ export function projectRoutes(deps: ProjectDeps, corsOrigin?: string): Hono {
       building: () => job.running,
     }),
   );
-  app.route('/', buildRoutes({ folder: deps.folder, job, runBuild: deps.runBuild }));
+  app.route(
+    '/',
+    buildRoutes({
+      folder: deps.folder,
+      job,
+      runBuild: deps.runBuild,
+      ...(deps.closing ? { closing: deps.closing } : {}),
+    }),
+  );
   return app;
 }

@@ -42,6 +42,8 @@ export interface UiDeps {
   logError?: (e: unknown) => void;
   /** With a key, every /api route needs `Authorization: Bearer KEY` (ts/server/auth.ts). */
   apiKey?: string;
+  /** Aborted when the UI server stops: the page's open build-event stream ends at once. */
+  closing?: AbortSignal;
 }
 
 export interface UiContext {
@@ -53,6 +55,8 @@ export interface UiContext {
   readonly runBuild: UiDeps['runBuild'];
   readonly countEdges: (folder: string) => Promise<number | null>;
   readonly logError: (e: unknown) => void;
+  /** Aborted when the UI server stops (UiDeps.closing). */
+  readonly closing: AbortSignal | undefined;
   /** The config as saved; a ConfigError (422) names its problems. */
   loadConfig(requireApiKeys?: boolean): NodeConfig;
   /** The search engine, opened on first use with the saved config (API keys required). */
@@ -77,6 +81,7 @@ export function uiContext(deps: UiDeps): UiContext {
     runBuild: deps.runBuild,
     countEdges: deps.countEdges,
     logError: deps.logError ?? ((e: unknown) => console.error(e)),
+    closing: deps.closing,
     loadConfig,
     search: () => {
       engine ??= deps.openSearch(loadConfig(true));

@@ -16,5 +16,5 @@ export function buildRoutes(ctx: UiContext): Hono {
       await startLockedBuild(ctx.root, job, ctx.runBuild, () => ctx.resetSearch());
       return c.json({ ok: true, started: true }, 202);
     })
-    .get('/build/events', (c) => buildEventStream(c, job));
+    .get('/build/events', (c) => buildEventStream(c, job, ctx.closing));
 }
