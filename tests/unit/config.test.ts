@@ -264,7 +264,16 @@ describe('validation names every key', () => {
     ['config:\n  ef: 5000', 'config.ef', 'from 1 to 4096'],
     ['config:\n  m0: 64', 'config.m0', 'expected null or exactly 2·m (100), got 64'],
     ['config:\n  m0: x', 'config.m0', 'expected null or an integer, got "x"'],
-    ['config:\n  Hcluster_size: 0', 'config.Hcluster_size', 'expected an integer ≥ 1, got 0'],
+    [
+      'config:\n  Hcluster_size: 0',
+      'config.Hcluster_size',
+      'expected an integer from 1 to 9007199254740991, got 0',
+    ],
+    [
+      'config:\n  Hcluster_size: 1e20',
+      'config.Hcluster_size',
+      'expected an integer from 1 to 9007199254740991, got 100000000000000000000',
+    ],
     ['config:\n  url: "not a host"', 'config.url', 'expected a host name or IP address'],
     ['config:\n  port: 70000', 'config.port', 'from 1 to 65535'],
     ['config:\n  unbalance_adjust: maybe', 'config.unbalance_adjust', 'expected true or false'],
@@ -295,7 +304,11 @@ describe('validation names every key', () => {
       'model_config.temperature',
       'expected a number from 0 to 2, got 2.5',
     ],
-    ['model_config:\n  max_tokens: 0', 'model_config.max_tokens', 'expected an integer ≥ 1, got 0'],
+    [
+      'model_config:\n  max_tokens: 0',
+      'model_config.max_tokens',
+      'expected an integer from 1 to 9007199254740991, got 0',
+    ],
     ['model_config:\n  rate_limit: 0', 'model_config.rate_limit', 'expected a number > 0, got 0'],
     [
       'model_config:\n  service_provider: gemini',

@@ -22,9 +22,12 @@ function rangeText(
   return kind;
 }
 
-/** An integer in [min, max] (max optional). */
+/**
+ * An integer in [min, max]. Without max the bound is the largest exact integer (zod's int()
+ * refuses beyond it), named in the message: "≥ 1" alone would refuse 1e20 while saying it fits.
+ */
 export function intField(def: number, comment: string, min: number, max?: number) {
-  const msg = `${EXPECTED_PREFIX}${rangeText('an integer', min, max)}`;
+  const msg = `${EXPECTED_PREFIX}${rangeText('an integer', min, max ?? Number.MAX_SAFE_INTEGER)}`;
   let s = z.number({ error: msg }).int({ error: msg }).min(min, { error: msg });
   if (max !== undefined) s = s.max(max, { error: msg });
   return s.default(def).describe(comment);
