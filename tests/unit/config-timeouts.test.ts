@@ -91,15 +91,15 @@ describe('validation names the key', () => {
     ],
     [
       'model_config:\n  max_in_flight: 0',
-      'model_config.max_in_flight: expected null or an integer ≥ 1, got 0',
+      'model_config.max_in_flight: expected null or an integer from 1 to 9007199254740991, got 0',
     ],
     [
       'model_config:\n  max_in_flight: 1.5',
-      'model_config.max_in_flight: expected null or an integer ≥ 1, got 1.5',
+      'model_config.max_in_flight: expected null or an integer from 1 to 9007199254740991, got 1.5',
     ],
     [
       'embedding_config:\n  max_in_flight: "one"',
-      'embedding_config.max_in_flight: expected null or an integer ≥ 1, got "one"',
+      'embedding_config.max_in_flight: expected null or an integer from 1 to 9007199254740991, got "one"',
     ],
   ])('%j', (yaml, problem) => {
     expect(problemsOf(yaml)).toEqual([problem]);
@@ -120,7 +120,10 @@ describe('validation names the key', () => {
     expect(bad).toEqual({
       ok: false,
       problems: [
-        { path: 'embedding_config.max_in_flight', message: 'expected null or an integer ≥ 1, got 0' },
+        {
+          path: 'embedding_config.max_in_flight',
+          message: 'expected null or an integer from 1 to 9007199254740991, got 0',
+        },
       ],
     });
   });

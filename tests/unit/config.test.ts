@@ -263,7 +263,8 @@ describe('validation names every key', () => {
     ['config:\n  m: 1', 'config.m', 'from 2 to 256'],
     ['config:\n  ef: 5000', 'config.ef', 'from 1 to 4096'],
     ['config:\n  m0: 64', 'config.m0', 'expected null or exactly 2·m (100), got 64'],
-    ['config:\n  m0: x', 'config.m0', 'expected null or an integer, got "x"'],
+    ['config:\n  m0: x', 'config.m0', 'expected null or exactly 2·m, got "x"'],
+    ['config:\n  m0: 1e20', 'config.m0', 'expected null or exactly 2·m, got 100000000000000000000'],
     [
       'config:\n  Hcluster_size: 0',
       'config.Hcluster_size',

@@ -147,8 +147,10 @@ export function prefixField(comment: string) {
 }
 
 /** An integer (at least `min` when given) or null, default null; extra rules (m0 = 2·m) are cross-field checks. */
-export function nullableIntField(comment: string, min?: number) {
-  const msg = `${EXPECTED_PREFIX}null or an integer${min === undefined ? '' : ` ≥ ${min}`}`;
+export function nullableIntField(comment: string, min?: number, expected?: string) {
+  // Without `expected` the message names the bounds, the upper one the largest exact integer
+  // as in intField.
+  const msg = `${EXPECTED_PREFIX}${expected ?? `null or ${rangeText('an integer', min ?? -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)}`}`;
   let s = z.number({ error: msg }).int({ error: msg });
   if (min !== undefined) s = s.min(min, { error: msg });
   return s.nullable().default(null).describe(comment);

@@ -163,7 +163,11 @@ export const configSectionSchema = z.object({
   ),
   m: intField(50, 'HNSW links per node per layer, 2 to 256', 2, 256),
   ef: intField(200, 'HNSW ef_construction (build-time candidate list), 1 to 4096', 1, 4096),
-  m0: nullableIntField('HNSW layer-0 links: null, or exactly 2·m (layer 0 always keeps 2·m)'),
+  m0: nullableIntField(
+    'HNSW layer-0 links: null, or exactly 2·m (layer 0 always keeps 2·m)',
+    undefined,
+    'null or exactly 2·m',
+  ),
   Hcluster_size: intField(39, 'Members per cluster before k-means splits community links', 1),
   url: hostField('127.0.0.1', 'Host address of the search server'),
   port: intField(5000, 'Port of the search server', 1, 65535),
