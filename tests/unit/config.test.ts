@@ -1,4 +1,14 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
@@ -237,6 +247,37 @@ describe('every kind of YAML failure is a ConfigError naming the file', () => {
 
   it('a duplicate key names its line', () => {
     expect(yamlError('config:\n  port: 1\n  port: 2\n').message).toMatch(/unique.*line 3/);
+  });
+
+  it('a config that is not a UTF-8 regular file is named for what it is (no hang on a FIFO)', () => {
+    const path = join(dir, CONFIG_FILE_NAME);
+    const load = () => {
+      try {
+        NodeConfig.fromMainFolder(dir, { env: ENV });
+      } catch (e) {
+        expect(e).toBeInstanceOf(ConfigError);
+        return (e as Error).message;
+      }
+      throw new Error('expected a ConfigError');
+    };
+    writeFileSync(path, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('config:\n', 'utf16le')]));
+    expect(load()).toBe(`${path} is UTF-16 text; save it as UTF-8`);
+    writeFileSync(path, Buffer.from('model_config:\n  model_name: caf\xe9\n', 'latin1'));
+    expect(load()).toContain(`${path} is not UTF-8 text`);
+    rmSync(path);
+    mkdirSync(path);
+    expect(load()).toBe(`${path} is a folder, not a file; it should be the YAML config`);
+    rmSync(path, { recursive: true });
+    execFileSync('mkfifo', [path]);
+    expect(load()).toBe(`${path} is a named pipe (FIFO), not a file; it should be the YAML config`);
+    rmSync(path);
+    symlinkSync(join(dir, 'nowhere.yaml'), path);
+    expect(load()).toBe(`${path} is a symbolic link to a file that does not exist`);
+    // ensureConfig (the first run) leaves a broken link alone: it is the user's file.
+    expect(ensureConfig(dir).created).toBe(false);
+    rmSync(path);
+    symlinkSync(path, path);
+    expect(load()).toBe(`${path} is a symbolic link that leads back to itself`);
   });
 
   it('Save Config (updateConfigFile) refuses an alias bomb already in the file without touching it', () => {
@@ -504,6 +545,26 @@ describe('updateConfigFile (Save Config)', () => {
     expect(text).toContain('my_note: keep me');
     if (r.ok) expect(r.config.config.language).toBe('Chinese');
     expect(statSync(path).mode & 0o777).toBe(0o600);
+  });
+
+  it('a section or a file that is not a mapping is a problem, not a crash; the file is untouched', () => {
+    const path = join(dir, CONFIG_FILE_NAME);
+    for (const [text, path0, message] of [
+      ['config: 5\n', 'config', 'expected a mapping, got 5'],
+      ['config: [1, 2]\n', 'config', 'expected a mapping'],
+      ['just a string\n', '(file)', 'expected a mapping'],
+    ] as const) {
+      writeFileSync(path, text);
+      const r = updateConfigFile(dir, { config: { chunk_size: 512 } });
+      expect(r.ok, text).toBe(false);
+      if (!r.ok) expect(r.problems.find((p) => p.path === path0)?.message, text).toContain(message);
+      expect(readFileSync(path, 'utf8')).toBe(text);
+    }
+    rmSync(path);
+    mkdirSync(path);
+    expect(() => updateConfigFile(dir, { config: { chunk_size: 512 } })).toThrow(
+      `${path} is a folder, not a file`,
+    );
   });
 
   it('an invalid change writes nothing and names every problem', () => {

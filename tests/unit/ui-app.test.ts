@@ -11,6 +11,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  rmSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -215,6 +216,24 @@ describe('ui app: config save', () => {
       headers: { ...SAME, 'content-type': 'application/json' },
       body: JSON.stringify(data),
     });
+
+  it('a config file or section that is not a mapping, or not a file, is a 422 (not a 500)', async () => {
+    const { app, folder } = makeApp();
+    const path = join(folder, 'Node_config.yaml');
+    writeFileSync(path, 'config: 5\n');
+    const bad = await save(app, { config: { chunk_size: '512' } });
+    expect(bad.status).toBe(422);
+    const body = (await bad.json()) as { error: { problems: { path: string; message: string }[] } };
+    expect(body.error.problems).toContainEqual({ path: 'config', message: 'expected a mapping, got 5' });
+    expect(readFileSync(path, 'utf8')).toBe('config: 5\n');
+    rmSync(path);
+    mkdirSync(path);
+    const folderConfig = await save(app, { config: { chunk_size: '512' } });
+    expect(folderConfig.status).toBe(422);
+    expect(((await folderConfig.json()) as { error: { message: string } }).error.message).toContain(
+      'is a folder, not a file',
+    );
+  });
 
   it('returns field problems by key path and leaves the file untouched', async () => {
     const { app, folder } = makeApp();

@@ -6,12 +6,13 @@
  * Resolved API keys live in a private field: they are not enumerable, not in `toJSON()` and
  * not in `util.inspect`, so logging a config never prints a key.
  */
-import { existsSync, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { inspect } from 'node:util';
 import { type Document, isAlias, LineCounter, parseDocument, visit } from 'yaml';
 import { ConfigError } from '../errors.js';
 import type { Env } from './api-keys.js';
+import { configPresent, readConfigText } from './config-file.js';
 import type {
   ConfigSectionData,
   EmbeddingConfigData,
@@ -186,18 +187,11 @@ export class NodeConfig {
   static fromMainFolder(folder: string, options: LoadConfigOptions = {}): NodeConfig {
     const abs = resolve(folder);
     const path = join(abs, CONFIG_FILE_NAME);
-    if (!existsSync(path)) {
+    if (!configPresent(path)) {
       const msg = missingConfigMessage(abs, options.cliName);
       throw new ConfigError(msg, [msg]);
     }
-    let text: string;
-    try {
-      text = readFileSync(path, 'utf8');
-    } catch (e) {
-      const msg = `cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`;
-      throw new ConfigError(msg, [msg], { cause: e });
-    }
-    return NodeConfig.fromYaml(text, abs, options);
+    return NodeConfig.fromYaml(readConfigText(path), abs, options);
   }
 
   /** Alias of {@link NodeConfig.fromMainFolder}, named as in the spec. */
@@ -283,7 +277,7 @@ export function firstRunProblem(folder: string, cliName = DEFAULT_CLI_NAME): str
   const abs = resolve(folder);
   const problem = projectFolderProblem(abs);
   if (problem) return problem;
-  if (existsSync(join(abs, CONFIG_FILE_NAME))) return null;
+  if (configPresent(join(abs, CONFIG_FILE_NAME))) return null;
   const input = join(abs, 'input');
   let hasInput = false;
   try {
@@ -310,7 +304,8 @@ export type EnsureConfigResult =
 export function ensureConfig(folder: string): EnsureConfigResult {
   const abs = resolve(folder);
   const configPath = join(abs, CONFIG_FILE_NAME);
-  if (existsSync(configPath)) return { created: false, folder: abs, configPath };
+  // Anything there, even a broken link, is the user's: reading it says what is wrong with it.
+  if (configPresent(configPath)) return { created: false, folder: abs, configPath };
   mkdirSync(join(abs, 'input'), { recursive: true });
   // Write a temp file and hard-link it into place: the config appears complete or not at
   // all, and a concurrent first run cannot overwrite a file another process just wrote.

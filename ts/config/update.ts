@@ -4,11 +4,12 @@
  * validated before anything is written; an invalid change leaves the file untouched and
  * returns every problem with its key path.
  */
-import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { isScalar } from 'yaml';
+import { isMap, isScalar } from 'yaml';
 import { ConfigError } from '../errors.js';
 import type { Env } from './api-keys.js';
+import { configPresent, readConfigText } from './config-file.js';
 import type { ConfigProblem } from './cross-checks.js';
 import { NodeConfig, parseConfigYaml } from './node-config.js';
 import type { NodeConfigData } from './schema.js';
@@ -35,9 +36,7 @@ export function updateConfigFile(
 ): ConfigUpdateResult {
   const abs = resolve(folder);
   const path = join(abs, CONFIG_FILE_NAME);
-  const text = existsSync(path)
-    ? readFileSync(path, 'utf8').replace(/^\uFEFF/, '')
-    : renderConfigTemplate(abs);
+  const text = configPresent(path) ? readConfigText(path) : renderConfigTemplate(abs);
   let doc: ReturnType<typeof parseConfigYaml>['doc'];
   try {
     doc = parseConfigYaml(text, path).doc;
@@ -45,19 +44,36 @@ export function updateConfigFile(
     if (!(e instanceof ConfigError)) throw e;
     throw new ConfigError(`${e.message}\nFix it by hand first.`, e.problems, { cause: e });
   }
+  const env = options.env ?? process.env;
+  const requireApiKeys = options.requireApiKeys ?? false;
+  // Changes go into mappings: a file or a section that is something else (`config: 5`) is
+  // reported as the validator words it (the YAML library would throw on setIn).
+  const notMappings = [...(isMap(doc.contents) || doc.contents === null ? [] : ['(file)'])];
+  for (const section of Object.keys(patch)) {
+    const current = isMap(doc.contents) ? doc.get(section, true) : undefined;
+    if (current !== undefined && current !== null && !isMap(current) && !isNullScalar(current))
+      notMappings.push(section);
+  }
+  if (notMappings.length > 0) {
+    const check = validateConfigData(doc.toJS(), { folder: abs, env, requireApiKeys });
+    const problems = check.ok ? [] : check.problems;
+    return {
+      ok: false,
+      problems:
+        problems.length > 0 ? problems : notMappings.map((path) => ({ path, message: 'expected a mapping' })),
+    };
+  }
   for (const [section, values] of Object.entries(patch)) {
     for (const [key, value] of Object.entries(values ?? {})) {
       if (value === undefined) continue;
       // A section written bare (`config:` or `config: ~`) is null in the document: it becomes
       // a mapping before a key goes into it (setIn cannot descend into a scalar).
       const current = doc.get(section, true);
-      if (current === null || (isScalar(current) && current.value === null))
+      if (current === null || current === undefined || isNullScalar(current))
         doc.set(section, doc.createNode({}));
       doc.setIn([section, key], value);
     }
   }
-  const env = options.env ?? process.env;
-  const requireApiKeys = options.requireApiKeys ?? false;
   const check = validateConfigData(doc.toJS(), { folder: abs, env, requireApiKeys });
   if (!check.ok) return { ok: false, problems: check.problems };
   const out = doc.toString({ lineWidth: 0 });
@@ -66,4 +82,8 @@ export function updateConfigFile(
   chmodSync(tmp, 0o600);
   renameSync(tmp, path);
   return { ok: true, config: NodeConfig.fromYaml(out, abs, { env, requireApiKeys }) };
+}
+
+function isNullScalar(node: unknown): boolean {
+  return isScalar(node) && node.value === null;
 }

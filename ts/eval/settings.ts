@@ -4,8 +4,9 @@
  * them needs no rebuild. Values are read as YAML scalars (`10`, `0.5`, `true`, `walk`) and
  * validated by the config schema, so a bad value reads as it would in the file.
  */
-import { readFileSync } from 'node:fs';
+
 import { parse as parseYaml } from 'yaml';
+import { readConfigText } from '../config/config-file.js';
 import { NodeConfig } from '../config/node-config.js';
 import { configSectionSchema } from '../config/schema.js';
 import { ConfigError, NodeRagError } from '../errors.js';
@@ -100,7 +101,7 @@ export function describeOverrides(o: SearchOverrides): string {
  */
 export function withSearchSettings(config: NodeConfig, overrides: SearchOverrides): NodeConfig {
   for (const k of Object.keys(overrides)) searchKey(k);
-  const raw = (parseYaml(readFileSync(config.configPath, 'utf8')) ?? {}) as Record<string, unknown>;
+  const raw = (parseYaml(readConfigText(config.configPath)) ?? {}) as Record<string, unknown>;
   const section = (raw.config ?? {}) as Record<string, unknown>;
   try {
     return NodeConfig.fromData({ ...raw, config: { ...section, ...overrides } }, config.mainFolder);
