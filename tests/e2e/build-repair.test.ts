@@ -5,7 +5,7 @@
  * flipped byte in a table that cannot be re-derived stops the build naming the file.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createProject, type Project, REPO_ROOT } from '../helpers/project.js';
@@ -59,5 +59,40 @@ describe('build: a damaged index', () => {
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain('index damaged: cache/entities.parquet is damaged');
     expect(r.stderr).toContain('noderag build --rebuild');
+  });
+
+  it('stops when an index file a build reads back is missing or older, instead of taking it as empty', async () => {
+    const p = await createProject({ files: exampleFiles(2) });
+    projects.push(p);
+    expect((await p.build()).code).toBe(0);
+    const firstIndices = await readFile(p.path('info/indices.json'));
+    await p.writeInput('added.md', 'The Varga Institute opened its archive in 1987 to visiting scholars.');
+    expect((await p.build()).code).toBe(0);
+    const second = await readFile(p.path('info/indices.json'));
+    await p.writeInput('later.md', 'The archive of the Varga Institute holds 1,200 letters.');
+    // An older counter file would issue numbers already in the tables again.
+    await writeFile(p.path('info/indices.json'), firstIndices);
+    let r = await p.build();
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('index damaged: info/indices.json is damaged');
+    await writeFile(p.path('info/indices.json'), second);
+    // A missing document_hash.json would index every document again.
+    await rm(p.path('info/document_hash.json'));
+    r = await p.build();
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('index damaged: info/document_hash.json is missing');
+  });
+
+  it('refuses to start a first build over an index whose state.json is missing, naming the way out', async () => {
+    const p = await createProject({ files: exampleFiles(2) });
+    projects.push(p);
+    expect((await p.build()).code).toBe(0);
+    await rm(p.path('info/state.json'));
+    const r = await p.build();
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('index damaged: info/state.json is missing, but cache/ holds an index');
+    expect(r.stderr).toContain('--rebuild');
+    const rebuilt = await p.build(['--rebuild']);
+    expect(rebuilt.code, rebuilt.stderr).toBe(0);
   });
 });

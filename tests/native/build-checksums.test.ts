@@ -58,7 +58,7 @@ describe('checksums recorded at commit', () => {
     for (const f of all) {
       expect(recorded.get(f)).toEqual({ sha256: sha(`content of ${f}`), size: `content of ${f}`.length });
     }
-    // info/ files are not recorded (state.json is also written outside commits).
+    // state.json is not recorded (it is also written outside commits).
     expect(recorded.has('info/state.json')).toBe(false);
     expect(existsSync(join(root, CHECKSUMS_FILE))).toBe(true);
   });
@@ -95,6 +95,32 @@ describe('INIT checks the recorded checksums', () => {
       expect(existsSync(join(root, `${file}.damaged`))).toBe(true);
     });
   }
+
+  it('a missing or older record file, index counters or document hashes are found and named', async () => {
+    // Files every later build reads back, each missing one taken as empty before: new
+    // entities dropped (graph_delta), numbers issued again (indices), documents indexed twice.
+    for (const file of ['cache/graph_delta.json', 'info/indices.json', 'info/document_hash.json']) {
+      const commit = await StageCommit.begin(root);
+      await commit.put(file, `generation 1 of ${file}`);
+      await commit.commit();
+      expect((await readChecksums(root)).has(file), file).toBe(true);
+      const older = await readFile(join(root, file));
+      const next = await StageCommit.begin(root);
+      await next.put(file, `generation 2 of ${file}`);
+      await next.commit();
+      await writeFile(join(root, file), older);
+      // (A first cycle's state: no stage output is expected, only what checksums.json records.)
+      const state = at('Document pipeline');
+      await expect(checkCommittedIndexFiles(root, state), file).rejects.toThrow(
+        `index damaged: ${file} is damaged (its SHA-256 differs`,
+      );
+      await rm(join(root, file));
+      await expect(checkCommittedIndexFiles(root, state), file).rejects.toThrow(
+        `index damaged: ${file} is missing`,
+      );
+      await rm(join(root, CHECKSUMS_FILE));
+    }
+  });
 
   it('a file of another size is reported with both sizes', async () => {
     await commitAllOutputs();

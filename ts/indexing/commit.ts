@@ -41,6 +41,13 @@ const MANIFEST_VERSION = 1;
 export const CHECKSUMS_FILE = `${CACHE_DIR}/checksums.json`;
 const CHECKSUMS_VERSION = 1;
 
+/**
+ * The info/ files whose checksum is recorded too: a missing or older one would reissue
+ * numbers already in the tables (indices.json) or index documents again (document_hash.json).
+ * state.json changes outside commits; unindexable.json only saves work when it is right.
+ */
+export const CHECKED_INFO_FILES: readonly string[] = [INFO_FILES.indices, INFO_FILES.documentHash];
+
 export interface FileChecksum {
   sha256: string;
   size: number;
@@ -300,10 +307,15 @@ export class StageCommit {
     return found;
   }
 
-  /** Adds cache/checksums.json: the recorded checksums with those of this commit's cache/ files. */
+  /**
+   * Adds cache/checksums.json: the recorded checksums with those of this commit's cache/ files
+   * and index counters and document hashes (CHECKED_INFO_FILES).
+   */
   async #stageChecksums(extra: ReadonlyMap<string, FileChecksum> = new Map()): Promise<void> {
     const mine = this.entries.filter(
-      (e) => e.destination.startsWith(`${CACHE_DIR}/`) && e.destination !== CHECKSUMS_FILE,
+      (e) =>
+        (e.destination.startsWith(`${CACHE_DIR}/`) && e.destination !== CHECKSUMS_FILE) ||
+        CHECKED_INFO_FILES.includes(e.destination),
     );
     if (mine.length === 0 || this.destinations.has(CHECKSUMS_FILE)) return;
     const checksums = await readChecksums(this.root);

@@ -6,16 +6,17 @@
  */
 import { rename, stat } from 'node:fs/promises';
 import { IndexFileError } from '../errors.js';
-import { CACHE_FILES, INPUT_DIR, resolveInProject } from '../project/layout.js';
+import { CACHE_FILES, INFO_FILES, INPUT_DIR, resolveInProject } from '../project/layout.js';
 import {
   type BuildState,
   initialState,
   readState,
+  rebuildHint,
   rewindState,
   type StageName,
   stateIndex,
 } from '../project/state.js';
-import { type FileChecksum, readChecksums, sha256File } from './commit.js';
+import { CHECKSUMS_FILE, type FileChecksum, readChecksums, sha256File } from './commit.js';
 import { type DiscoveryPlan, type DocuType, discoverDocuments } from './discover.js';
 import { NoDocumentsError } from './errors.js';
 import { type DocumentHashes, readDocumentHashes } from './info-files.js';
@@ -113,7 +114,14 @@ export async function checkCommittedIndexFiles(
 ): Promise<IndexCheck> {
   const recorded = await readChecksums(root);
   const repaired: { file: string; reason: string }[] = [];
-  for (const relative of expectedIndexFiles(state)) {
+  // Every file a commit recorded is there with its bytes (commits only add or replace
+  // files): the records a later stage reads back (graph_delta.json, element_members.json, …)
+  // and the index counters would otherwise be taken as empty when missing, silently. The
+  // graph snapshot is the exception: derived from the tables, checked when loaded and
+  // written again by the next commit that finds it missing or stale.
+  const files = new Set([...expectedIndexFiles(state), ...recorded.keys()]);
+  files.delete(CACHE_FILES.searchGraph);
+  for (const relative of files) {
     const abs = resolveInProject(root, relative);
     const reason = await damage(abs, relative, recorded, probe);
     if (reason === null) continue;
@@ -151,6 +159,22 @@ export async function checkCommittedIndex(
   return (await checkCommittedIndexFiles(root, state, probe)).state;
 }
 
+/**
+ * Without info/state.json a build starts a first cycle: over committed tables it would mix
+ * a new index into the old one. Refused, naming the way out.
+ */
+async function refuseOrphanIndex(root: string): Promise<void> {
+  const committed = [CHECKSUMS_FILE, ...Object.values(STAGE_OUTPUTS).flat()];
+  for (const relative of committed) {
+    if (await isFile(resolveInProject(root, relative))) {
+      throw new IndexFileError(
+        'index_damaged',
+        `index damaged: ${INFO_FILES.state} is missing, but cache/ holds an index (${relative}); restore it, or ${rebuildHint(root)}`,
+      );
+    }
+  }
+}
+
 export interface InitResult {
   /** The state to continue from (persisted, initial, or rewound to the HNSW pipeline). */
   state: BuildState;
@@ -173,6 +197,7 @@ export async function runInit(
   options: { docuType: DocuType; probe?: FileProbe; followSymlinks?: boolean },
 ): Promise<InitResult> {
   const persisted = await readState(root);
+  if (persisted === null) await refuseOrphanIndex(root);
   const check =
     persisted === null
       ? { state: initialState(), repaired: [] }
