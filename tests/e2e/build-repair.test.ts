@@ -5,7 +5,7 @@
  * flipped byte in a table that cannot be re-derived stops the build naming the file.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createProject, type Project, REPO_ROOT } from '../helpers/project.js';
@@ -94,5 +94,20 @@ describe('build: a damaged index', () => {
     expect(r.stderr).toContain('--rebuild');
     const rebuilt = await p.build(['--rebuild']);
     expect(rebuilt.code, rebuilt.stderr).toBe(0);
+  });
+
+  it('a damaged COMMIT.json stops a build with the way out, and build --rebuild takes it', async () => {
+    const p = await createProject({ files: exampleFiles(2) });
+    projects.push(p);
+    expect((await p.build()).code).toBe(0);
+    await mkdir(p.path('cache/.staging'), { recursive: true });
+    await writeFile(p.path('cache/.staging/COMMIT.json'), '{garbage');
+    const r = await p.build();
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('index damaged: cache/.staging/COMMIT.json is unreadable');
+    expect(r.stderr).toContain(`noderag build -f ${p.root} --rebuild`);
+    const rebuilt = await p.build(['--rebuild']);
+    expect(rebuilt.code, rebuilt.stderr).toBe(0);
+    expect((await p.build()).stdout).toContain('Index is up to date.');
   });
 });

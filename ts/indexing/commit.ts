@@ -362,7 +362,7 @@ async function applyManifest(root: string, manifest: Manifest, hooks: CommitHook
   await hooks.afterStep?.('done');
 }
 
-function parseManifest(text: string): Manifest {
+function parseManifest(text: string, root: string): Manifest {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -388,7 +388,7 @@ function parseManifest(text: string): Manifest {
     // Written by temp + rename, so a torn COMMIT.json means something other than a crash.
     throw new IndexFileError(
       'index_damaged',
-      `${COMMIT_FILE} is unreadable; the last commit cannot be completed: ${rebuildHint()}`,
+      `index damaged: ${COMMIT_FILE} is unreadable; the last commit cannot be completed: ${rebuildHint(root)}`,
     );
   }
   for (const f of m.files!) checkDestination(f.destination);
@@ -413,7 +413,7 @@ export async function recoverStaging(root: string, hooks: CommitHooks = {}): Pro
   }
   const manifestPath = resolveInProject(root, COMMIT_FILE);
   if (names.includes('COMMIT.json')) {
-    const manifest = parseManifest(await readFile(manifestPath, 'utf8'));
+    const manifest = parseManifest(await readFile(manifestPath, 'utf8'), root);
     await applyManifest(root, manifest, hooks);
     // Anything else still there was never part of the commit (e.g. a temp file).
     for (const name of await readdir(stagingDir))

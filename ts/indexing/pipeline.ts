@@ -17,7 +17,7 @@
 import { renameSync, writeFileSync } from 'node:fs';
 import type { NodeConfig as NodeConfigType } from '../config/node-config.js';
 import { ensureConfig, firstRunProblem, NodeConfig } from '../config/node-config.js';
-import { ConfigError, NodeRagError } from '../errors.js';
+import { ConfigError, IndexFileError, NodeRagError } from '../errors.js';
 import { IndexData } from '../index-io/index-data.js';
 import { parquetFooterOk } from '../index-io/parquet.js';
 import { createProviders, type ModelProviders, o200kTokenCounter } from '../llm/create-providers.js';
@@ -236,8 +236,20 @@ export async function runBuild(options: BuildOptions): Promise<number> {
     if (undone === 'restored') {
       complain('An unfinished rebuild (build --rebuild) was undone: the previous index is back in place.');
     }
-    const recovery = await recoverStaging(root);
-    if (recovery.outcome === 'rolled-forward') {
+    // A rebuild moves cache/.staging aside with the rest of the index: a commit that cannot
+    // be completed (its COMMIT.json damaged) is no reason to refuse the rebuild that replaces it.
+    const recovery = await recoverStaging(root).catch((e: unknown) => {
+      if (!(e instanceof IndexFileError)) throw e;
+      return e;
+    });
+    if (recovery instanceof IndexFileError) {
+      if (options.rebuild) log.info(`rebuild from scratch over an unfinished commit: ${recovery.message}`);
+      else {
+        log.error(recovery.message);
+        complain(`error: ${recovery.message}`);
+        return BUILD_EXIT.STAGE_FAILED;
+      }
+    } else if (recovery.outcome === 'rolled-forward') {
       log.info(`completed an interrupted commit (${recovery.files.join(', ')})`);
     } else if (recovery.outcome === 'rolled-back') {
       log.info(`discarded ${recovery.files.length} staged file(s) of an unfinished commit`);
