@@ -10,6 +10,7 @@
  *   would leave it (a copy taken from inside a stage) comes back to the previous index on
  *   the next build.
  */
+import { spawn } from 'node:child_process';
 import {
   cpSync,
   existsSync,
@@ -20,7 +21,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -29,7 +30,7 @@ import { runBuild } from '../../ts/indexing/pipeline.js';
 import { rebuildLeftovers } from '../../ts/indexing/rebuild.js';
 import type { StageContext, StageTable } from '../../ts/indexing/stages/context.js';
 import { STAGE_RUNNERS } from '../../ts/indexing/stages/index.js';
-import { createProject, type Project } from '../helpers/project.js';
+import { CLI, createProject, type Project, REPO_ROOT } from '../helpers/project.js';
 
 const FILES: Record<string, string> = {
   'a.txt': 'Halden Observatory was founded in 1887 by Margaret Okafor on Brannock Hill.',
@@ -227,5 +228,28 @@ describe('build --rebuild', () => {
     }
     // The response cache stayed where it was, untouched.
     expect(readFileSync(p.path('cache', 'response_cache', 'replies.bin'))).toEqual(replies);
+  });
+});
+
+describe('a reader that leaves early (`build | head`)', () => {
+  it('the build drops its output and finishes its cycle instead of dying on EPIPE', async () => {
+    const p = await createProject({ files: FILES });
+    projects.push(p);
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'build', '-f', p.root, '--yes'], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    // The first line read, the pipe is closed: every later write fails with EPIPE.
+    child.stdout.once('data', () => child.stdout.destroy());
+    const code = await new Promise<number | null>((r) => child.on('close', r));
+    expect(stderr).not.toContain('EPIPE');
+    expect(code).toBe(0);
+    expect(JSON.parse(await readFile(p.path('info/state.json'), 'utf8')).current_state).toBe('FINISHED');
+    expect(p.exists('info/build.lock')).toBe(false);
   });
 });

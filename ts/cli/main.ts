@@ -184,4 +184,13 @@ function report(e: unknown): number {
   return EXIT.FAILURE;
 }
 
+// A reader that leaves early (`noderag build … | head`) closes the pipe: later output is
+// dropped and the command goes on, so a build finishes its cycle instead of dying mid-stage
+// on an unhandled EPIPE (with its lock left behind). Writes to the closed stream are no-ops.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+  });
+}
+
 await cli();
