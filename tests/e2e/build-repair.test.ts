@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createProject, type Project, REPO_ROOT } from '../helpers/project.js';
+import { createProject, type Project, REPO_ROOT, runCli } from '../helpers/project.js';
 
 function exampleFiles(count: number): Record<string, string> {
   const dir = join(REPO_ROOT, 'examples', 'observatory', 'input');
@@ -109,5 +109,17 @@ describe('build: a damaged index', () => {
     const rebuilt = await p.build(['--rebuild']);
     expect(rebuilt.code, rebuilt.stderr).toBe(0);
     expect((await p.build()).stdout).toContain('Index is up to date.');
+  });
+
+  it('vis refuses a damaged or swapped table instead of drawing a wrong graph', async () => {
+    const p = await createProject({ files: exampleFiles(2) });
+    projects.push(p);
+    expect((await p.build()).code).toBe(0);
+    expect((await runCli(['vis', '-f', p.root])).code).toBe(0);
+    await flipByte(p, 'cache/graph_edges.parquet', 0.6);
+    const r = await runCli(['vis', '-f', p.root]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('error: index damaged: cache/graph_edges.parquet is damaged');
+    expect(r.stderr).toContain('--rebuild');
   });
 });

@@ -11,7 +11,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CHECKSUMS_FILE, readChecksums, StageCommit } from '../../ts/indexing/commit.js';
+import { CHECKSUMS_FILE, readChecksums } from '../../ts/index-io/checksums.js';
+import { StageCommit } from '../../ts/indexing/commit.js';
 import { checkCommittedIndexFiles, STAGE_OUTPUTS } from '../../ts/indexing/init.js';
 import { advanceState, type BuildState, initialState, startCycle } from '../../ts/project/state.js';
 

@@ -165,7 +165,8 @@ function report(e: unknown): number {
     return e.exitCode;
   }
   if (e instanceof NodeRagError) {
-    err(`${e.code}: ${e.message}`);
+    // The message says what is wrong and names the file or key; the code is for programs.
+    err(`error: ${e.message}`);
     return EXIT.FAILURE;
   }
   const code = (e as { code?: unknown })?.code;

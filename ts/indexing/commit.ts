@@ -19,11 +19,17 @@
  * moved), so ts/search/index-files.ts reads that set even when the process applying it
  * died (kill -9) and nothing completes it until the next build.
  */
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, posix } from 'node:path';
 import { IndexFileError, InternalError } from '../errors.js';
+import {
+  CHECKED_INFO_FILES,
+  CHECKSUMS_FILE,
+  type FileChecksum,
+  readChecksums,
+  serializeChecksums,
+  sha256File,
+} from '../index-io/checksums.js';
 import {
   deriveGraphSnapshot,
   GRAPH_SNAPSHOT_FILE,
@@ -36,64 +42,6 @@ import { CACHE_DIR, COMMIT_FILE, INFO_FILES, resolveInProject, STAGING_DIR } fro
 import { rebuildHint } from '../project/state.js';
 
 const MANIFEST_VERSION = 1;
-
-/** SHA-256 and size of every committed file under cache/, by project-relative path. */
-export const CHECKSUMS_FILE = `${CACHE_DIR}/checksums.json`;
-const CHECKSUMS_VERSION = 1;
-
-/**
- * The info/ files whose checksum is recorded too: a missing or older one would reissue
- * numbers already in the tables (indices.json) or index documents again (document_hash.json).
- * state.json changes outside commits; unindexable.json only saves work when it is right.
- */
-export const CHECKED_INFO_FILES: readonly string[] = [INFO_FILES.indices, INFO_FILES.documentHash];
-
-export interface FileChecksum {
-  sha256: string;
-  size: number;
-}
-
-/** Hex SHA-256 and size of a file, streamed. */
-export async function sha256File(path: string): Promise<FileChecksum> {
-  const hash = createHash('sha256');
-  let size = 0;
-  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) {
-    hash.update(chunk as Buffer);
-    size += (chunk as Buffer).length;
-  }
-  return { sha256: hash.digest('hex'), size };
-}
-
-/**
- * The checksums recorded by the commits so far (empty when none were: an index written by
- * an older version, or an unreadable checksums.json, which then only loses the check).
- */
-export async function readChecksums(root: string): Promise<Map<string, FileChecksum>> {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(await readFile(resolveInProject(root, CHECKSUMS_FILE), 'utf8'));
-  } catch {
-    return new Map();
-  }
-  const out = new Map<string, FileChecksum>();
-  const files = (raw as { version?: unknown; files?: unknown } | null)?.files;
-  if ((raw as { version?: unknown })?.version !== CHECKSUMS_VERSION || typeof files !== 'object' || !files) {
-    return out;
-  }
-  for (const [path, value] of Object.entries(files as Record<string, unknown>)) {
-    const v = value as Partial<FileChecksum> | null;
-    if (v && typeof v.sha256 === 'string' && /^[0-9a-f]{64}$/.test(v.sha256) && typeof v.size === 'number') {
-      out.set(path, { sha256: v.sha256, size: v.size });
-    }
-  }
-  return out;
-}
-
-function serializeChecksums(checksums: ReadonlyMap<string, FileChecksum>): string {
-  const files: Record<string, FileChecksum> = {};
-  for (const path of [...checksums.keys()].sort()) files[path] = checksums.get(path)!;
-  return `${JSON.stringify({ version: CHECKSUMS_VERSION, files }, null, 2)}\n`;
-}
 
 /** Points where a test can observe (or simulate a crash in) a commit. */
 export type CommitStep =

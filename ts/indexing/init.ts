@@ -4,8 +4,15 @@
  * writes nothing (staging recovery, step 2, runs before this), except that damaged
  * vector-index files are moved aside (`<name>.damaged`) to be rebuilt.
  */
-import { rename, stat } from 'node:fs/promises';
+import { rename } from 'node:fs/promises';
 import { IndexFileError } from '../errors.js';
+import {
+  CHECKSUMS_FILE,
+  checksumProblem,
+  type FileChecksum,
+  isFile,
+  readChecksums,
+} from '../index-io/checksums.js';
 import { CACHE_FILES, INFO_FILES, INPUT_DIR, resolveInProject } from '../project/layout.js';
 import {
   type BuildState,
@@ -16,7 +23,6 @@ import {
   type StageName,
   stateIndex,
 } from '../project/state.js';
-import { CHECKSUMS_FILE, type FileChecksum, readChecksums, sha256File } from './commit.js';
 import { type DiscoveryPlan, type DocuType, discoverDocuments } from './discover.js';
 import { NoDocumentsError } from './errors.js';
 import { type DocumentHashes, readDocumentHashes } from './info-files.js';
@@ -63,14 +69,6 @@ export function expectedIndexFiles(state: BuildState): string[] {
 /** Optional deeper check of one file (e.g. the native parquet footer / HNSW.bin header check). */
 export type FileProbe = (absPath: string, relative: string) => Promise<boolean>;
 
-async function isFile(path: string): Promise<boolean> {
-  try {
-    return (await stat(path)).isFile();
-  } catch {
-    return false;
-  }
-}
-
 /** Why a committed file cannot be used, or null when it can. */
 async function damage(
   abs: string,
@@ -78,16 +76,9 @@ async function damage(
   recorded: ReadonlyMap<string, FileChecksum>,
   probe?: FileProbe,
 ): Promise<string | null> {
-  if (!(await isFile(abs))) return 'missing';
   const want = recorded.get(relative);
-  if (want) {
-    // The commit that wrote it recorded its checksum: any changed byte shows.
-    const got = await sha256File(abs);
-    if (got.size !== want.size) return `damaged (${got.size} bytes, ${want.size} when it was committed)`;
-    if (got.sha256 !== want.sha256)
-      return 'damaged (its SHA-256 differs from the one recorded when it was committed)';
-    return null;
-  }
+  const problem = await checksumProblem(abs, want);
+  if (problem !== null || want) return problem;
   // No recorded checksum (an index of an older version): the probe's checks.
   if (probe && !(await probe(abs, relative))) return 'unreadable';
   return null;

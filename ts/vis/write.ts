@@ -5,9 +5,12 @@
 
 import { join } from 'node:path';
 import { IndexNotBuiltError } from '../errors.js';
+import { verifyCommittedFiles } from '../index-io/checksums.js';
+import { GRAPH_DELTA_FILE } from '../index-io/graph-delta.js';
 import { IndexData } from '../index-io/index-data.js';
 import { nodeText } from '../model/node-text.js';
 import { writeFileAtomic } from '../project/atomic.js';
+import { CACHE_FILES } from '../project/layout.js';
 import { isSearchable, readState, requireSameDim } from '../project/state.js';
 import { chooseNodes } from './choose.js';
 import { renderGraphHtml } from './html.js';
@@ -24,6 +27,20 @@ export interface VisResult {
   ms: number;
 }
 
+/** The files the drawing is made from. */
+const VIS_SOURCES = [
+  CACHE_FILES.graphNodes,
+  CACHE_FILES.graphEdges,
+  GRAPH_DELTA_FILE,
+  CACHE_FILES.text,
+  CACHE_FILES.units,
+  CACHE_FILES.entities,
+  CACHE_FILES.relationships,
+  CACHE_FILES.attributes,
+  CACHE_FILES.elements,
+  CACHE_FILES.titles,
+];
+
 export async function writeVisualisation(folder: string, n: number, dim: number): Promise<VisResult> {
   const started = performance.now();
   const state = await readState(folder);
@@ -33,6 +50,9 @@ export async function writeVisualisation(folder: string, n: number, dim: number)
     );
   }
   requireSameDim(folder, state, dim);
+  // The tables drawn are checked as a build's INIT checks them: a damaged or swapped table
+  // would be drawn as a wrong graph without a word.
+  await verifyCommittedFiles(folder, VIS_SOURCES);
   const index = new IndexData(folder, dim);
   const [graph, texts, units, entities, relationships, attributes, elements, titles] = await Promise.all([
     index.graph(),

@@ -1,0 +1,113 @@
+/**
+ * cache/checksums.json: the SHA-256 and size of every file a commit put in place
+ * (ts/indexing/commit.ts records them), and the checks against them: a build's INIT
+ * (ts/indexing/init.ts) checks the whole index, `vis` the tables it draws.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import { IndexFileError } from '../errors.js';
+import { CACHE_DIR, COMMIT_FILE, INFO_FILES, resolveInProject } from '../project/layout.js';
+import { rebuildHint } from '../project/state.js';
+
+/** SHA-256 and size of every committed file under cache/, by project-relative path. */
+export const CHECKSUMS_FILE = `${CACHE_DIR}/checksums.json`;
+const CHECKSUMS_VERSION = 1;
+
+/**
+ * The info/ files whose checksum is recorded too: a missing or older one would reissue
+ * numbers already in the tables (indices.json) or index documents again (document_hash.json).
+ * state.json changes outside commits; unindexable.json only saves work when it is right.
+ */
+export const CHECKED_INFO_FILES: readonly string[] = [INFO_FILES.indices, INFO_FILES.documentHash];
+
+export interface FileChecksum {
+  sha256: string;
+  size: number;
+}
+
+/** Hex SHA-256 and size of a file, streamed. */
+export async function sha256File(path: string): Promise<FileChecksum> {
+  const hash = createHash('sha256');
+  let size = 0;
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) {
+    hash.update(chunk as Buffer);
+    size += (chunk as Buffer).length;
+  }
+  return { sha256: hash.digest('hex'), size };
+}
+
+/**
+ * The checksums recorded by the commits so far (empty when none were: an index written by
+ * an older version, or an unreadable checksums.json, which then only loses the check).
+ */
+export async function readChecksums(root: string): Promise<Map<string, FileChecksum>> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(await readFile(resolveInProject(root, CHECKSUMS_FILE), 'utf8'));
+  } catch {
+    return new Map();
+  }
+  const out = new Map<string, FileChecksum>();
+  const files = (raw as { version?: unknown; files?: unknown } | null)?.files;
+  if ((raw as { version?: unknown })?.version !== CHECKSUMS_VERSION || typeof files !== 'object' || !files) {
+    return out;
+  }
+  for (const [path, value] of Object.entries(files as Record<string, unknown>)) {
+    const v = value as Partial<FileChecksum> | null;
+    if (v && typeof v.sha256 === 'string' && /^[0-9a-f]{64}$/.test(v.sha256) && typeof v.size === 'number') {
+      out.set(path, { sha256: v.sha256, size: v.size });
+    }
+  }
+  return out;
+}
+
+export function serializeChecksums(checksums: ReadonlyMap<string, FileChecksum>): string {
+  const files: Record<string, FileChecksum> = {};
+  for (const path of [...checksums.keys()].sort()) files[path] = checksums.get(path)!;
+  return `${JSON.stringify({ version: CHECKSUMS_VERSION, files }, null, 2)}\n`;
+}
+
+export async function isFile(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** Why the file at `abs` differs from its recorded checksum `want` ("missing", "damaged (…)"), or null. */
+export async function checksumProblem(abs: string, want: FileChecksum | undefined): Promise<string | null> {
+  if (!(await isFile(abs))) return 'missing';
+  if (!want) return null;
+  // The commit that wrote it recorded its checksum: any changed byte shows.
+  const got = await sha256File(abs);
+  if (got.size !== want.size) return `damaged (${got.size} bytes, ${want.size} when it was committed)`;
+  if (got.sha256 !== want.sha256)
+    return 'damaged (its SHA-256 differs from the one recorded when it was committed)';
+  return null;
+}
+
+/**
+ * For readers that do not go through a build's INIT (vis): throws an IndexFileError when one
+ * of `files` is missing or differs from what its commit recorded. Files without a recorded
+ * checksum (an index of an older version) are only required to exist.
+ */
+export async function verifyCommittedFiles(root: string, files: readonly string[]): Promise<void> {
+  const recorded = await readChecksums(root);
+  for (const relative of files) {
+    const reason = await checksumProblem(resolveInProject(root, relative), recorded.get(relative));
+    if (reason === null) continue;
+    // A build applying its commit renames files one by one: not damage, a moment to wait.
+    if (await isFile(resolveInProject(root, COMMIT_FILE))) {
+      throw new IndexFileError(
+        'index_busy',
+        `a commit of a new index generation is pending in ${root} (${relative} is being replaced): run this again when the build has finished (a build that was killed completes it when run again)`,
+      );
+    }
+    throw new IndexFileError(
+      'index_damaged',
+      `index damaged: ${relative} is ${reason}; restore it or ${rebuildHint(root)}`,
+    );
+  }
+}
