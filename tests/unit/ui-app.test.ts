@@ -23,6 +23,7 @@ import { Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
 import { initialState, writeState } from '../../ts/project/state.js';
 import { type RunningServer, serveApp } from '../../ts/server/serve.js';
+import { updateConfigFile } from '../../ts/config/update.js';
 import { createUiApp, type UiDeps } from '../../ts/ui/app.js';
 import { originProblem } from '../../ts/ui/guards.js';
 
@@ -42,6 +43,12 @@ function makeApp(over: Partial<UiDeps> = {}) {
     maxUploadBytes: 1000,
     logError: () => {},
     ...over,
+  });
+  // The offline providers: POST /api/build refuses a config the build would refuse (the
+  // template's openai without a key).
+  updateConfigFile(folder, {
+    model_config: { service_provider: 'local', model_name: 'local' },
+    embedding_config: { service_provider: 'local', embedding_model_name: 'feature-hash' },
   });
   return { app, folder };
 }
@@ -318,6 +325,24 @@ describe('ui app: build lock and chat', () => {
     expect(((await r.json()) as ErrorBody).error.message).toContain(
       `process ${process.ppid} holds the build lock`,
     );
+    expect(ran).toBe(0);
+  });
+
+  it('a config the build would refuse is a 422 naming the key, before any build starts', async () => {
+    let ran = 0;
+    const { app, folder } = makeApp({
+      runBuild: async () => {
+        ran++;
+        return 0;
+      },
+    });
+    const path = join(folder, 'Node_config.yaml');
+    writeFileSync(path, readFileSync(path, 'utf8').replace(/chunk_size: \d+/, 'chunk_size: big'));
+    const r = await app.request('/api/build', { method: 'POST', headers: SAME });
+    expect(r.status).toBe(422);
+    const body = (await r.json()) as ErrorBody;
+    expect(body.error.code).toBe('invalid_config');
+    expect(body.error.message).toContain('config.chunk_size: expected an integer');
     expect(ran).toBe(0);
   });
 

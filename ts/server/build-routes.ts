@@ -12,6 +12,7 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
+import { NodeConfig } from '../config/node-config.js';
 import { BuildLockedError } from '../indexing/errors.js';
 import { acquireBuildLock, type BuildLock } from '../indexing/lock.js';
 import type { BuildEvent } from './build-event.js';
@@ -97,6 +98,9 @@ export async function startLockedBuild(
   onEnd?: (exitCode: number) => Promise<void> | void,
 ): Promise<void> {
   if (job.running) throw buildRunning(' in this server');
+  // A config the build would refuse is a 422 naming its problems now, not a 202 whose build
+  // then ends at once with exit code 2 (ConfigError → 422 invalid_config, ./http.ts).
+  NodeConfig.fromMainFolder(folder);
   let lock: BuildLock;
   try {
     lock = await acquireBuildLock(folder);
