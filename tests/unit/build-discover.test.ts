@@ -107,6 +107,19 @@ describe('listInputFiles', () => {
     );
   });
 
+  it('names a file whose name is not UTF-8, and a symbolic link loop, for what they are', async () => {
+    await put('good.txt');
+    // Not UTF-8: readdir gives the name with U+FFFD, which no file has.
+    await writeFile(Buffer.from(`${dir}/bad\xffname.txt`, 'latin1'), 'text');
+    await symlink(join(dir, 'loop.txt'), join(dir, 'loop.txt'));
+    const { files, unreadable } = await listInputFiles(dir, 'mixed');
+    expect(files.map((f) => f.path)).toEqual(['good.txt']);
+    expect(unreadable).toEqual([
+      { path: 'bad\ufffdname.txt', reason: 'its name is not valid UTF-8 (shown with \ufffd); rename it' },
+      { path: 'loop.txt', reason: 'cannot read: symbolic link loop' },
+    ]);
+  });
+
   it('refuses symbolic links to files outside input/ unless followSymlinks is set', async () => {
     const input = join(dir, 'input');
     await mkdir(input);

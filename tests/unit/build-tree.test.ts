@@ -261,6 +261,10 @@ describe('renderStateTree', () => {
     const names = Array.from({ length: 23 }, (_, i) => `f${String(i).padStart(2, '0')}.txt`);
     expect(formatNameList(names)).toBe(`${names.slice(0, 20).join(', ')} … and 3 more`);
     expect(formatNameList(names.slice(0, 20))).toBe(names.slice(0, 20).join(', '));
+    // A control character in a name would break the tree's line: shown escaped.
+    expect(formatNameList(['new\nline.txt', 'tab\there.md', 'bell\u0007.txt'])).toBe(
+      'new\\nline.txt, tab\\there.md, bell\\u0007.txt',
+    );
     const text = renderStateTree({
       root: '/p',
       state: initialState(T),

@@ -21,9 +21,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
+import { updateConfigFile } from '../../ts/config/update.js';
 import { initialState, writeState } from '../../ts/project/state.js';
 import { type RunningServer, serveApp } from '../../ts/server/serve.js';
-import { updateConfigFile } from '../../ts/config/update.js';
 import { createUiApp, type UiDeps } from '../../ts/ui/app.js';
 import { originProblem } from '../../ts/ui/guards.js';
 

@@ -6,7 +6,7 @@
 
 import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import { open, readdir, realpath, stat } from 'node:fs/promises';
+import { lstat, open, readdir, realpath, stat } from 'node:fs/promises';
 import { extname, isAbsolute, join, relative } from 'node:path';
 import { NodeRagError } from '../errors.js';
 import { documentFormat } from './extract.js';
@@ -102,6 +102,15 @@ function hiddenReason(name: string): string | null {
   return null;
 }
 
+async function exists(path: string): Promise<boolean> {
+  try {
+    await lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function describeIoError(error: unknown): string {
   const e = error as NodeJS.ErrnoException;
   if (e.code === 'ENOENT') return 'cannot read: file not found (broken symbolic link?)';
@@ -161,6 +170,15 @@ export async function listInputFiles(
     for (const entry of entries) {
       const abs = join(absDir, entry.name);
       const rel = relDir === '' ? entry.name : `${relDir}/${entry.name}`;
+      // A name that is not UTF-8 comes back with U+FFFD in place of its bad bytes, a name no
+      // file has: it could never be opened, and would be retried on every build as missing.
+      if (entry.name.includes('\uFFFD') && !(await exists(abs))) {
+        unreadable.push({
+          path: entry.isDirectory() ? `${rel}/` : rel,
+          reason: 'its name is not valid UTF-8 (shown with �); rename it',
+        });
+        continue;
+      }
       const hidden = hiddenReason(entry.name);
       if (hidden) {
         skipped.push({ path: entry.isDirectory() ? `${rel}/` : rel, kind: 'hidden', reason: hidden });
@@ -193,9 +211,14 @@ export async function listInputFiles(
       const st = await stat(target);
       isDir = st.isDirectory();
       isFile = st.isFile();
-    } catch {
+    } catch (error) {
       // A broken link with a supported name: reported rather than hidden.
-      if (supported) unreadable.push({ path: rel, reason: 'cannot read: broken symbolic link' });
+      const loop = (error as NodeJS.ErrnoException).code === 'ELOOP';
+      if (supported)
+        unreadable.push({
+          path: rel,
+          reason: loop ? 'cannot read: symbolic link loop' : 'cannot read: broken symbolic link',
+        });
       else skipped.push({ path: rel, kind: 'unsupported', reason: unsupportedReason(name, docuType) });
       return;
     }

@@ -76,8 +76,16 @@ export function skippedSummary(skipped: readonly SkippedEntry[]): string {
 
 /** "a, b, c" with at most `cap` names, then "… and N more". */
 export function formatNameList(names: readonly string[], cap = NAME_LIST_CAP): string {
-  if (names.length <= cap) return names.join(', ');
-  return `${names.slice(0, cap).join(', ')} … and ${names.length - cap} more`;
+  const shown = names.slice(0, cap).map(visibleName).join(', ');
+  return names.length <= cap ? shown : `${shown} … and ${names.length - cap} more`;
+}
+
+/** A file name with its control characters escaped (`new\nline.txt`): one line in the tree. */
+function visibleName(name: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds
+  return name.replace(/[\u0000-\u001f\u007f]/g, (c) =>
+    c === '\n' ? '\\n' : c === '\t' ? '\\t' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 /** What this run will do, decided from the persisted state and the plan. */
