@@ -488,6 +488,22 @@ describe('API keys', () => {
     expect(cfg.apiKey('model_config')).toBeUndefined();
     expect(cfg.apiKey('embedding_config')).toBeUndefined();
   });
+  it(`api_keys: \${NAME} reads the key from that variable; an unset one is named`, () => {
+    const yaml = `model_config:\n  api_keys: \${MY_OPENAI_KEY}\n`;
+    expect(load(yaml, { ...ENV, MY_OPENAI_KEY: 'sk-from-env-ref' }).apiKey('model_config')).toBe(
+      'sk-from-env-ref',
+    );
+    // Not the literal text, and not OPENAI_API_KEY either: the variable named.
+    expect(problemsOf(yaml, ENV)).toEqual([
+      'model_config.api_keys: refers to the environment variable MY_OPENAI_KEY, which is not set',
+    ]);
+  });
+  it('a refused base_url is the one problem: no second one asking for a key', () => {
+    expect(problemsOf('embedding_config:\n  base_url: localhost:11434/v1\n', {})).toEqual([
+      expect.stringMatching(/^embedding_config\.base_url: /),
+      'model_config.api_keys: an API key is required for provider openai: set api_keys or OPENAI_API_KEY',
+    ]);
+  });
   it('requireApiKeys: false loads without keys', () => {
     const cfg = NodeConfig.fromYaml('', dir, { env: {}, requireApiKeys: false });
     expect(cfg.apiKey('model_config')).toBeUndefined();

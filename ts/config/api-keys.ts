@@ -24,10 +24,22 @@ export interface ResolvedApiKey {
   key: string | undefined;
   /** `file` or the environment variable's name; undefined when no key was found. */
   source: string | undefined;
+  /** `api_keys: ${NAME}` naming a variable that is not set: NAME. */
+  unsetReference?: string;
 }
+
+/** `${NAME}` (as GraphRAG's settings and docker compose write it): the key is in $NAME. */
+const ENV_REFERENCE = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
 
 export function resolveApiKey(provider: ProviderName, fileValue: string | null, env: Env): ResolvedApiKey {
   if (provider === 'local') return { key: undefined, source: undefined };
+  const reference = ENV_REFERENCE.exec((fileValue ?? '').trim())?.[1];
+  if (reference !== undefined) {
+    const v = env[reference];
+    return isUnsetApiKey(v)
+      ? { key: undefined, source: undefined, unsetReference: reference }
+      : { key: (v as string).trim(), source: reference };
+  }
   if (!isUnsetApiKey(fileValue)) return { key: (fileValue as string).trim(), source: 'file' };
   for (const name of API_KEY_ENV_VARS[provider]) {
     const v = env[name];

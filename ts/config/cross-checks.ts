@@ -28,6 +28,8 @@ export interface CrossCheckInput {
   folder: string;
   env: Env;
   requireApiKeys: boolean;
+  /** Key paths already refused by their field check (e.g. `model_config.base_url`). */
+  failed?: ReadonlySet<string>;
 }
 
 export interface CrossCheckResult {
@@ -56,14 +58,21 @@ export function runCrossChecks(input: CrossCheckInput): CrossCheckResult {
     baseUrl: string | null | undefined,
   ): string | undefined => {
     if (provider === undefined || apiKeys === undefined) return undefined;
-    const { key } = resolveApiKey(provider, apiKeys, input.env);
+    const { key, unsetReference } = resolveApiKey(provider, apiKeys, input.env);
     if (provider === 'local') {
       if (baseUrl) warnings.push(`${section}.base_url: ignored by the local provider`);
       return undefined;
     }
-    // An OpenAI-compatible server behind base_url (Ollama, vLLM) usually needs no key.
-    const needsKey = provider === 'gemini' || (provider === 'openai' && !baseUrl);
-    if (!key && needsKey && input.requireApiKeys) {
+    // An OpenAI-compatible server behind base_url (Ollama, vLLM) usually needs no key; a
+    // base_url already refused (reported) says which kind was meant just as well.
+    const baseUrlRefused = input.failed?.has(`${section}.base_url`) === true;
+    const needsKey = provider === 'gemini' || (provider === 'openai' && !baseUrl && !baseUrlRefused);
+    if (!key && unsetReference !== undefined && input.requireApiKeys) {
+      problems.push({
+        path: `${section}.api_keys`,
+        message: `refers to the environment variable ${unsetReference}, which is not set`,
+      });
+    } else if (!key && needsKey && input.requireApiKeys) {
       problems.push({
         path: `${section}.api_keys`,
         message: `an API key is required for provider ${provider}: set ${apiKeyHint(provider)}`,

@@ -82,7 +82,7 @@ export const modelConfigSchema = z.object({
   ),
   model_name: nonEmptyStringField('gpt-4o-mini', 'Model used for text generation; any model of the provider'),
   api_keys: apiKeyField(
-    'API key; null, empty or <API_KEY> = use OPENAI_API_KEY / GEMINI_API_KEY (then GOOGLE_API_KEY)',
+    `API key, or \${NAME} to read it from that variable; null, empty or <API_KEY> = use OPENAI_API_KEY / GEMINI_API_KEY (then GOOGLE_API_KEY)`,
   ),
   base_url: baseUrlField(
     'OpenAI-compatible server URL (Ollama, vLLM, llama.cpp: e.g. http://localhost:11434/v1); null = the official API',
@@ -109,7 +109,9 @@ export const embeddingConfigSchema = z.object({
     'text-embedding-3-small',
     'Embedding model (OpenAI: text-embedding-3-small / -3-large; Gemini: text-embedding-004 / gemini-embedding-001)',
   ),
-  api_keys: apiKeyField('API key; null = use OPENAI_API_KEY / GEMINI_API_KEY (then GOOGLE_API_KEY)'),
+  api_keys: apiKeyField(
+    `API key, or \${NAME} to read it from that variable; null = use OPENAI_API_KEY / GEMINI_API_KEY (then GOOGLE_API_KEY)`,
+  ),
   base_url: baseUrlField('OpenAI-compatible embedding server URL; null = the official API'),
   query_prefix: prefixField(
     'Text put before every question before it is embedded. Models trained with instructions need it: e5 "query: ", bge "Represent this sentence for searching relevant passages: ", nomic "search_query: ". Empty for OpenAI and Gemini models. Changing it needs no rebuild',

@@ -180,6 +180,7 @@ export function validateConfigData(raw: unknown, options: ValidateOptions): Vali
     folder: options.folder,
     env: options.env ?? process.env,
     requireApiKeys: options.requireApiKeys ?? true,
+    failed: new Set(problems.map((p) => p.path)),
   });
   problems.push(...cross.problems);
   warnings.push(...cross.warnings);
