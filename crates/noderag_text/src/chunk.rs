@@ -62,7 +62,7 @@ pub fn chunk_text(text: &str, chunk_size: usize) -> Result<Vec<Chunk<'_>>, TextE
   let mut s = skip_whitespace(text, 0);
 
   while s < n {
-    let mut pc = PrefixCounter::new(text, s, &mut cache);
+    let mut pc = PrefixCounter::with_budget(text, s, budget, &mut cache);
     let c = if pc.count_at_most(n, budget) <= budget {
       n
     } else {

@@ -15,8 +15,30 @@
 //! Leading pieces that pass both tests are shared; the short rest `text[p_k..c]` is
 //! pre-tokenised afresh (there is no look-behind, so starting at `p_k` is the same as
 //! continuing). The property test below checks the result against a full count.
+//!
+//! With a token budget ([`PrefixCounter::with_budget`]) the pieces come from `text[s..W]`,
+//! `W = s + (budget + 1) · L` where `L` is the longest token's byte length: the argument
+//! above holds for any text and its prefixes, so counts of `text[s..c]` for `c ≤ W` are
+//! still exact, and a longer prefix has more than `budget` tokens (each token covers at most
+//! `L` bytes). Without the window a run of letters with no space or punctuation is one piece
+//! to the end of the text: finding it scanned the whole rest of the text for every chunk,
+//! and counting it encoded all of it (chunking a 1 MB such text took 36 s).
 
-use crate::tokens::{tokenizer, PieceCache};
+use std::sync::OnceLock;
+
+use crate::tokens::{floor_char_boundary, tokenizer, PieceCache};
+
+/// Byte length of the longest token of the vocabulary.
+fn longest_token_len() -> usize {
+  static LEN: OnceLock<usize> = OnceLock::new();
+  *LEN.get_or_init(|| {
+    let bpe = &tokenizer().bpe;
+    (0..bpe.num_tokens() as u32)
+      .map(|t| bpe.token_len(t))
+      .max()
+      .unwrap_or(1)
+  })
+}
 
 #[derive(Clone, Copy)]
 struct Piece {
@@ -37,19 +59,48 @@ pub(crate) struct PrefixCounter<'t, 'c> {
   split: Box<dyn Iterator<Item = &'t str> + 't>,
   exhausted: bool,
   cache: &'c mut PieceCache<'t>,
+  /// End of the text split into pieces (`text.len()` without a budget).
+  window_end: usize,
+  /// `Some(budget)`: a prefix longer than the window has more than `budget` tokens.
+  budget: Option<u64>,
 }
 
 impl<'t, 'c> PrefixCounter<'t, 'c> {
+  /// Exact counts of any prefix (the tests' reference; the chunker uses `with_budget`).
+  #[cfg(test)]
   pub(crate) fn new(text: &'t str, s: usize, cache: &'c mut PieceCache<'t>) -> Self {
+    Self::over(text, s, text.len(), None, cache)
+  }
+
+  /// For a chunker that only needs exact counts up to `budget` tokens: the pieces come from
+  /// a window of the text long enough to hold `budget + 1` tokens (see the module notes).
+  pub(crate) fn with_budget(text: &'t str, s: usize, budget: u64, cache: &'c mut PieceCache<'t>) -> Self {
+    let span = (budget.saturating_add(1)).saturating_mul(longest_token_len() as u64);
+    let window_end = floor_char_boundary(
+      text,
+      s.saturating_add(usize::try_from(span).unwrap_or(usize::MAX)),
+    );
+    Self::over(text, s, window_end, Some(budget), cache)
+  }
+
+  fn over(
+    text: &'t str,
+    s: usize,
+    window_end: usize,
+    budget: Option<u64>,
+    cache: &'c mut PieceCache<'t>,
+  ) -> Self {
     PrefixCounter {
       text,
       s,
       pieces: Vec::new(),
       sums: vec![0],
       end: s,
-      split: Box::new(tokenizer().split(&text[s..])),
+      split: Box::new(tokenizer().split(&text[s..window_end])),
       exhausted: false,
       cache,
+      window_end,
+      budget,
     }
   }
 
@@ -81,6 +132,23 @@ impl<'t, 'c> PrefixCounter<'t, 'c> {
   /// boundary with `s ≤ c ≤ text.len()`.
   pub(crate) fn count_at_most(&mut self, c: usize, limit: u64) -> u64 {
     debug_assert!(self.s <= c && c <= self.text.len());
+    if c > self.window_end {
+      match self.budget {
+        // More than `budget` (hence `limit`) tokens: the window holds budget + 1 of the longest.
+        Some(budget) if limit <= budget => return budget + 1,
+        // An exact count past the window: split the whole rest of the text instead.
+        _ => {
+          let text = self.text;
+          self.pieces.clear();
+          self.sums.truncate(1);
+          self.end = self.s;
+          self.split = Box::new(tokenizer().split(&text[self.s..]));
+          self.exhausted = false;
+          self.window_end = text.len();
+          self.budget = None;
+        }
+      }
+    }
     // Start of the whitespace run that ends at `c` (condition (b)).
     let w = self.s + self.text[self.s..c].trim_end_matches(char::is_whitespace).len();
     let valid = |p: &Piece| p.raw_end <= c && p.start < w;
@@ -157,6 +225,37 @@ mod tests {
     // Only about 10 pieces were needed to know.
     assert!(pc.pieces.len() < 20);
     assert_eq!(pc.count_at_most(25, 10), count_tokens(&text[..25]) as u64);
+  }
+
+  #[test]
+  fn with_a_budget_counts_stay_exact_and_longer_prefixes_exceed_it() {
+    let texts = [
+      "漢字".repeat(3_000),
+      "a".repeat(20_000),
+      "word, ".repeat(3_000),
+      format!("{}  {}", "x".repeat(5_000), "tail end. ".repeat(500)),
+    ];
+    for text in &texts {
+      let bounds: Vec<usize> = (0..=text.len())
+        .filter(|&i| text.is_char_boundary(i))
+        .step_by(97)
+        .collect();
+      for budget in [1u64, 7, 100] {
+        let mut cache = PieceCache::default();
+        let mut pc = PrefixCounter::with_budget(text, 0, budget, &mut cache);
+        for &c in &bounds {
+          let want = count_tokens(&text[..c]) as u64;
+          let got = pc.count_at_most(c, budget);
+          if want <= budget {
+            assert_eq!(got, want, "budget {budget}, c {c}");
+          } else {
+            assert!(got > budget, "budget {budget}, c {c}: {got} for {want}");
+          }
+        }
+        // An exact count past the window is still exact.
+        assert_eq!(pc.count_at_most(text.len(), u64::MAX), count_tokens(text) as u64);
+      }
+    }
   }
 
   #[test]
