@@ -277,6 +277,10 @@ describe('renderStateTree', () => {
 describe('outlook and confirmation', () => {
   it('nothing new on a finished index is up to date; a never-built empty project has no work', () => {
     expect(buildOutlook(finished(1), plan()).hasWork).toBe(false);
+    // Its tree says so in the first line too, not "first build".
+    expect(renderStateTree({ root: '/p', state: finished(1), plan: plan() }).split('\n')[0]).toBe(
+      'State tree: /p (generation 1, built)',
+    );
     expect(buildOutlook(initialState(T), plan()).hasWork).toBe(false);
     const start = buildOutlook(finished(1), plan({ new: ['x.txt'] }));
     expect(start).toMatchObject({ hasWork: true, startsCycle: true });

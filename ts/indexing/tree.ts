@@ -148,7 +148,8 @@ export function renderStateTree(input: TreeInput): string {
   const outlook = buildOutlook(input.state, plan);
   const view = outlook.view;
   const lines: string[] = [];
-  const mode = view.generation <= 1 ? 'first build' : 'incremental';
+  // What this run will do with the generation: build it first, add to it, or nothing.
+  const mode = !outlook.hasWork ? 'built' : view.generation <= 1 ? 'first build' : 'incremental';
   lines.push(`State tree: ${input.root} (generation ${Math.max(view.generation, 1)}, ${mode})`);
 
   for (const name of BUILD_STATES) {
