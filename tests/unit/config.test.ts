@@ -20,6 +20,7 @@ import {
   ensureConfig,
   NodeConfig,
   nodeConfigSchema,
+  parseConfigYaml,
   REDACTED,
   redactSecrets,
   renderConfigTemplate,
@@ -245,8 +246,24 @@ describe('every kind of YAML failure is a ConfigError naming the file', () => {
     expect(err.message).toMatch(/invalid YAML: .*line 1/);
   });
 
-  it('a duplicate key names its line', () => {
-    expect(yamlError('config:\n  port: 1\n  port: 2\n').message).toMatch(/unique.*line 3/);
+  it("the YAML library's warnings stay out of stderr (an unknown tag, a collection as a key)", () => {
+    const warnings: unknown[] = [];
+    const onWarning = (w: unknown) => warnings.push(w);
+    const emit = process.emitWarning;
+    process.emitWarning = ((w: unknown) => onWarning(w)) as typeof process.emitWarning;
+    try {
+      parseConfigYaml('config:\n  ppr_mode: !!js/function x\n', 'Node_config.yaml');
+      parseConfigYaml('? [a, b]\n: 1\n', 'Node_config.yaml');
+    } finally {
+      process.emitWarning = emit;
+    }
+    expect(warnings).toEqual([]);
+  });
+
+  it('a duplicate key names the key and its line', () => {
+    expect(yamlError('config:\n  port: 1\n  port: 2\n').message).toContain(
+      'invalid YAML: the key "port" appears twice at line 3, column 3',
+    );
   });
 
   it('a config that is not a UTF-8 regular file is named for what it is (no hang on a FIFO)', () => {

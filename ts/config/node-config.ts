@@ -90,14 +90,34 @@ export function parseConfigYaml(text: string, path: string): { doc: Document; da
   const invalid = (what: string) => `${CONFIG_FILE_NAME}: invalid YAML: ${what}`;
   let doc: Document;
   try {
-    doc = parseDocument(text.replace(/^\uFEFF/, ''), { uniqueKeys: true, prettyErrors: true, lineCounter });
+    // logLevel 'error': the library's warnings (an unknown tag, a collection used as a key)
+    // would go to stderr with a code frame; what matters is reported as a problem below.
+    doc = parseDocument(text.replace(/^\uFEFF/, ''), {
+      uniqueKeys: true,
+      prettyErrors: true,
+      lineCounter,
+      logLevel: 'error',
+    });
   } catch (e) {
     return fail([invalid(oneLineOf(e))], e);
   }
   if (doc.errors.length > 0) {
     // yaml's first message line already names the line and column.
     return fail(
-      doc.errors.map((e) => invalid((e.message.split('\n')[0] ?? '').replace(/:$/, ''))),
+      doc.errors.map((e) => {
+        const first = (e.message.split('\n')[0] ?? '').replace(/:$/, '');
+        // "Map keys must be unique at line 3, column 3" does not say which key.
+        if (e.code !== 'DUPLICATE_KEY') return invalid(first);
+        const at = e.linePos?.[0];
+        const line = at ? text.replace(/^\uFEFF/, '').split('\n')[at.line - 1] : undefined;
+        const key = line
+          ?.slice(at!.col - 1)
+          .split(':')[0]
+          ?.trim();
+        return invalid(
+          key ? first.replace('Map keys must be unique', `the key "${key}" appears twice`) : first,
+        );
+      }),
       doc.errors[0],
     );
   }

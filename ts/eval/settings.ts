@@ -71,7 +71,7 @@ export function parseSetting(text: string): { key: SearchTimeKey; value: unknown
     throw new SettingError(rawKey, `${rawKey}: expected key=value with a value, got nothing after "="`);
   let value: unknown;
   try {
-    value = parseYaml(rawValue);
+    value = parseYaml(rawValue, { logLevel: 'error' });
   } catch {
     value = rawValue;
   }
@@ -101,7 +101,10 @@ export function describeOverrides(o: SearchOverrides): string {
  */
 export function withSearchSettings(config: NodeConfig, overrides: SearchOverrides): NodeConfig {
   for (const k of Object.keys(overrides)) searchKey(k);
-  const raw = (parseYaml(readConfigText(config.configPath)) ?? {}) as Record<string, unknown>;
+  const raw = (parseYaml(readConfigText(config.configPath), { logLevel: 'error' }) ?? {}) as Record<
+    string,
+    unknown
+  >;
   const section = (raw.config ?? {}) as Record<string, unknown>;
   try {
     return NodeConfig.fromData({ ...raw, config: { ...section, ...overrides } }, config.mainFolder);
