@@ -408,6 +408,36 @@ describe('failures', () => {
     expect(await served.exited).toBe(0);
   });
 
+  it('--workers 2: a worker that is stopping gets no new connections', async () => {
+    const port = await freePort();
+    const root = tempDir();
+    await writeSearchProject(root, { ...curieSpec(), config: { port } });
+    const served = await serve(root, ['--workers', '2']);
+    children.push(served.child);
+    const pids = childPids(served.child.pid!);
+    // A request half sent keeps its worker draining (up to 10 s) once told to stop.
+    const half = connect(port, '127.0.0.1');
+    await new Promise<void>((r) => half.once('connect', () => r()));
+    half.write(
+      'POST /retrieval HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{',
+    );
+    await until(() => pids.some((p) => heldConnections(p, port).size === 1));
+    const draining = pids.find((p) => heldConnections(p, port).size === 1)!;
+    process.kill(Number(draining), 'SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    // Every new connection goes to the other worker and is answered.
+    const statuses: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      const res = await fetch(`http://127.0.0.1:${port}/health`, { headers: { connection: 'close' } });
+      statuses.push(res.status);
+      await res.arrayBuffer();
+    }
+    expect(statuses).toEqual(Array(12).fill(200));
+    half.destroy();
+    served.child.kill('SIGTERM');
+    expect(await served.exited).toBe(0);
+  });
+
   it('while a first build runs: 503 index_not_built, then served without a restart (local provider)', async () => {
     const root = tempDir();
     const port = await freePort();

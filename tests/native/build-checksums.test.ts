@@ -7,11 +7,11 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CHECKSUMS_FILE, readChecksums } from '../../ts/index-io/checksums.js';
+import { CHECKSUMS_FILE, readChecksums, verifyCommittedFiles } from '../../ts/index-io/checksums.js';
 import { StageCommit } from '../../ts/indexing/commit.js';
 import { checkCommittedIndexFiles, STAGE_OUTPUTS } from '../../ts/indexing/init.js';
 import { advanceState, type BuildState, initialState, startCycle } from '../../ts/project/state.js';
@@ -121,6 +121,27 @@ describe('INIT checks the recorded checksums', () => {
       );
       await rm(join(root, CHECKSUMS_FILE));
     }
+  });
+
+  it('a reader checking files while a commit is applied waits for it instead of calling it damage', async () => {
+    await commitAllOutputs();
+    const file = 'cache/entities.parquet';
+    const good = await readFile(join(root, file));
+    // Mid-commit: COMMIT.json pending, the file not yet renamed into place.
+    await mkdir(join(root, 'cache/.staging'), { recursive: true });
+    await writeFile(join(root, 'cache/.staging/COMMIT.json'), '{}');
+    await writeFile(join(root, file), 'the previous generation');
+    const finish = setTimeout(async () => {
+      await writeFile(join(root, file), good);
+      await rm(join(root, 'cache/.staging/COMMIT.json'));
+    }, 150);
+    await expect(verifyCommittedFiles(root, [file])).resolves.toBeUndefined();
+    clearTimeout(finish);
+    // Damage with no commit under way is reported, naming the file.
+    await flipByte(file);
+    await expect(verifyCommittedFiles(root, [file])).rejects.toThrow(`index damaged: ${file} is damaged`);
+    // An optional file is checked only when recorded.
+    await expect(verifyCommittedFiles(root, [], ['cache/not-written.json'])).resolves.toBeUndefined();
   });
 
   it('a file of another size is reported with both sizes', async () => {

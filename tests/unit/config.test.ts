@@ -279,6 +279,10 @@ describe('every kind of YAML failure is a ConfigError naming the file', () => {
     };
     writeFileSync(path, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('config:\n', 'utf16le')]));
     expect(load()).toBe(`${path} is UTF-16 text; save it as UTF-8`);
+    writeFileSync(path, Buffer.from('config:\n  port: 1\n', 'utf16le'));
+    expect(load()).toBe(
+      `${path} contains NUL bytes (UTF-16 text without a byte-order mark?); save it as UTF-8`,
+    );
     writeFileSync(path, Buffer.from('model_config:\n  model_name: caf\xe9\n', 'latin1'));
     expect(load()).toContain(`${path} is not UTF-8 text`);
     rmSync(path);

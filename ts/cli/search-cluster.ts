@@ -37,6 +37,8 @@ const STOP = { type: 'noderag:stop' } as const;
 const CONNECTION = 'noderag:connection';
 /** Worker to primary: one of the connections handed to it closed. */
 const CONNECTION_CLOSED = { type: 'noderag:connection-closed' } as const;
+/** Worker to primary: it is stopping (draining); hand it no more connections. */
+const STOPPING = { type: 'noderag:stopping' } as const;
 
 export function isClusterWorker(): boolean {
   return cluster.isWorker;
@@ -57,6 +59,11 @@ export function workerBuildRelay(): BuildRelay {
       });
     },
   };
+}
+
+/** Worker side: tell the primary this worker stops taking connections (it drains, then exits). */
+export function reportStopping(): void {
+  if (process.connected) process.send?.(STOPPING);
 }
 
 /** Worker side: tell the primary the server is ready for connections. */
@@ -110,6 +117,11 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   let started = false;
   const live = new Set<Worker>();
   const pool = new LeastConnections<Worker>();
+  /**
+   * Sockets sent to a worker whose IPC send has not completed: a worker that dies first
+   * never takes them, and the primary's copy would stay open, the client waiting forever.
+   */
+  const handing = new Map<Worker, Set<Socket>>();
   let aggregator: AggregatorRegistry<PrometheusContentType> | undefined;
   const answerScrape = (w: Worker, m: { type?: unknown; id?: unknown }) => {
     if (m?.type !== SCRAPE_REQUEST) return;
@@ -128,15 +140,19 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
     live.add(w);
     w.on('message', (m) => {
       if (m?.type === CONNECTION_CLOSED.type) return pool.closed(w);
+      if (m?.type === STOPPING.type) return pool.remove(w);
       if (m?.type === 'noderag:ready' && started) pool.add(w);
       answerScrape(w, m);
       if (m?.type === BUILD_EVENT) {
         for (const other of live) if (other !== w && other.isConnected()) other.send(m);
       }
     });
+    w.on('disconnect', () => pool.remove(w));
     w.on('exit', (code, signal) => {
       live.delete(w);
       pool.remove(w);
+      for (const socket of handing.get(w) ?? []) socket.destroy();
+      handing.delete(w);
       if (stopping || !started) return;
       console.error(
         `Search worker ${w.process.pid} exited (${signal ?? `code ${code}`}); starting a replacement.`,
@@ -151,7 +167,11 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   const front = createServer({ pauseOnConnect: true }, (socket) => {
     const w = pool.pick();
     if (!w) return socket.destroy();
+    let pending = handing.get(w);
+    if (!pending) handing.set(w, (pending = new Set()));
+    pending.add(socket);
     w.send({ type: CONNECTION }, socket, (e) => {
+      pending.delete(socket);
       if (!e) return;
       socket.destroy();
       pool.closed(w);

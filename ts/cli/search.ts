@@ -55,6 +55,7 @@ import {
   onStopRequest,
   reportFailureAndExit,
   reportReady,
+  reportStopping,
   runPrimary,
   workerBuildRelay,
 } from './search-cluster.js';
@@ -338,6 +339,8 @@ export default defineCommand({
       const dispose = onStopRequest(stopRequested);
       signal = await Promise.race([signals.received, requested]);
       dispose();
+      // Before it stops taking connections: the primary hands new ones to the others.
+      reportStopping();
     } else {
       console.log(
         `Search server for ${config.mainFolder} listening on ${server.url ?? ''} (${what}). Stop it with Ctrl-C.`,

@@ -51,6 +51,9 @@ export function readConfigText(path: string): string {
   }
   if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff))
     fail(`${path} is UTF-16 text; save it as UTF-8`);
+  // Valid UTF-8, but no YAML text holds a NUL: UTF-16 saved without a byte-order mark.
+  if (bytes.includes(0))
+    fail(`${path} contains NUL bytes (UTF-16 text without a byte-order mark?); save it as UTF-8`);
   let text: string;
   try {
     text = UTF8.decode(bytes);

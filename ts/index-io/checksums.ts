@@ -88,26 +88,51 @@ export async function checksumProblem(abs: string, want: FileChecksum | undefine
   return null;
 }
 
+/** Checks of a reader racing a build's commits before a mismatch counts as damage. */
+const VERIFY_ATTEMPTS = 5;
+
 /**
  * For readers that do not go through a build's INIT (vis): throws an IndexFileError when one
  * of `files` is missing or differs from what its commit recorded. Files without a recorded
- * checksum (an index of an older version) are only required to exist.
+ * checksum (an index of an older version) are only required to exist; `optional` files
+ * (written only by some builds) only when recorded.
+ *
+ * A build may commit meanwhile (checksums.json and the files renamed into place one by
+ * one): a mismatch is reported only when checksums.json is the same before and after the
+ * check, else the check starts again; a commit still pending is named as such.
  */
-export async function verifyCommittedFiles(root: string, files: readonly string[]): Promise<void> {
-  const recorded = await readChecksums(root);
-  for (const relative of files) {
-    const reason = await checksumProblem(resolveInProject(root, relative), recorded.get(relative));
-    if (reason === null) continue;
-    // A build applying its commit renames files one by one: not damage, a moment to wait.
-    if (await isFile(resolveInProject(root, COMMIT_FILE))) {
-      throw new IndexFileError(
-        'index_busy',
-        `a commit of a new index generation is pending in ${root} (${relative} is being replaced): run this again when the build has finished (a build that was killed completes it when run again)`,
-      );
+export async function verifyCommittedFiles(
+  root: string,
+  files: readonly string[],
+  optional: readonly string[] = [],
+): Promise<void> {
+  const checksumsText = () => readFile(resolveInProject(root, CHECKSUMS_FILE), 'utf8').catch(() => '');
+  let problem: { relative: string; reason: string } | null = null;
+  for (let attempt = 0; attempt < VERIFY_ATTEMPTS; attempt++) {
+    const before = await checksumsText();
+    const recorded = await readChecksums(root);
+    problem = null;
+    for (const relative of [...files, ...optional.filter((f) => recorded.has(f))]) {
+      const reason = await checksumProblem(resolveInProject(root, relative), recorded.get(relative));
+      if (reason !== null) {
+        problem = { relative, reason };
+        break;
+      }
     }
+    if (problem === null) return;
+    if (!(await isFile(resolveInProject(root, COMMIT_FILE))) && (await checksumsText()) === before) break;
+    await new Promise((r) => setTimeout(r, 100 * (attempt + 1)));
+  }
+  const { relative, reason } = problem!;
+  // A build applying its commit renames files one by one: not damage, a moment to wait.
+  if (await isFile(resolveInProject(root, COMMIT_FILE))) {
     throw new IndexFileError(
-      'index_damaged',
-      `index damaged: ${relative} is ${reason}; restore it or ${rebuildHint(root)}`,
+      'index_busy',
+      `a commit of a new index generation is pending in ${root} (${relative} is being replaced): run this again when the build has finished (a build that was killed completes it when run again)`,
     );
   }
+  throw new IndexFileError(
+    'index_damaged',
+    `index damaged: ${relative} is ${reason}; restore it or ${rebuildHint(root)}`,
+  );
 }
