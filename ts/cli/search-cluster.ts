@@ -167,8 +167,8 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   const front = createServer({ pauseOnConnect: true }, (socket) => {
     const w = pool.pick();
     if (!w) return socket.destroy();
-    let pending = handing.get(w);
-    if (!pending) handing.set(w, (pending = new Set()));
+    const pending = handing.get(w) ?? new Set<Socket>();
+    handing.set(w, pending);
     pending.add(socket);
     w.send({ type: CONNECTION }, socket, (e) => {
       pending.delete(socket);
