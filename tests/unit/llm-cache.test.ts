@@ -58,6 +58,14 @@ describe('cache keys', () => {
     for (const v of variants) expect(v.equals(k)).toBe(false);
   });
 
+  it('a trailing slash on base_url is the same server, the same key', () => {
+    const at = (baseUrl: string) =>
+      cacheKey({ ...identity, baseUrl }, 'chat', { messages: [] }).toString('hex');
+    expect(at('http://127.0.0.1:11434/v1/')).toBe(at('http://127.0.0.1:11434/v1'));
+    expect(at('http://127.0.0.1:11434/v1//')).toBe(at('http://127.0.0.1:11434/v1'));
+    expect(at('http://127.0.0.1:11434/v2')).not.toBe(at('http://127.0.0.1:11434/v1'));
+  });
+
   it('keys stay sha256 of the whole canonical document (caches written before keep hitting)', () => {
     const reference = (id: typeof identity, kind: 'chat' | 'structured' | 'embedding', request: unknown) =>
       createHash('sha256')
@@ -205,6 +213,51 @@ describe('CachedProvider with a cache', () => {
     await p.embed(['a b c']);
     expect(cache.replyCount).toBe(0);
     expect(cache.embeddingCount).toBe(0);
+    cache.close();
+  });
+});
+
+describe('CachedProvider: cached vectors of another length', () => {
+  it('are asked for again, not returned, when config.dim changed behind the same model name', async () => {
+    let cache = ResponseCache.open(dir);
+    let requests = 0;
+    /** An embedding server whose model gives vectors of `dim` values. */
+    const provider = (dim: number) =>
+      new CachedProvider({
+        adapter: {
+          identity: { provider: 'openai', baseUrl: 'http://127.0.0.1:1/v1', model: 'nomic', params: {} },
+          chat: async () => '',
+          chatStream: async function* () {},
+          structured: async () => {
+            throw new Error('not used');
+          },
+          embed: async (texts: readonly string[]) => {
+            requests++;
+            return { dim, vectors: new Float32Array(texts.length * dim).fill(0.5) };
+          },
+        } as never,
+        section: 'embedding_config',
+        retry: BUILD_RETRY_POLICY,
+        cache,
+        timeouts: { chatMs: 1000, embedMs: 1000 },
+        tokenCounter: { countTokens: (s) => s.length },
+        expectedDim: dim,
+      });
+    expect((await provider(4).embed(['a', 'b'])).dim).toBe(4);
+    expect((await provider(4).embed(['a', 'b'])).dim).toBe(4);
+    expect(requests).toBe(1); // the second time from the cache
+    const now = await provider(8).embed(['a', 'b']);
+    expect(now.dim).toBe(8);
+    expect(now.vectors.length).toBe(16);
+    expect(requests).toBe(2);
+    // The new reply replaces the old one in the cache: asked once, not on every build.
+    expect((await provider(8).embed(['a', 'b'])).dim).toBe(8);
+    expect(requests).toBe(2);
+    // And so after reopening (the next build's process).
+    cache.close();
+    cache = ResponseCache.open(dir);
+    expect((await provider(8).embed(['a', 'b'])).dim).toBe(8);
+    expect(requests).toBe(2);
     cache.close();
   });
 });

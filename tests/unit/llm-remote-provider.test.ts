@@ -128,4 +128,13 @@ describe('decodeEmbedding', () => {
     );
     expect(() => decodeEmbedding(ctx, { x: 1 })).toThrow(/neither a list of numbers nor base64/);
   });
+
+  it('a list holding null (a NaN some servers write so), a boolean or a string is an invalid reply', () => {
+    // Stored in a Float32Array, null would become 0 and be cached as if the model said so.
+    expect(() => decodeEmbedding(ctx, [0.5, null, 1])).toThrow(
+      /value 1 of an embedding is null, not a number/,
+    );
+    expect(() => decodeEmbedding(ctx, [true, 1])).toThrow(/value 0 of an embedding is boolean/);
+    expect(() => decodeEmbedding(ctx, ['1'])).toThrow(/value 0 of an embedding is string/);
+  });
 });

@@ -45,7 +45,8 @@ function keyHead(identity: ProviderIdentity, kind: CacheKind): string {
   if (head === undefined) {
     const fields = canonicalJson({
       provider: identity.provider,
-      base_url: identity.baseUrl,
+      // `…/v1` and `…/v1/` are one server: a trailing slash must not pay every reply again.
+      base_url: identity.baseUrl?.replace(/\/+$/, '') ?? identity.baseUrl,
       model: identity.model,
       kind,
       params: identity.params,

@@ -215,7 +215,10 @@ export class CachedProvider implements Provider {
     const missing = new Map<string, number[]>();
     for (let i = 0; i < inputs.length; i++) {
       const hit = cache ? cache.getEmbedding(keys[i] as Buffer) : undefined;
-      if (hit) {
+      // A vector of another length than config.dim is a reply from before a change of model
+      // behind the same name (the key holds no dim for a model it does not know): asked again.
+      const expectedDim = this.#o.expectedDim;
+      if (hit && (expectedDim === undefined || hit.length === expectedDim)) {
         found[i] = hit;
         this.#stats.embeddingCacheHits++;
         continue;

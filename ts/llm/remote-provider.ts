@@ -68,6 +68,17 @@ export function decodeEmbedding(ctx: ErrorContext, embedding: unknown): ArrayLik
     if (!Array.isArray(embedding)) {
       throw invalidReplyError(ctx, 'embedding reply', 'an embedding is neither a list of numbers nor base64');
     }
+    // A Float32Array would store null as 0 and true as 1 without a word (servers write NaN as
+    // null): anything but a number makes the reply invalid, retried and never cached.
+    for (let i = 0; i < embedding.length; i++) {
+      if (typeof embedding[i] !== 'number') {
+        throw invalidReplyError(
+          ctx,
+          'embedding reply',
+          `value ${i} of an embedding is ${embedding[i] === null ? 'null' : typeof embedding[i]}, not a number`,
+        );
+      }
+    }
     return embedding as number[];
   }
   const bytes = Buffer.from(embedding, 'base64');
