@@ -3,7 +3,9 @@
  * 127.0.0.1: round trips, retries, Retry-After, the json_schema fallback, repair, timeouts,
  * the response cache and the rate limit as the server sees it.
  */
+
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -385,7 +387,9 @@ describe('retries and failures', () => {
     const e = await rejection(p.run('answer', { context: '', question: 'Why?' }));
     expect(openai.count('chat')).toBe(3);
     expect(e.status).toBe(503);
-    expect(e.message).toBe('provider openai returned HTTP 503: 503 overloaded (gave up after 3 attempts)');
+    expect(e.message).toBe(
+      'provider openai (model_config, model gpt-4o-mini) returned HTTP 503: 503 overloaded (gave up after 3 attempts)',
+    );
   });
 
   it('400/401/404 fail at once with an actionable message and never show the key', async () => {
@@ -435,7 +439,36 @@ describe('retries and failures', () => {
     expect(performance.now() - started).toBeLessThan(1400);
     expect(e.code).toBe('upstream_timeout');
     expect(e.retryable).toBe(true);
-    expect(e.message).toBe('provider openai did not answer within 0.2 s');
+    expect(e.message).toBe('provider openai (model_config, model gpt-4o-mini) did not answer within 0.2 s');
+  });
+
+  it('a server that is not there: the message names the service and the socket error', async () => {
+    // A port nothing listens on (freed at once).
+    const closed = await new Promise<number>((done) => {
+      const srv = createServer();
+      srv.listen(0, '127.0.0.1', () => {
+        const { port } = srv.address() as { port: number };
+        srv.close(() => done(port));
+      });
+    });
+    const config = NodeConfig.fromData(
+      {
+        model_config: { service_provider: 'local' },
+        embedding_config: {
+          service_provider: 'openai',
+          embedding_model_name: 'nomic-embed-text',
+          base_url: `http://127.0.0.1:${closed}/v1`,
+          api_keys: KEY,
+        },
+        config: { dim: 64 },
+      },
+      dir,
+    );
+    const p = providers(config, { cacheDir: null, retry: { ...FAST_RETRY, maxAttempts: 1 } });
+    const e = await rejection(p.embedding.embed(['x']));
+    expect(e.message).toMatch(
+      /^cannot reach provider openai \(embedding_config, model nomic-embed-text\): .*ECONNREFUSED/,
+    );
   });
 
   it('an AbortSignal cancels the request without retrying', async () => {

@@ -366,11 +366,10 @@ export class OpenAIProvider implements Provider {
     if (e instanceof OpenAI.APIUserAbortError) return signal ? abortReason(signal) : e;
     if (e instanceof OpenAI.APIConnectionError) {
       // Includes APIConnectionTimeoutError (the backstop timeout) and connection resets.
-      return networkError(
-        this.#ctx,
-        e.cause instanceof Error ? `${e.message} (${e.cause.message})` : e.message,
-        e,
-      );
+      // The socket's own error (ECONNREFUSED, ENOTFOUND) is under fetch's "fetch failed".
+      const code = networkCode(e);
+      const why = e.cause instanceof Error ? ` (${e.cause.message}${code ? `: ${code}` : ''})` : '';
+      return networkError(this.#ctx, `${e.message}${why}`, e);
     }
     if (e instanceof OpenAI.APIError && typeof e.status === 'number') {
       return httpError(this.#ctx, e.status, e.message, parseRetryAfter(e.headers), e);

@@ -44,6 +44,15 @@ function clean(ctx: ErrorContext, text: string): string {
   return redactSecrets(short, ctx.secrets);
 }
 
+/**
+ * "openai (embedding_config, model nomic-embed-text)": which of the two configured services
+ * failed. A Summary stage uses both, and they may be two servers (Ollama for chat, vLLM for
+ * embeddings); the bare provider name does not tell them apart.
+ */
+function who(ctx: ErrorContext): string {
+  return `${ctx.provider} (${ctx.section}, model ${ctx.model})`;
+}
+
 export function httpError(
   ctx: ErrorContext,
   status: number,
@@ -58,11 +67,11 @@ export function httpError(
   } else if (status === 404) {
     message = `provider ${ctx.provider} returned HTTP 404 for model "${ctx.model}": check ${ctx.section}.${ctx.section === 'embedding_config' ? 'embedding_model_name' : 'model_name'} and base_url${d}`;
   } else if (status === 429) {
-    message = `provider ${ctx.provider} is rate limiting (HTTP 429)${d}`;
+    message = `provider ${who(ctx)} is rate limiting (HTTP 429)${d}`;
   } else if (status === 400) {
-    message = `provider ${ctx.provider} rejected the request (HTTP 400)${d}`;
+    message = `provider ${who(ctx)} rejected the request (HTTP 400)${d}`;
   } else {
-    message = `provider ${ctx.provider} returned HTTP ${status}${d}`;
+    message = `provider ${who(ctx)} returned HTTP ${status}${d}`;
   }
   return new ProviderError(
     message,
@@ -73,7 +82,7 @@ export function httpError(
 
 export function networkError(ctx: ErrorContext, detail: string, cause?: unknown): ProviderError {
   return new ProviderError(
-    `cannot reach provider ${ctx.provider}: ${clean(ctx, detail)}`,
+    `cannot reach provider ${who(ctx)}: ${clean(ctx, detail)}`,
     { provider: ctx.provider, retryable: true },
     { cause },
   );
@@ -81,7 +90,7 @@ export function networkError(ctx: ErrorContext, detail: string, cause?: unknown)
 
 export function timeoutError(ctx: ErrorContext, timeoutMs: number): ProviderError {
   return new ProviderError(
-    `provider ${ctx.provider} did not answer within ${Math.round(timeoutMs / 100) / 10} s`,
+    `provider ${who(ctx)} did not answer within ${Math.round(timeoutMs / 100) / 10} s`,
     { provider: ctx.provider, retryable: true, code: 'upstream_timeout' },
   );
 }
