@@ -260,6 +260,14 @@ describe('every kind of YAML failure is a ConfigError naming the file', () => {
     expect(warnings).toEqual([]);
   });
 
+  it('a tab-indented line gives its one error, the ones that follow from it only counted', () => {
+    const err = yamlError('config:\n\tchunk_size: 512\n  port: 5000\n');
+    expect(err.problems).toEqual([
+      'Node_config.yaml: invalid YAML: Tabs are not allowed as indentation at line 2, column 1',
+      expect.stringMatching(/^… and \d+ more that may follow from it: fix the first and run again$/),
+    ]);
+  });
+
   it('a duplicate key names the key and its line', () => {
     expect(yamlError('config:\n  port: 1\n  port: 2\n').message).toContain(
       'invalid YAML: the key "port" appears twice at line 3, column 3',

@@ -71,9 +71,6 @@ export function projectFolderProblem(folder: string): string | null {
   return null;
 }
 
-/** At most this many YAML errors are listed (deep nesting can produce hundreds). */
-const MAX_YAML_PROBLEMS = 5;
-
 /**
  * Parses the text of Node_config.yaml. Every kind of YAML failure — syntax, duplicate keys,
  * an undefined alias, aliases that expand too much (an "alias bomb"), nesting too deep — is
@@ -83,8 +80,13 @@ const MAX_YAML_PROBLEMS = 5;
 export function parseConfigYaml(text: string, path: string): { doc: Document; data: unknown } {
   const lineCounter = new LineCounter();
   const fail = (problems: string[], cause?: unknown): never => {
-    const shown = problems.slice(0, MAX_YAML_PROBLEMS);
-    if (problems.length > shown.length) shown.push(`… and ${problems.length - shown.length} more`);
+    // The parser's first error is the one to fix: the others mostly follow from it (one
+    // tab-indented line gave three, and a whole file of them dozens; deep nesting hundreds).
+    const shown = problems.slice(0, 1);
+    if (problems.length > 1) {
+      const more = problems.length - 1;
+      shown.push(`… and ${more} more that may follow from it: fix the first and run again`);
+    }
     throw new ConfigError(`${path} is not valid YAML:\n  ${shown.join('\n  ')}`, shown, { cause });
   };
   const invalid = (what: string) => `${CONFIG_FILE_NAME}: invalid YAML: ${what}`;
