@@ -216,6 +216,37 @@ describe('openai adapter through the real SDK', () => {
     expect(repair.messages[3]?.content).toMatch(/^Your reply was not valid: not valid JSON/);
   });
 
+  it('the repair is a request of its own: its own timeout and rate-limit slot', async () => {
+    // Each reply takes 300 ms, the timeout is 500 ms per request: the reply and its repair
+    // together (600 ms) used to fail the timeout on every attempt.
+    const slow = await startFakeOpenAI({ latencyMs: 300 });
+    try {
+      const config = NodeConfig.fromData(
+        {
+          model_config: { base_url: slow.baseUrl, rate_limit: 1 },
+          embedding_config: { service_provider: 'local' },
+          config: { dim: 8 },
+        },
+        dir,
+        { env: {} },
+      );
+      const p = providers(config, {
+        cacheDir: null,
+        retry: { ...FAST_RETRY, maxAttempts: 1 },
+        timeouts: { chatMs: 500 },
+      });
+      slow.inject({ route: 'chat', fault: { kind: 'invalid-reply' } });
+      const q = await p.run('query', { question: 'Where did Marie Curie work?' });
+      expect(q).toEqual(localQuery('Where did Marie Curie work?', 'English'));
+      expect(slow.count('chat')).toBe(2);
+      // rate_limit: 1 per second holds for the repair too: it starts a second after the reply.
+      const [first, repair] = slow.requests.map((r) => r.at);
+      expect(repair! - first!).toBeGreaterThanOrEqual(900);
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('an invalid reply after the repair is a failed (retryable) attempt', async () => {
     const p = providers(openaiConfig(), { cacheDir: null, retry: { ...FAST_RETRY, maxAttempts: 1 } });
     openai.inject({ route: 'chat', times: 2, fault: { kind: 'invalid-reply' } });

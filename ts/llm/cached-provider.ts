@@ -29,6 +29,7 @@ import { capTokens, EMBEDDING_INPUT_TOKEN_CAP, type TokenCounter } from './token
 import type {
   CallOptions,
   ChatRequest,
+  EachRequest,
   EmbeddingBatch,
   JsonSchemaSpec,
   Provider,
@@ -39,7 +40,7 @@ import type {
 export interface ProviderStats {
   /** Requests sent to the provider, retries and repairs excluded. */
   calls: number;
-  /** Requests sent, retries included. */
+  /** Requests sent, retries and repairs included. */
   requests: number;
   retries: number;
   /** Chat and structured replies served from the cache. */
@@ -201,7 +202,12 @@ export class CachedProvider implements Provider {
         return v.ok ? v.value : undefined;
       },
       options.signal,
-      (signal) => this.#o.adapter.structured(request, schema, validate, { signal }),
+      // The reply and its repair are two requests: a permit and a timeout each (a slow model
+      // that needs a repair would otherwise fail request_timeout on replies that arrive in
+      // time, and two starts would share one rate-limit slot). An invalid reply after the
+      // repair still fails the attempt, retried as a whole.
+      (signal, eachRequest) => this.#o.adapter.structured(request, schema, validate, { signal, eachRequest }),
+      'each-request',
     );
   }
 
@@ -283,13 +289,17 @@ export class CachedProvider implements Provider {
     cacheRequest: unknown,
     fromCache: (cached: unknown) => T | undefined,
     signal: AbortSignal | undefined,
-    call: (signal: AbortSignal) => Promise<T>,
+    call: (signal: AbortSignal, eachRequest: EachRequest) => Promise<T>,
+    policy: 'whole' | 'each-request' = 'whole',
   ): Promise<T> {
     const { key, hit } = this.#lookup(kind, cacheRequest, fromCache);
     if (hit !== undefined) return hit;
     throwIfAborted(signal);
     this.#stats.calls++;
-    const value = await this.#withPolicy('chat', signal, call);
+    const value =
+      policy === 'whole'
+        ? await this.#withPolicy('chat', signal, (s) => call(s, (send) => send(s)))
+        : await this.#withPolicyEachRequest(signal, call);
     this.#store(key, kind, value);
     return value;
   }
@@ -337,6 +347,35 @@ export class CachedProvider implements Provider {
         const run = () =>
           this.#attempt(call, Math.min(timeoutMs, remainingMs ?? Number.POSITIVE_INFINITY), signal);
         return this.#o.limiter ? this.#o.limiter.run(run, signal) : run();
+      },
+      this.#o.retry,
+      this.#retryOptions(signal),
+    );
+  }
+
+  /**
+   * `#withPolicy` for a call of several requests: the retry around the whole call, the
+   * limiter permit and the timeout around each request it sends (`eachRequest`).
+   */
+  #withPolicyEachRequest<T>(
+    signal: AbortSignal | undefined,
+    call: (signal: AbortSignal, eachRequest: EachRequest) => Promise<T>,
+  ): Promise<T> {
+    if (this.identity.provider === 'local') {
+      throwIfAborted(signal);
+      this.#stats.requests++;
+      const s = signal ?? NEVER_ABORTED;
+      return call(s, (send) => send(s));
+    }
+    const timeoutMs = this.#o.timeouts.chatMs;
+    return withRetry(
+      async ({ remainingMs }) => {
+        const eachRequest: EachRequest = (send) => {
+          const run = () =>
+            this.#attempt(send, Math.min(timeoutMs, remainingMs ?? Number.POSITIVE_INFINITY), signal);
+          return this.#o.limiter ? this.#o.limiter.run(run, signal) : run();
+        };
+        return call(signal ?? NEVER_ABORTED, eachRequest);
       },
       this.#o.retry,
       this.#retryOptions(signal),

@@ -178,8 +178,11 @@ export class GeminiProvider implements Provider {
     options: CallOptions = {},
   ): Promise<T> {
     const responseSchema = toGeminiSchema(schema.schema);
+    const { eachRequest } = options;
     return structuredWithRepair(this.#ctx, request, validate, (messages) =>
-      this.#generate(messages, responseSchema, options.signal),
+      eachRequest
+        ? eachRequest((signal) => this.#generate(messages, responseSchema, signal))
+        : this.#generate(messages, responseSchema, options.signal),
     );
   }
 

@@ -150,8 +150,11 @@ export class OpenAIProvider implements Provider {
     validate: Validator<T>,
     options: CallOptions = {},
   ): Promise<T> {
+    const { eachRequest } = options;
     return structuredWithRepair(this.#ctx, request, validate, (messages) =>
-      this.#completeJson(messages, schema, request, options.signal),
+      eachRequest
+        ? eachRequest((signal) => this.#completeJson(messages, schema, request, signal))
+        : this.#completeJson(messages, schema, request, options.signal),
     );
   }
 

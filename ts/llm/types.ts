@@ -79,7 +79,16 @@ export type Validator<T> = (value: unknown) => Validation<T>;
 
 export interface CallOptions {
   signal?: AbortSignal;
+  /**
+   * Runs one HTTP request of the call with the caller's per-request policy (rate-limit
+   * permit, timeout): a structured call sends its reply's request, then maybe a repair, and
+   * each is one request to the server, under `rate_limit` and `request_timeout` on its own.
+   * Without it the adapter sends with `signal`.
+   */
+  eachRequest?: EachRequest;
 }
+
+export type EachRequest = <R>(send: (signal: AbortSignal) => Promise<R>) => Promise<R>;
 
 /** Vectors of one batch, row-major: text i is `vectors.subarray(i * dim, (i + 1) * dim)`. */
 export interface EmbeddingBatch {
