@@ -5,8 +5,9 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { IndexFileError } from '../errors.js';
+import { isFile } from '../project/fs-probe.js';
 import { CACHE_DIR, COMMIT_FILE, INFO_FILES, resolveInProject } from '../project/layout.js';
 import { rebuildHint } from '../project/state.js';
 
@@ -42,9 +43,18 @@ export async function sha256File(path: string): Promise<FileChecksum> {
  * an older version, or an unreadable checksums.json, which then only loses the check).
  */
 export async function readChecksums(root: string): Promise<Map<string, FileChecksum>> {
+  return parseChecksums(await readChecksumsText(root));
+}
+
+/** The text of checksums.json, '' when there is none (or it cannot be read). */
+function readChecksumsText(root: string): Promise<string> {
+  return readFile(resolveInProject(root, CHECKSUMS_FILE), 'utf8').catch(() => '');
+}
+
+function parseChecksums(text: string): Map<string, FileChecksum> {
   let raw: unknown;
   try {
-    raw = JSON.parse(await readFile(resolveInProject(root, CHECKSUMS_FILE), 'utf8'));
+    raw = JSON.parse(text);
   } catch {
     return new Map();
   }
@@ -66,14 +76,6 @@ export function serializeChecksums(checksums: ReadonlyMap<string, FileChecksum>)
   const files: Record<string, FileChecksum> = {};
   for (const path of [...checksums.keys()].sort()) files[path] = checksums.get(path)!;
   return `${JSON.stringify({ version: CHECKSUMS_VERSION, files }, null, 2)}\n`;
-}
-
-export async function isFile(path: string): Promise<boolean> {
-  try {
-    return (await stat(path)).isFile();
-  } catch {
-    return false;
-  }
 }
 
 /** Why the file at `abs` differs from its recorded checksum `want` ("missing", "damaged (…)"), or null. */
@@ -106,11 +108,10 @@ export async function verifyCommittedFiles(
   files: readonly string[],
   optional: readonly string[] = [],
 ): Promise<void> {
-  const checksumsText = () => readFile(resolveInProject(root, CHECKSUMS_FILE), 'utf8').catch(() => '');
   let problem: { relative: string; reason: string } | null = null;
   for (let attempt = 0; attempt < VERIFY_ATTEMPTS; attempt++) {
-    const before = await checksumsText();
-    const recorded = await readChecksums(root);
+    const before = await readChecksumsText(root);
+    const recorded = parseChecksums(before);
     problem = null;
     for (const relative of [...files, ...optional.filter((f) => recorded.has(f))]) {
       const reason = await checksumProblem(resolveInProject(root, relative), recorded.get(relative));
@@ -120,7 +121,8 @@ export async function verifyCommittedFiles(
       }
     }
     if (problem === null) return;
-    if (!(await isFile(resolveInProject(root, COMMIT_FILE))) && (await checksumsText()) === before) break;
+    if (!(await isFile(resolveInProject(root, COMMIT_FILE))) && (await readChecksumsText(root)) === before)
+      break;
     await new Promise((r) => setTimeout(r, 100 * (attempt + 1)));
   }
   const { relative, reason } = problem!;

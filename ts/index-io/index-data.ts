@@ -1,10 +1,3 @@
-/**
- * The committed index of a project, loaded table by table on first use and kept in memory
- * for the rest of the run. Stages edit these objects and then commit the tables they
- * changed; a stage that fails ends the run, so the in-memory copy never outlives a failed
- * commit. Missing files read as empty tables (the stage that writes them has not run yet).
- */
-import { stat } from 'node:fs/promises';
 import { InternalError } from '../errors.js';
 import { BaseGraph, edgeKey } from '../model/graph-store.js';
 import type {
@@ -19,6 +12,7 @@ import type {
   TextRow,
   TitleRow,
 } from '../model/types.js';
+import { isFile } from '../project/fs-probe.js';
 import { CACHE_FILES, resolveInProject } from '../project/layout.js';
 import { ATTRIBUTE_INPUTS_FILE, type AttributeInputs, readAttributeInputs } from './attribute-inputs.js';
 import { type ColumnRequest, TableReader } from './columns.js';
@@ -38,14 +32,6 @@ import {
 import { readTableFile } from './parquet.js';
 import type { IndexTable } from './table-spec.js';
 import { checkNodeType, type IdMapRow, TABLES } from './tables.js';
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    return (await stat(path)).isFile();
-  } catch {
-    return false;
-  }
-}
 
 const NO_ROWS: GraphRows = { nodes: new Map(), edges: new Map() };
 
@@ -92,7 +78,7 @@ export class IndexData {
 
   /** The rows of a table, or none when its file does not exist yet. */
   async #rows<R>(table: IndexTable<R>): Promise<R[]> {
-    return (await exists(resolveInProject(this.root, table.file))) ? table.load(this.root, this.dim) : [];
+    return (await isFile(resolveInProject(this.root, table.file))) ? table.load(this.root, this.dim) : [];
   }
 
   /** documents.parquet rows, by doc_id. */
@@ -183,7 +169,7 @@ export class IndexData {
     const graph = new BaseGraph();
     const read = async (file: string, columns: ColumnRequest[]) => {
       const path = resolveInProject(this.root, file);
-      return (await exists(path)) ? new TableReader(file, await readTableFile(path, columns)) : null;
+      return (await isFile(path)) ? new TableReader(file, await readTableFile(path, columns)) : null;
     };
     const { graphNodes, graphEdges } = TABLES;
     const n = await read(

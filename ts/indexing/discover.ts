@@ -6,9 +6,10 @@
 
 import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import { lstat, open, readdir, realpath, stat } from 'node:fs/promises';
+import { open, readdir, realpath, stat } from 'node:fs/promises';
 import { extname, isAbsolute, join, relative } from 'node:path';
 import { NodeRagError } from '../errors.js';
+import { pathExists } from '../project/fs-probe.js';
 import { documentFormat } from './extract.js';
 import type { UnindexableEntry } from './unindexable.js';
 
@@ -102,15 +103,6 @@ function hiddenReason(name: string): string | null {
   return null;
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 function describeIoError(error: unknown): string {
   const e = error as NodeJS.ErrnoException;
   if (e.code === 'ENOENT') return 'cannot read: file not found (broken symbolic link?)';
@@ -172,7 +164,7 @@ export async function listInputFiles(
       const rel = relDir === '' ? entry.name : `${relDir}/${entry.name}`;
       // A name that is not UTF-8 comes back with U+FFFD in place of its bad bytes, a name no
       // file has: it could never be opened, and would be retried on every build as missing.
-      if (entry.name.includes('\uFFFD') && !(await exists(abs))) {
+      if (entry.name.includes('\uFFFD') && !(await pathExists(abs, { followLinks: false }))) {
         unreadable.push({
           path: entry.isDirectory() ? `${rel}/` : rel,
           reason: 'its name is not valid UTF-8 (shown with �); rename it',

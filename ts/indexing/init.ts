@@ -6,13 +6,8 @@
  */
 import { rename } from 'node:fs/promises';
 import { IndexFileError } from '../errors.js';
-import {
-  CHECKSUMS_FILE,
-  checksumProblem,
-  type FileChecksum,
-  isFile,
-  readChecksums,
-} from '../index-io/checksums.js';
+import { CHECKSUMS_FILE, checksumProblem, type FileChecksum, readChecksums } from '../index-io/checksums.js';
+import { isFile } from '../project/fs-probe.js';
 import { CACHE_FILES, INFO_FILES, INPUT_DIR, resolveInProject } from '../project/layout.js';
 import {
   type BuildState,

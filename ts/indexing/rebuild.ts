@@ -22,9 +22,10 @@
  *
  * Every step is a rename inside the project folder, so nothing is copied.
  */
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { fsyncDir } from '../project/atomic.js';
+import { pathExists } from '../project/fs-probe.js';
 import { CACHE_DIR, INFO_FILES, resolveInProject } from '../project/layout.js';
 import { isSearchable, readState } from '../project/state.js';
 
@@ -44,15 +45,6 @@ const KEPT_IN_CACHE = new Set([
 /** The index files of info/; info.log and build.lock stay. state.json is handled last. */
 const INFO_INDEX_FILES = [INFO_FILES.indices, INFO_FILES.documentHash, INFO_FILES.unindexable];
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Index entries present in the project, relative, state.json last. */
 async function indexEntries(root: string): Promise<string[]> {
   const entries: string[] = [];
@@ -64,7 +56,7 @@ async function indexEntries(root: string): Promise<string[]> {
   }
   for (const name of names.sort()) if (!KEPT_IN_CACHE.has(name)) entries.push(`${CACHE_DIR}/${name}`);
   for (const rel of [...INFO_INDEX_FILES, INFO_FILES.state]) {
-    if (await exists(resolveInProject(root, rel))) entries.push(rel);
+    if (await pathExists(resolveInProject(root, rel))) entries.push(rel);
   }
   return entries;
 }
@@ -90,7 +82,7 @@ async function asideEntries(root: string, dir: string): Promise<string[]> {
 async function syncDirs(root: string, rels: readonly string[]): Promise<void> {
   for (const rel of new Set(rels)) {
     const dir = resolveInProject(root, rel);
-    if (await exists(dir)) await fsyncDir(dir);
+    if (await pathExists(dir)) await fsyncDir(dir);
   }
 }
 
@@ -152,15 +144,15 @@ export type RebuildOutcome = 'none' | 'restored' | 'dropped';
  * one is searchable, put back otherwise. 'none' when no rebuild was pending.
  */
 export async function recoverRebuild(root: string): Promise<RebuildOutcome> {
-  if (await exists(resolveInProject(root, DELETE_DIR))) {
+  if (await pathExists(resolveInProject(root, DELETE_DIR))) {
     await dropPrevious(root, DELETE_DIR);
     return 'dropped';
   }
-  if (await exists(resolveInProject(root, MOVING_DIR))) {
+  if (await pathExists(resolveInProject(root, MOVING_DIR))) {
     await restoreFromMoving(root);
     return 'restored';
   }
-  if (!(await exists(resolveInProject(root, PREVIOUS_INDEX_DIR)))) return 'none';
+  if (!(await pathExists(resolveInProject(root, PREVIOUS_INDEX_DIR)))) return 'none';
   let searchable = false;
   try {
     const state = await readState(root);
@@ -180,7 +172,7 @@ export async function recoverRebuild(root: string): Promise<RebuildOutcome> {
 export async function rebuildLeftovers(root: string): Promise<string[]> {
   const out: string[] = [];
   for (const rel of [PREVIOUS_INDEX_DIR, MOVING_DIR, DELETE_DIR]) {
-    if (await exists(resolveInProject(root, rel))) out.push(rel);
+    if (await pathExists(resolveInProject(root, rel))) out.push(rel);
   }
   return out;
 }

@@ -19,6 +19,7 @@ import {
   readGraphSnapshot,
 } from '../index-io/graph-snapshot.js';
 import { readSearchTables, SEARCH_TABLE_FILES, type SearchTables } from '../index-io/search-tables.js';
+import { isFile } from '../project/fs-probe.js';
 import {
   CACHE_DIR,
   CACHE_FILES,
@@ -40,14 +41,6 @@ export type IndexSnapshot = IndexSource & {
   /** Absolute path of HNSW.bin (in cache/.staging/ while a commit that replaces it is pending). */
   hnswPath: string;
 };
-
-async function isFile(path: string): Promise<boolean> {
-  try {
-    return (await stat(path)).isFile();
-  } catch {
-    return false;
-  }
-}
 
 function buildHint(root: string): string {
   return `run \`noderag build -f ${root}\``;

@@ -23,7 +23,7 @@
  * checkpoint of other input is never used.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { InternalError } from '../../errors.js';
 import { type IdMapRow, TABLES } from '../../index-io/tables.js';
 import { writeFileAtomic } from '../../project/atomic.js';
@@ -43,6 +43,7 @@ import {
 
 export { CHECKPOINT_MIN, nextCheckpoint } from './hnsw-vectors.js';
 
+import { isFile } from '../../project/fs-probe.js';
 import { similarityEdges } from './similarity-edges.js';
 
 const RETIRED_REBUILD_FRACTION = 0.2;
@@ -57,14 +58,6 @@ const RESUME_VERSION = 1;
 const BATCH_TARGET_MS = 250;
 const FIRST_BATCH = 32;
 const MAX_BATCH = 8192;
-
-async function isFile(path: string): Promise<boolean> {
-  try {
-    return (await stat(path)).isFile();
-  } catch {
-    return false;
-  }
-}
 
 function sameParams(a: VectorIndexParams, b: VectorIndexParams): boolean {
   return a.space === b.space && a.dim === b.dim && a.m === b.m && a.efConstruction === b.efConstruction;
