@@ -48,29 +48,19 @@ export function updateConfigFile(
   const requireApiKeys = options.requireApiKeys ?? false;
   // Changes go into mappings: a file or a section that is something else (`config: 5`) is
   // reported as the validator words it (the YAML library would throw on setIn).
-  const notMappings = [...(isMap(doc.contents) || doc.contents === null ? [] : ['(file)'])];
-  for (const section of Object.keys(patch)) {
-    const current = isMap(doc.contents) ? doc.get(section, true) : undefined;
-    if (current !== undefined && current !== null && !isMap(current) && !isNullScalar(current))
-      notMappings.push(section);
-  }
-  if (notMappings.length > 0) {
+  const blocked =
+    !canHoldKeys(doc.contents) || Object.keys(patch).some((section) => !canHoldKeys(doc.get(section, true)));
+  if (blocked) {
     const check = validateConfigData(doc.toJS(), { folder: abs, env, requireApiKeys });
-    const problems = check.ok ? [] : check.problems;
-    return {
-      ok: false,
-      problems:
-        problems.length > 0 ? problems : notMappings.map((path) => ({ path, message: 'expected a mapping' })),
-    };
+    if (!check.ok) return check;
+    return { ok: false, problems: [{ path: '(file)', message: 'expected a mapping of sections' }] };
   }
   for (const [section, values] of Object.entries(patch)) {
     for (const [key, value] of Object.entries(values ?? {})) {
       if (value === undefined) continue;
       // A section written bare (`config:` or `config: ~`) is null in the document: it becomes
       // a mapping before a key goes into it (setIn cannot descend into a scalar).
-      const current = doc.get(section, true);
-      if (current === null || current === undefined || isNullScalar(current))
-        doc.set(section, doc.createNode({}));
+      if (!isMap(doc.get(section, true))) doc.set(section, doc.createNode({}));
       doc.setIn([section, key], value);
     }
   }
@@ -84,6 +74,7 @@ export function updateConfigFile(
   return { ok: true, config: NodeConfig.fromYaml(out, abs, { env, requireApiKeys }) };
 }
 
-function isNullScalar(node: unknown): boolean {
-  return isScalar(node) && node.value === null;
+/** A mapping, or nothing yet (absent, or written bare: `config:`), which becomes one. */
+function canHoldKeys(node: unknown): boolean {
+  return node === null || node === undefined || isMap(node) || (isScalar(node) && node.value === null);
 }
