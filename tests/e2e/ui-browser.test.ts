@@ -192,6 +192,17 @@ describe.skipIf(skipBrowserTests)('web UI in headless Chromium', () => {
       .poll(() => page.locator('#chat-log .exchange .answer-text').count(), { timeout: 20_000 })
       .toBe(2);
     expect(await page.inputValue('#question')).toBe('');
+    // A file put into input/ by hand whose name holds U+2028 (uploads refuse such names): the
+    // build's event for it carried the character raw, the page's line split cut the event
+    // there, and the page reconnected forever with "Building…" and the log repeated.
+    const separated = 'memo\u2028final.txt';
+    writeFileSync(join(folder, 'input', separated), 'Orrin Vale also repairs the Velmora lighthouse lamp.');
+    await page.click('#tab-files');
+    await page.click('#build-button');
+    await expect
+      .poll(() => page.locator('#build-message').textContent(), { timeout: 45_000, interval: 250 })
+      .toBe('Build finished.');
+    expect((await page.locator('#build-log').textContent())!.split(separated).length - 1).toBe(1);
     const icon = await page.request.get(`${url}/favicon.ico`);
     expect(icon.status()).toBe(200);
     expect(notFound).toEqual([]);

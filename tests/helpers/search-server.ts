@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
+import { eventField } from '../../ts/cli/sse.js';
 import { CLI, REPO_ROOT } from './project.js';
 
 export interface Served {
@@ -125,8 +126,8 @@ async function readUntil(
       const block = buffer.slice(0, end);
       buffer = buffer.slice(end + 2);
       end = buffer.indexOf('\n\n');
-      const event = /^event: ?(.*)$/m.exec(block)?.[1] ?? 'message';
-      const data = [...block.matchAll(/^data: ?(.*)$/gm)].map((m) => m[1]).join('\n');
+      const event = eventField(block, 'event')[0] ?? 'message';
+      const data = eventField(block, 'data').join('\n');
       if (data === '' && !block.includes('event:')) continue;
       events.push({ event, data });
       if (until(event, data)) {

@@ -1,6 +1,8 @@
+import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { askServer, routeFor } from '../../ts/cli/client.js';
+import { askServer, routeFor, streamAnswer } from '../../ts/cli/client.js';
 import { CliExit } from '../../ts/cli/exit.js';
+import { eventField } from '../../ts/cli/sse.js';
 import { InvalidQuestionError } from '../../ts/errors.js';
 import { createApp } from '../../ts/server/app.js';
 import { type RunningServer, serveApp } from '../../ts/server/serve.js';
@@ -51,6 +53,47 @@ describe('terminal client (docs/method.md §7.3)', () => {
     expect(e).toBeInstanceOf(CliExit);
     expect((e as CliExit).message).toBe('empty_question: nope');
     expect((e as CliExit).exitCode).toBe(1);
+  });
+
+  // JSON may hold U+2028/U+2029 raw, and SSE ends lines only at CR and LF: a JavaScript
+  // `.`/`$` line split cut such an event short ("Unterminated string in JSON").
+  it('reads streamed events whose JSON holds raw U+2028 and U+2029', async () => {
+    const name = 'report\u2028final\u2029.txt';
+    const raw = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(
+        `data: ${JSON.stringify({ type: 'delta', text: 'line one\u2028line two ' })}\n\n` +
+          `data: ${JSON.stringify({ type: 'delta', text: 'end [1]' })}\n\n` +
+          `data: ${JSON.stringify({ type: 'done', sources: [{ document: name, items: [1] }], citations: [] })}\n\n`,
+      );
+    });
+    await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
+    try {
+      const port = (raw.address() as { port: number }).port;
+      let written = '';
+      const after = await streamAnswer(
+        {
+          host: '127.0.0.1',
+          port,
+          question: 'q',
+          retrieval: false,
+          answer: true,
+          timeoutMs: 5000,
+          startHint: '',
+        },
+        (t) => {
+          written += t;
+        },
+      );
+      expect(written).toBe('line one\u2028line two end [1]');
+      expect(after).toContain(name);
+    } finally {
+      raw.close();
+    }
+    expect(eventField('event: line\r\ndata: {"a":"x\u2028y"}\rdata:z\n: comment', 'data')).toEqual([
+      '{"a":"x\u2028y"}',
+      'z',
+    ]);
   });
 
   it('says how to start the server when nothing listens', async () => {

@@ -218,6 +218,17 @@ describe('HTTP app (docs/method.md §7.2)', () => {
 });
 
 describe('"stream": true on /answer (issue 16 item 2)', () => {
+  it('escapes U+2028 and U+2029 in its events, which clients may take for line ends', async () => {
+    const app = createApp({ engine: fakeEngine() });
+    const question = 'line\u2028separator\u2029paragraph';
+    const res = await post(app, '/answer', JSON.stringify({ question, stream: true }));
+    const text = await res.text();
+    expect(text).not.toMatch(/[\u2028\u2029]/);
+    expect(text).toContain('\\u2028');
+    const done = JSON.parse(text.trim().split('\n\n').at(-1)!.slice(6)) as { answer: string };
+    expect(done.answer).toBe(`ans:${question} [2]`);
+  });
+
   it('sends server-sent events: the answer in pieces, then one done event', async () => {
     const app = createApp({ engine: fakeEngine() });
     const res = await post(app, '/answer', JSON.stringify({ question: 'who is there?', stream: true }));

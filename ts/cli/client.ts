@@ -5,6 +5,7 @@
  */
 import { type Citation, type Source, sourceList } from '../search/sources.js';
 import { CliExit, EXIT } from './exit.js';
+import { sseData } from './sse.js';
 
 export interface ClientRequest {
   host: string;
@@ -80,21 +81,6 @@ export async function streamAnswer(req: ClientRequest, write: (text: string) => 
 interface DoneEvent {
   sources: Source[];
   citations: Citation[];
-}
-
-/** The JSON values of the `data:` lines of a server-sent event stream, as they arrive. */
-async function* sseData(res: Response): AsyncGenerator<unknown, void, undefined> {
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for await (const chunk of res.body ?? []) {
-    buffer += decoder.decode(chunk, { stream: true });
-    for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const data = [...block.matchAll(/^data: ?(.*)$/gm)].map((m) => m[1]).join('\n');
-      if (data !== '' && data !== '[DONE]') yield JSON.parse(data);
-    }
-  }
 }
 
 async function post(

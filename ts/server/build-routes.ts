@@ -18,6 +18,7 @@ import { acquireBuildLock, type BuildLock } from '../indexing/lock.js';
 import type { BuildEvent } from './build-event.js';
 import type { BuildJob, BuildSinks } from './build-job.js';
 import { HttpError } from './http.js';
+import { eventJson } from './stream.js';
 
 /** A comment this often keeps proxies and browsers from timing the stream out. */
 const KEEP_ALIVE_MS = 15_000;
@@ -49,7 +50,7 @@ export function buildEventStream(c: Context, job: BuildJob, closing?: AbortSigna
         let ended = false;
         while (queue.length > 0 && !ended) {
           const e = queue.shift()!;
-          await stream.writeSSE({ event: e.kind, data: JSON.stringify(e) });
+          await stream.writeSSE({ event: e.kind, data: eventJson(e) });
           ended = e.kind === 'done' && !follow;
         }
         if (ended || stream.aborted || stream.closed || closing?.aborted) break;

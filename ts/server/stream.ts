@@ -32,9 +32,19 @@ const SSE_HEADERS = {
   'X-Accel-Buffering': 'no',
 };
 
+/**
+ * JSON for an event's `data:` field, with U+2028 and U+2029 escaped. JSON allows them raw and
+ * SSE ends lines only at CR and LF, but clients that split lines with a JavaScript `.` or
+ * multiline `$` take them for line ends and cut the event there (a file name holding one
+ * broke the web UI's build log and the CLI's streamed answers).
+ */
+export function eventJson(value: unknown): string {
+  return JSON.stringify(value).replace(/[\u2028\u2029]/g, (c) => (c === '\u2028' ? '\\u2028' : '\\u2029'));
+}
+
 /** One `data:` event per value: JSON, or a raw string (`[DONE]`). */
 function encodeEvents(events: readonly unknown[]): string {
-  return events.map((e) => `data: ${typeof e === 'string' ? e : JSON.stringify(e)}\n\n`).join('');
+  return events.map((e) => `data: ${typeof e === 'string' ? e : eventJson(e)}\n\n`).join('');
 }
 
 /**

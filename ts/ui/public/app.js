@@ -348,9 +348,21 @@ function onBuildDone(e) {
 }
 
 /**
+ * The `data:` value of one event block. Lines end at CR, LF or CRLF only, as SSE says: a
+ * JavaScript `.` or multiline `$` would also end them at U+2028/U+2029, which JSON strings
+ * may hold raw (a file name with one cut its build-log line, and the page reconnected forever).
+ * @param {string} block
+ */
+function eventData(block) {
+  const lines = block.split(/\r\n|\r|\n/).filter((l) => l.startsWith('data:'));
+  if (lines.length === 0) return undefined;
+  return lines.map((l) => l.slice(l.startsWith('data: ') ? 6 : 5)).join('\n');
+}
+
+/**
  * Follows GET /api/build/events, read with fetch because EventSource cannot send the key;
- * reconnects after a pause when the stream ends or fails (the server sends the current
- * build's events so far on each connection).
+ * reconnects after a pause when the stream ends or fails. The server sends the current
+ * build's events so far on each connection, so the log starts again with each.
  */
 async function followBuildEvents() {
   for (;;) {
@@ -358,6 +370,7 @@ async function followBuildEvents() {
       const res = await fetch('/api/build/events?follow=1', { headers: authHeader() });
       if (res.status === 401) askForKey('this UI needs its API key');
       if (res.ok && res.body) {
+        log.replaceChildren();
         const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
         let buffer = '';
         for (;;) {
@@ -367,7 +380,7 @@ async function followBuildEvents() {
           for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
             const block = buffer.slice(0, end);
             buffer = buffer.slice(end + 2);
-            const data = /^data: ?(.*)$/m.exec(block)?.[1];
+            const data = eventData(block);
             if (data === undefined) continue; // a keep-alive comment
             const e = /** @type {BuildEvent} */ (JSON.parse(data));
             if (e.kind === 'line') onBuildLine(e);
