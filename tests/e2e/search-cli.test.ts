@@ -15,6 +15,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -246,6 +247,32 @@ describe('search server + terminal client through the fake OpenAI server', () =>
     await check(wrong, 405, 'method_not_allowed');
   });
 
+  // No API key on a loopback address: a web page whose DNS name is rebound to 127.0.0.1
+  // reaches the server under its own name; only loopback names are answered.
+  it('without a key, answers only requests addressed to a loopback name (DNS rebinding)', async () => {
+    const { port } = new URL(server.url);
+    const get = (path: string, host: string) =>
+      new Promise<{ status: number; body: string }>((done, fail) => {
+        const req = httpRequest({ host: '127.0.0.1', port, path, headers: { host } }, (res) => {
+          let body = '';
+          res.on('data', (d) => {
+            body += d;
+          });
+          res.on('end', () => done({ status: res.statusCode!, body }));
+        });
+        req.on('error', fail);
+        req.end();
+      });
+    const rebound = await get('/documents', `attacker.example:${port}`);
+    expect(rebound.status).toBe(403);
+    expect(JSON.parse(rebound.body).error.code).toBe('wrong_host');
+    expect(JSON.parse(rebound.body).error.message).toMatch(/API key/);
+    expect((await get('/health', `attacker.example:${port}`)).status).toBe(403);
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LOCALHOST:${port}`]) {
+      expect((await get('/health', host)).status, host).toBe(200);
+    }
+  });
+
   it('SIGTERM stops the server gracefully (exit 0)', async () => {
     const port = await freePort();
     const other = await serve(await openaiProject(port));
@@ -384,7 +411,7 @@ describe('failures', () => {
         const s = connect(port, '127.0.0.1');
         await new Promise<void>((r) => {
           s.once('data', () => r());
-          s.write('GET /health HTTP/1.1\r\nHost: test\r\n\r\n');
+          s.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
         });
         sockets.push(s);
       }
@@ -419,7 +446,7 @@ describe('failures', () => {
     const half = connect(port, '127.0.0.1');
     await new Promise<void>((r) => half.once('connect', () => r()));
     half.write(
-      'POST /retrieval HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{',
+      'POST /retrieval HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{',
     );
     await until(() => pids.some((p) => heldConnections(p, port).size === 1));
     const draining = pids.find((p) => heldConnections(p, port).size === 1)!;

@@ -439,3 +439,26 @@ describe('observability (issue 16 item 5)', () => {
     expect((await keyed.request('/metrics')).status).toBe(401);
   });
 });
+
+describe('loopbackHostOnly (no API key on a loopback address)', () => {
+  it('answers loopback Host names only; another name gets 403 wrong_host', async () => {
+    const app = createApp({ engine: fakeEngine(), loopbackHostOnly: true });
+    const get = (host: string) => app.request('http://x/health', { headers: { host } });
+    for (const host of ['127.0.0.1:5811', '127.1.2.3', 'localhost', 'LocalHost:80', '[::1]:5811']) {
+      expect((await get(host)).status, host).toBe(200);
+    }
+    for (const host of ['attacker.example:5811', 'localhost.attacker.example', '127.0.0.1.nip.io', '']) {
+      const r = await get(host);
+      expect(r.status, host).toBe(403);
+      expect(((await r.json()) as { error: { code: string } }).error.code).toBe('wrong_host');
+    }
+    // Without the option (a key is set, or the server listens beyond loopback): no check.
+    expect(
+      (
+        await createApp({ engine: fakeEngine() }).request('http://x/health', {
+          headers: { host: 'a.example' },
+        })
+      ).status,
+    ).toBe(200);
+  });
+});

@@ -418,7 +418,7 @@ async function openServer(
     const app = createApp({
       engine: searchEngine(search),
       modelName: basename(config.mainFolder),
-      ...(o.apiKey ? { apiKey: o.apiKey } : {}),
+      ...(o.apiKey ? { apiKey: o.apiKey } : { loopbackHostOnly: isLoopback(o.host) }),
       ...(o.cors ? { cors: o.cors } : {}),
       ...(metrics ? { metrics } : {}),
       project: {

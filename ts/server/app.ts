@@ -11,6 +11,7 @@ import { RESULT_JSON, type RetrievalResult } from '../search/engine-types.js';
 import { validateQuestion } from '../search/question.js';
 import { corsFor, requireApiKey } from './auth.js';
 import type { SearchEngine } from './engine.js';
+import { requireLoopbackHost } from './host-guard.js';
 import { errorHandler, HttpError, readJsonObject, withRequestSignal } from './http.js';
 import { type AccessLogLine, createMetrics, noteFacts, observe, type ServerMetrics } from './observe.js';
 import { openAiRoutes } from './openai-compat.js';
@@ -29,6 +30,11 @@ export interface AppDeps {
   apiKey?: string;
   /** The one origin allowed by CORS (default none: no CORS headers). */
   cors?: string;
+  /**
+   * Answer only requests whose Host is a loopback name (./host-guard.ts): for a server on a
+   * loopback address without a key, which a DNS-rebinding web page could otherwise read.
+   */
+  loopbackHostOnly?: boolean;
   /** The model name of the index on /v1 (./openai-compat.ts; default "noderag"). */
   modelName?: string;
   /**
@@ -70,6 +76,10 @@ function refuseStream(stream: unknown, route: string): void {
     );
   }
 }
+
+/** What a refused Host is told (a server without a key answers only its loopback names). */
+const LOOPBACK_HINT =
+  'without an API key this server answers only requests to localhost or 127.0.0.1; to serve other names, start it with an API key (NODERAG_API_KEY or --api-key)';
 
 /** The fixed bytes of a /retrieval reply around its two values. */
 const RETRIEVAL_OPEN = Buffer.from('{"retrieval":');
@@ -118,6 +128,7 @@ export function createApp(deps: AppDeps): Hono {
     observe({ ...(metrics ? { metrics } : {}), ...(deps.accessLog ? { accessLog: deps.accessLog } : {}) }),
   );
   if (deps.cors) app.use('*', corsFor(deps.cors));
+  if (deps.loopbackHostOnly) app.use('*', requireLoopbackHost(LOOPBACK_HINT));
   if (deps.apiKey) app.use('*', requireApiKey(deps.apiKey));
 
   // The reply is returned, not thrown: Hono runs this handler inside the middleware chain

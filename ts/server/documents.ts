@@ -61,20 +61,35 @@ export async function listDocuments(root: string, config: NodeConfig): Promise<D
   for (const p of plan.changed) status.set(p, 'changed');
   for (const d of plan.duplicate) status.set(d.path, 'new');
   for (const r of plan.renamed) status.set(r.path, 'renamed');
-  const files = await Promise.all(
-    plan.files.map(async (f) => ({
+  // A file deleted since discovery read it is left out (a DELETE or a sync tool at work),
+  // rather than failing the whole listing.
+  const sizes = await Promise.all(plan.files.map((f) => sizeIfPresent(f.absPath)));
+  const files: DocumentEntry[] = [];
+  plan.files.forEach((f, i) => {
+    const size = sizes[i];
+    if (size === undefined) return;
+    files.push({
       path: f.path,
-      size: (await stat(f.absPath)).size,
+      size,
       status: status.get(f.path) ?? 'new',
       ...(reasons.has(f.path) ? { reason: reasons.get(f.path) } : {}),
-    })),
-  );
+    });
+  });
   return {
     files,
     deleted: plan.deleted,
     unreadable: plan.unreadable.map((u) => u.path),
     accepted: [...allowedExtensions(type)],
   };
+}
+
+async function sizeIfPresent(path: string): Promise<number | undefined> {
+  try {
+    return (await stat(path)).size;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
 }
 
 /**

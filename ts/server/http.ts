@@ -79,6 +79,9 @@ export function statusFor(e: unknown): ErrorReply {
         return { status: 400, code: e.code, message: e.message };
       case 'request_timeout':
         return { status: 504, code: e.code, message: e.message };
+      // The project has no input/ (moved or deleted while the server runs).
+      case 'no_input_folder':
+        return { status: 409, code: e.code, message: e.message };
     }
   }
   return { status: 500, code: 'internal_error', message: 'internal error; see the server log' };

@@ -150,6 +150,8 @@ export async function readMultipart(
         if (!(await more())) throw malformed('it ends inside a part header');
         headerEnd = buf.subarray(0, 2).equals(Buffer.from('\r\n')) ? 0 : buf.indexOf('\r\n\r\n');
       }
+      // Also when the whole header came in one chunk.
+      if (headerEnd > MAX_HEADER_BYTES) throw malformed('a part header is longer than 16 KiB');
       const info = partInfo(buf.subarray(0, headerEnd).toString('utf8'));
       buf = buf.subarray(headerEnd === 0 ? 2 : headerEnd + 4);
 

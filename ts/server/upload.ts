@@ -4,11 +4,13 @@
  * symbolic link), the size limit is enforced on the bytes read, and only when every file of the
  * request has passed its checks are the temp files put in place: renamed over the name with
  * overwrite (a symbolic link of that name is replaced, not followed), else linked to it (which
- * fails if the name exists). A refused, malformed or abandoned upload leaves input/ as it was.
+ * fails if the name exists). A refused, malformed or abandoned upload leaves input/ as it was;
+ * so does one whose placing fails part way (a name taken meanwhile by another request): the
+ * files it placed are taken back and the ones it replaced restored.
  */
 import { randomBytes } from 'node:crypto';
 import { constants, readdirSync, unlinkSync } from 'node:fs';
-import { type FileHandle, link, lstat, open, rename, rm, unlink } from 'node:fs/promises';
+import { type FileHandle, link, lstat, open, rename, rm, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Context } from 'hono';
 import { fsyncDir } from '../project/atomic.js';
@@ -24,6 +26,12 @@ const FRAMING_BYTES = 64 * 1024;
 
 const TEMP_PREFIX = '.noderag-upload-';
 
+/**
+ * Files per request: each costs an open, an fsync and a link, and within the byte limit a
+ * body of empty parts could otherwise hold hundreds of thousands (20,000 took 16 s).
+ */
+export const MAX_FILES = 10_000;
+
 export interface UploadOptions {
   /** The folder files go to (input/). */
   inputDir: string;
@@ -33,6 +41,8 @@ export interface UploadOptions {
   maxBytes: number;
   /** Replace files that exist; without it an existing name is a 409. */
   overwrite: boolean;
+  /** Files per request (default MAX_FILES). */
+  maxFiles?: number;
 }
 
 interface Staged {
@@ -78,13 +88,41 @@ async function checkTarget(path: string, name: string, overwrite: boolean): Prom
   if (entry !== null && !overwrite) throw exists(name);
 }
 
+/** A file this request put in place, and how to take it back. */
+interface Placed {
+  target: string;
+  /** Inode of the file placed: only that file is removed again. */
+  ino: number;
+  /** With overwrite: a second link to the entry it replaced (restored by an undo). */
+  backup: string | null;
+}
+
+function tempName(inputDir: string, ext: 'tmp' | 'bak'): string {
+  return join(inputDir, `${TEMP_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}.${ext}`);
+}
+
 /** Puts a checked temp file in place as `name`. */
-async function commit(s: Staged, inputDir: string, overwrite: boolean): Promise<void> {
+async function commit(s: Staged, inputDir: string, overwrite: boolean): Promise<Placed> {
   const target = join(inputDir, s.name);
+  const { ino } = await lstat(s.temp);
   if (overwrite) {
+    // The entry replaced keeps a second name until the whole request is in place, so an
+    // upload that fails later can put it back (link does not follow a symbolic link).
+    let backup: string | null = tempName(inputDir, 'bak');
+    try {
+      await link(target, backup);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      backup = null;
+    }
     // rename replaces the directory entry itself: a symbolic link there is replaced, not followed.
-    await rename(s.temp, target);
-    return;
+    try {
+      await rename(s.temp, target);
+    } catch (e) {
+      if (backup) await unlink(backup).catch(() => {});
+      throw e;
+    }
+    return { target, ino, backup };
   }
   try {
     // link fails with EEXIST when the name exists, even as a dangling symbolic link.
@@ -96,9 +134,35 @@ async function commit(s: Staged, inputDir: string, overwrite: boolean): Promise<
     if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw e;
     await checkTarget(target, s.name, false);
     await rename(s.temp, target);
-    return;
+    return { target, ino, backup: null };
   }
   await unlink(s.temp);
+  return { target, ino, backup: null };
+}
+
+/** Takes back a placed file: the replaced entry returns, or the new name goes (if still ours). */
+async function undo(p: Placed): Promise<void> {
+  if (p.backup) {
+    await rename(p.backup, p.target);
+    return;
+  }
+  const now = await lstat(p.target).catch(() => null);
+  if (now?.ino === p.ino) await unlink(p.target);
+}
+
+/**
+ * Places every staged file, or none: when one cannot be placed (a name taken meanwhile by
+ * another request, a file-system error), those already placed are taken back.
+ */
+async function commitAll(staged: readonly Staged[], inputDir: string, overwrite: boolean): Promise<void> {
+  const placed: Placed[] = [];
+  try {
+    for (const s of staged) placed.push(await commit(s, inputDir, overwrite));
+  } catch (e) {
+    for (const p of placed.reverse()) await undo(p).catch(() => {});
+    throw e;
+  }
+  for (const p of placed) if (p.backup) await unlink(p.backup).catch(() => {});
 }
 
 /**
@@ -107,14 +171,23 @@ async function commit(s: Staged, inputDir: string, overwrite: boolean): Promise<
  * any file is refused.
  */
 export async function receiveUpload(c: Context, opts: UploadOptions): Promise<string[]> {
-  const { inputDir, maxBytes, overwrite } = opts;
+  const { inputDir, maxBytes, overwrite, maxFiles = MAX_FILES } = opts;
   const boundary = multipartBoundary(c.req.header('content-type'));
   if (boundary === null) {
     throw new HttpError(400, 'invalid_body', 'expected a multipart/form-data body with files in "file"');
   }
+  // (stat: input/ itself may be a link to the documents' folder.)
+  if (!(await stat(inputDir).catch(() => null))?.isDirectory()) {
+    throw new HttpError(
+      409,
+      'no_input_folder',
+      'the project has no input/ folder to upload into; create it (a build reads its documents there)',
+    );
+  }
   const maxRequest = maxBytes + FRAMING_BYTES;
   if (Number(c.req.header('content-length') ?? '0') > maxRequest) throw tooLarge(maxBytes);
   const staged: Staged[] = [];
+  const names = new Set<string>();
   let total = 0;
   try {
     await readMultipart(
@@ -127,11 +200,19 @@ export async function receiveUpload(c: Context, opts: UploadOptions): Promise<st
         if (bad) throw new HttpError(400, 'invalid_file_name', bad);
         const wrongType = fileTypeProblem(name, opts.allowed);
         if (wrongType) throw new HttpError(415, 'unsupported_file_type', wrongType);
-        if (staged.some((s) => s.name === name)) {
+        if (names.has(name)) {
           throw new HttpError(400, 'invalid_file_name', `"${name}" is sent twice in one upload`);
         }
+        if (names.size >= maxFiles) {
+          throw new HttpError(
+            413,
+            'too_many_files',
+            `an upload holds at most ${maxFiles.toLocaleString('en-US')} files; send the rest in another`,
+          );
+        }
+        names.add(name);
         await checkTarget(join(inputDir, name), name, overwrite);
-        const temp = join(inputDir, `${TEMP_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}.tmp`);
+        const temp = tempName(inputDir, 'tmp');
         const s: Staged = { name, temp, handle: null };
         s.handle = await open(
           temp,
@@ -160,7 +241,7 @@ export async function receiveUpload(c: Context, opts: UploadOptions): Promise<st
     if (staged.length === 0) throw new HttpError(400, 'no_files', 'no files in the "file" field');
     // Every file is in; check the names again (they may have appeared meanwhile), then place them.
     for (const s of staged) await checkTarget(join(inputDir, s.name), s.name, overwrite);
-    for (const s of staged) await commit(s, inputDir, overwrite);
+    await commitAll(staged, inputDir, overwrite);
     await fsyncDir(inputDir);
     return staged.map((s) => s.name);
   } finally {
@@ -180,7 +261,7 @@ export function removeStaleUploads(inputDir: string): void {
     return;
   }
   for (const name of names) {
-    const m = /^\.noderag-upload-(\d+)-[0-9a-f]+\.tmp$/.exec(name);
+    const m = /^\.noderag-upload-(\d+)-[0-9a-f]+\.(?:tmp|bak)$/.exec(name);
     if (!m || processAlive(Number(m[1]))) continue;
     try {
       unlinkSync(join(inputDir, name));

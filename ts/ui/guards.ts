@@ -1,27 +1,11 @@
 /**
- * Request guards of the web UI: the Host and same-origin checks. The rules an uploaded file
- * name must pass live with the upload, in ts/server/file-names.ts.
+ * Request guards of the web UI: the Host (ts/server/host-guard.ts, shared with the search
+ * server) and same-origin checks. The rules an uploaded file name must pass live with the
+ * upload, in ts/server/file-names.ts.
  */
+import { hostProblem } from '../server/host-guard.js';
 
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
-
-function hostName(host: string): string {
-  // "[::1]:8080" → "[::1]", "127.0.0.1:8080" → "127.0.0.1"
-  if (host.startsWith('[')) return host.slice(0, host.indexOf(']') + 1);
-  const i = host.lastIndexOf(':');
-  return i < 0 ? host : host.slice(0, i);
-}
-
-/**
- * Why a request's Host is refused, or null. Every API route checks it: a page on another
- * site that rebinds its DNS name to 127.0.0.1 reaches the app under its own name, not ours.
- */
-export function hostProblem(host: string | undefined): string | null {
-  if (!LOOPBACK_HOSTS.has(hostName(host ?? '').toLowerCase())) {
-    return `Host "${host ?? ''}" is not this app's loopback address`;
-  }
-  return null;
-}
+export { hostProblem };
 
 /**
  * Why a state-changing request is refused, or null when it comes from the app's own page.
