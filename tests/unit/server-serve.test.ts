@@ -262,3 +262,43 @@ describe('the question routes over a real socket (the Node body and disconnect p
     agent.destroy();
   });
 });
+
+describe('requests that never reach the app get JSON errors too', () => {
+  /** Writes `raw` on a new connection and returns everything the server sends back. */
+  function rawExchange(port: number, raw: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const s = connect(port, '127.0.0.1');
+      let reply = '';
+      s.on('data', (d) => {
+        reply += d;
+      });
+      s.on('end', () => resolve(reply));
+      s.on('error', reject);
+      s.write(raw);
+    });
+  }
+
+  it('a Host that makes no URL, bad HTTP and oversized headers: status and {"error": …}', async () => {
+    const server = await serveApp(createApp({ engine: {} as never }), { host: '127.0.0.1', port: 0 });
+    try {
+      const cases: [string, number, string][] = [
+        ['GET /health HTTP/1.1\r\nHost: a b\r\n\r\n', 400, 'bad_request'],
+        ['NOT HTTP AT ALL\r\n\r\n', 400, 'bad_request'],
+        [
+          `GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: ${'p'.repeat(20_000)}\r\n\r\n`,
+          431,
+          'headers_too_large',
+        ],
+      ];
+      for (const [raw, status, code] of cases) {
+        const reply = await rawExchange(server.port, raw);
+        expect(reply.split('\r\n')[0], code).toMatch(new RegExp(`^HTTP/1.1 ${status} `));
+        expect(reply).toMatch(/content-type: application\/json/i);
+        const body = JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4)) as { error: { code: string } };
+        expect(body.error.code).toBe(code);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -7,9 +7,10 @@
  * primary accepts the connections and hands each socket to the worker with the fewest open
  * ones (ts/cli/search-cluster.ts).
  */
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
-import { createAdaptorServer, serve } from '@hono/node-server';
+import type { Duplex } from 'node:stream';
+import { getRequestListener, RequestError } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { NodeRagError } from '../errors.js';
 
@@ -36,8 +37,60 @@ export function isLoopback(host: string): boolean {
   return LOOPBACK.has(host) || host.startsWith('127.');
 }
 
+/** A JSON error body, as the app's own errors have (ts/server/http.ts). */
+function errorBody(code: string, message: string): string {
+  return JSON.stringify({ error: { code, message } });
+}
+
+/**
+ * The app on a node:http server (what @hono/node-server's `serve` makes), where the requests
+ * that never reach the app get a JSON error too: those the adapter cannot turn into a web
+ * Request (a Host or path that makes no URL), and those node:http cannot parse (bad syntax,
+ * headers too large, too slow). Both used to be answered with an empty body.
+ */
+function appServer(app: Hono, hostname?: string): Server {
+  const listener = getRequestListener(app.fetch, {
+    ...(hostname ? { hostname } : {}),
+    // A RequestError is a request the adapter could not read; anything else escaped the
+    // app's own error handler (a bug): 500, logged, as the adapter's default does.
+    errorHandler: (e) => {
+      const bad = e instanceof RequestError;
+      if (!bad) console.error(e);
+      return new Response(
+        bad
+          ? errorBody('bad_request', "the request's Host or path does not make a valid URL")
+          : errorBody('internal_error', 'internal error; see the server log'),
+        { status: bad ? 400 : 500, headers: { 'content-type': 'application/json', connection: 'close' } },
+      );
+    },
+  });
+  const server = createServer(listener);
+  server.on('clientError', answerClientError);
+  return server;
+}
+
+/** node:http's own answers to a request it cannot parse (its default), with a JSON body. */
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  const sent = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
+  if (err.code === 'ECONNRESET' || !socket.writable || sent) {
+    socket.destroy();
+    return;
+  }
+  const [status, reason, code, message] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'headers_too_large', 'the request headers are too large']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'request_timeout', 'the request was not received in time']
+        : [400, 'Bad Request', 'bad_request', 'the request is not valid HTTP'];
+  const body = errorBody(code, message);
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
 export function serveApp(app: Hono, opts: ServeOptions): Promise<RunningServer> {
-  const server = serve({ fetch: app.fetch, hostname: opts.host, port: opts.port }) as Server;
+  const server = appServer(app, opts.host);
+  server.listen(opts.port, opts.host);
   return whenListening(server, opts).then(({ url, port }) => ({
     url,
     port,
@@ -89,7 +142,7 @@ export interface HandedSocketServer {
 }
 
 export function serveHandedSockets(app: Hono, graceMs = DEFAULT_GRACE_MS): HandedSocketServer {
-  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  const server = appServer(app);
   // node:http starts its list of connections (closeIdleConnections) and its header and
   // request timeout checks on 'listening'; this server never listens, so it is told.
   server.emit('listening');
