@@ -29,7 +29,9 @@ export {
 } from './config/index.js';
 export * from './errors.js';
 export * as graph from './graph/index.js';
-export { type BuildOptions, type BuildReport, runBuild } from './indexing/pipeline.js';
+export { BuildLockedError, DocumentError, NoDocumentsError } from './indexing/errors.js';
+export { type BuildHooks, type BuildOptions, type BuildReport, runBuild } from './indexing/pipeline.js';
+export { BUILD_EXIT } from './indexing/tree.js';
 export {
   BUILD_RETRY_POLICY,
   type CreateProvidersOptions,
@@ -56,6 +58,7 @@ export {
   type Citation,
   NodeSearch,
   type NodeSearchOptions,
+  type QuestionOptions,
   type RetrievedItem,
   type SearchAnswer,
   type SearchRetrieval,

@@ -150,5 +150,33 @@ describe('input/ entries that are not indexed', () => {
       expect(r.stderr).not.toMatch(/\n\s+at /);
       expect(await p.readText('info/document_hash.json')).toBe(hashes);
     }
+    // A file named input: the same (it was a raw ENOTDIR error and exit 1).
+    await writeFile(p.path('input'), 'not a folder');
+    const r = await p.build();
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain(`${p.path('input')} is not a folder`);
+    expect(r.stderr).not.toMatch(/ENOTDIR|\n\s+at /);
+    expect(await p.readText('info/document_hash.json')).toBe(hashes);
+  });
+
+  it('runBuild leaves the process signals alone unless asked (the CLI asks)', async () => {
+    const { p } = await setUp();
+    const before = [process.listenerCount('SIGINT'), process.listenerCount('SIGTERM')];
+    const during: number[][] = [];
+    const sink = new PassThrough().resume();
+    const code = await runBuild({
+      folder: p.root,
+      yes: true,
+      stdout: sink,
+      stderr: sink,
+      hooks: {
+        afterStage: () => {
+          during.push([process.listenerCount('SIGINT'), process.listenerCount('SIGTERM')]);
+        },
+      },
+    });
+    expect(code).toBe(0);
+    expect(during.length).toBeGreaterThan(0);
+    for (const counts of during) expect(counts).toEqual(before);
   });
 });

@@ -591,7 +591,7 @@ describe('NodeSearch with watch follows new generations', () => {
         .split('\n')
         .find((l) => l.length > 60)!
         .trim();
-      const holdsDeleted = (items: { text: string }[]) =>
+      const holdsDeleted = (items: readonly { text: string }[]) =>
         items.some((i) => i.text.length >= 40 && deleted.includes(i.text));
       expect(holdsDeleted((await search.search(question)).items)).toBe(true);
       expect((await search.status()).generation).toBe(1);

@@ -14,6 +14,7 @@ import type { TaskInputs } from '../../ts/llm/types.js';
 import { native } from '../../ts/native.js';
 import { RESULT_JSON } from '../../ts/search/engine-types.js';
 import { NodeSearch, type SearchProviders } from '../../ts/search/node-search.js';
+import type { RetrievedItem } from '../../ts/search/retrieve.js';
 import { readTable, writeTable } from '../../ts/store/index.js';
 import {
   curieSpec,
@@ -344,7 +345,7 @@ describe('retrieval cache', () => {
     expect(() => {
       (first.items[0] as { text: string }).text = 'tampered';
     }).toThrow(TypeError);
-    expect(() => first.items.pop()).toThrow(TypeError);
+    expect(() => (first.items as RetrievedItem[]).pop()).toThrow(TypeError);
     expect((await search.search('Where?')).items).toEqual(first.items);
   });
 
@@ -356,7 +357,7 @@ describe('retrieval cache', () => {
     expect(again.sources).toBe(first.sources);
     expect(again[RESULT_JSON]!.sources).toBe(first[RESULT_JSON]!.sources);
     expect(JSON.parse(Buffer.from(first[RESULT_JSON]!.sources).toString('utf8'))).toEqual(first.sources);
-    expect(() => first.sources[0]!.chunks.push('tampered')).toThrow(TypeError);
+    expect(() => (first.sources[0]!.chunks as string[]).push('tampered')).toThrow(TypeError);
     expect(() => {
       (first.sources[0] as { document: string }).document = 'tampered';
     }).toThrow(TypeError);

@@ -33,6 +33,7 @@ export default defineCommand({
       yes: args.yes === true,
       allowFailures: args['allow-failures'] === true,
       rebuild: args.rebuild === true,
+      handleSignals: true,
     });
     // Messages were printed by the build itself; only the code is left to report.
     if (code !== 0) throw new CliExit(code);

@@ -248,10 +248,17 @@ export async function listInputFiles(
   try {
     await walk(inputDir, '', true);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') {
       throw new NodeRagError(
         'no_input_folder',
         `${inputDir} does not exist; create it and put the documents to index there`,
+      );
+    }
+    if (code === 'ENOTDIR') {
+      throw new NodeRagError(
+        'no_input_folder',
+        `${inputDir} is not a folder; the documents to index go in a folder named input`,
       );
     }
     throw error;

@@ -74,7 +74,11 @@ export interface BuildOptions {
   stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
   stdout?: NodeJS.WritableStream & ProgressOutput;
   stderr?: NodeJS.WritableStream;
-  /** Install SIGINT/SIGTERM handlers (the CLI does; embedding code may not want them). */
+  /**
+   * Install SIGINT/SIGTERM handlers for the build (default false; the `noderag build` command
+   * sets it): the first signal stops the build at the next safe point, a second exits the
+   * process. Off by default so an application that embeds the build keeps its own signals.
+   */
   handleSignals?: boolean;
   /** Replace stage implementations (tests). */
   stages?: Partial<StageTable>;
@@ -350,7 +354,7 @@ export async function runBuild(options: BuildOptions): Promise<number> {
       init.plan,
       init.hashes,
       init.outlook.startsCycle,
-      options.handleSignals !== false,
+      options.handleSignals === true,
     );
   } finally {
     providers?.close();

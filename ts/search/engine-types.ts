@@ -20,7 +20,7 @@ export interface AnswerResult {
   retrievalInfo: string;
   retrievalTokens: number;
   /** Input files of the context items, with the numbers the answer cites (./sources.ts). */
-  sources?: Source[];
+  sources?: readonly Source[];
   /** The `[n]` numbers the answer cites, resolved to their items. */
   citations?: Citation[];
 }
@@ -44,7 +44,7 @@ export interface RetrievalResult {
   retrievalInfo: string;
   retrievalTokens: number;
   /** Input files of the context items (`cited` empty). */
-  sources?: Source[];
+  sources?: readonly Source[];
   /** `retrievalInfo` and `sources` already serialised (see RESULT_JSON). */
   [RESULT_JSON]?: ResultJson;
 }

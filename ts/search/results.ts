@@ -12,10 +12,10 @@ import type { Citation, Source } from './sources.js';
 
 export interface SearchAnswer extends AnswerResult {
   /** The context's items in context order (the same as `search` returns), so a caller can show
-   * the sections of `retrievalInfo` without parsing it. */
-  items: RetrievedItem[];
+   * the sections of `retrievalInfo` without parsing it. Frozen, as are `sources`. */
+  items: readonly RetrievedItem[];
   /** Input files of the items, with the numbers `[n]` of their items and those the answer cites. */
-  sources: Source[];
+  sources: readonly Source[];
   /** The numbers the answer cites, resolved to their items (ascending). */
   citations: Citation[];
   readonly response_tokens: number;
@@ -30,10 +30,10 @@ export interface SearchRetrieval {
   retrievalInfo: string;
   /** o200k_base tokens of `retrievalInfo`. */
   retrievalTokens: number;
-  /** The context's items in context order; item n (1-based) is `[n]` in `sources`. */
-  items: RetrievedItem[];
+  /** The context's items in context order; item n (1-based) is `[n]` in `sources`. Frozen (they may be shared through the retrieval cache), as are `sources`. */
+  items: readonly RetrievedItem[];
   /** Input files of the items (`cited` empty). */
-  sources: Source[];
+  sources: readonly Source[];
   readonly retrieval_info: string;
   readonly retrieval_tokens: number;
 }

@@ -50,24 +50,25 @@ export interface QueryInputs {
 }
 
 /** One piece of the context. */
+/** Frozen: results may be shared through the retrieval cache, so they are read-only. */
 export interface RetrievedItem {
-  id: string;
-  type: ContextSection;
-  text: string;
+  readonly id: string;
+  readonly type: ContextSection;
+  readonly text: string;
   /** Relative path of the source document (of the node's first chunk), or null (high-level elements). */
-  document: string | null;
+  readonly document: string | null;
   /**
    * `vector`: a vector-search hit; `propagation`: selected from the propagation ranking;
    * `bridge`: a passage reached from the context's entities (§6.7).
    */
-  origin: 'vector' | 'propagation' | 'bridge';
+  readonly origin: 'vector' | 'propagation' | 'bridge';
   /**
    * Propagation score of the ranked node that brought the item (the item itself, or the
    * entity of an attribute, or the title of an element); null for vector hits.
    */
-  score: number | null;
+  readonly score: number | null;
   /** Vector distance of a hit (squared L2, or 1 − cos); null otherwise. */
-  distance: number | null;
+  readonly distance: number | null;
 }
 
 export interface StageTimings {

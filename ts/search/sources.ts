@@ -15,13 +15,13 @@ import type { RetrievedItem } from './retrieve.js';
 /** One input file the context draws on. */
 export interface Source {
   /** Path of the input file, relative to `input/`. */
-  document: string;
+  readonly document: string;
   /** Ids of the text chunks (text nodes) the file's items were taken from, in first-use order. */
-  chunks: string[];
+  readonly chunks: readonly string[];
   /** Numbers `[n]` of the context items from this file, ascending. */
-  items: number[];
+  readonly items: readonly number[];
   /** The numbers among `items` that the answer cites (always empty for a retrieval). */
-  cited: number[];
+  readonly cited: readonly number[];
 }
 
 /** One number the answer cites, resolved to its context item. */
@@ -90,7 +90,11 @@ export function buildSources(
   chunkOf: ChunkOf = defaultChunkOf,
 ): Source[] {
   const citedSet = new Set(cited);
-  const byDocument = new Map<string, Source>();
+  // Built here, then handed out read-only (results may be shared through the retrieval cache).
+  const byDocument = new Map<
+    string,
+    { document: string; chunks: string[]; items: number[]; cited: number[] }
+  >();
   items.forEach((item, i) => {
     if (item.document === null) return;
     let source = byDocument.get(item.document);

@@ -101,14 +101,14 @@ export interface ChatReply {
   retrievalTokens: number;
   sections: ChatSection[];
   /** Input files of the context, with the item numbers the answer cites (ts/search/sources.ts). */
-  sources: ChatSource[];
+  sources: readonly ChatSource[];
 }
 
 /** One input file of an answer's context. */
 export interface ChatSource {
   /** Relative to input/. */
-  document: string;
-  chunks: string[];
-  items: number[];
-  cited: number[];
+  readonly document: string;
+  readonly chunks: readonly string[];
+  readonly items: readonly number[];
+  readonly cited: readonly number[];
 }
