@@ -7,7 +7,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { readFile, rename, rm } from 'node:fs/promises';
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -618,6 +618,47 @@ describe('NodeSearch with watch follows new generations', () => {
     } finally {
       search.close();
       fixed.close();
+    }
+  }, 60_000);
+});
+
+describe('NodeSearch with watch: an index that cannot be loaded', () => {
+  it('keeps serving, reports the failure once, and does not re-read the same files every interval', async () => {
+    const all = exampleFiles();
+    const p = await project(Object.fromEntries(Object.keys(all).slice(0, 3).map((n) => [n, all[n]!])));
+    expect((await build(p.root)).code).toBe(0);
+    const errors: unknown[] = [];
+    const reloads: number[] = [];
+    const search = new NodeSearch(NodeConfig.fromMainFolder(p.root, { env: {} }), {
+      watch: true,
+      watchIntervalMs: 0,
+      onReload: (r) => reloads.push(r.generation),
+      onReloadError: (e) => errors.push(e),
+    });
+    try {
+      const question = 'Who founded the observatory?';
+      expect((await search.search(question)).items.length).toBeGreaterThan(0);
+      // The finished index's vector file is damaged (truncated): its files changed, so the
+      // watch tries it once.
+      const hnsw = p.path('cache', 'HNSW.bin');
+      const bytes = await readFile(hnsw);
+      await writeFile(hnsw, bytes.subarray(0, bytes.length >> 1));
+      for (let i = 0; i < 5; i++) {
+        expect((await search.search(question)).items.length).toBeGreaterThan(0);
+        await search.reloaded();
+      }
+      expect(errors).toHaveLength(1);
+      expect(reloads).toEqual([]);
+      expect((await search.status()).generation).toBe(1);
+      // A build that changes the files again is tried again (here: repaired, loaded).
+      await p.writeInput('extra.md', 'The Velmora lighthouse guides the boats of Halden Observatory home.');
+      expect((await build(p.root)).code).toBe(0);
+      await search.status();
+      await search.reloaded();
+      expect(reloads).toEqual([2]);
+      expect(errors).toHaveLength(1);
+    } finally {
+      search.close();
     }
   }, 60_000);
 });

@@ -434,6 +434,35 @@ describe('errors', () => {
     await expect(search.search('Where?')).rejects.toBeInstanceOf(ClosedError);
     expect(search.closed).toBe(true);
   });
+
+  it('close() cancels the model calls of the questions in flight: they fail with ClosedError at once', async () => {
+    for (const phase of ['retrieval', 'answer', 'stream'] as const) {
+      // The calls of that phase take 5 s unless their signal aborts them.
+      const slow = phase === 'retrieval' ? ['embed', 'query'] : ['answer'];
+      const { search } = await curieEngine({
+        questions,
+        latencyMs: (_q, call) => (slow.includes(call) ? 5000 : 0),
+      });
+      await search.ready();
+      const started = performance.now();
+      const pending =
+        phase === 'stream'
+          ? (async () => {
+              for await (const _ of search.answerStream('Where?')) void _;
+            })()
+          : phase === 'retrieval'
+            ? search.search('Where?')
+            : search.answer('Where?');
+      const outcome = pending.then(
+        () => 'resolved',
+        (e: unknown) => e,
+      );
+      await new Promise((r) => setTimeout(r, 100));
+      search.close();
+      expect(await outcome, phase).toBeInstanceOf(ClosedError);
+      expect(performance.now() - started, phase).toBeLessThan(2000);
+    }
+  });
 });
 
 describe('loading', () => {

@@ -179,6 +179,13 @@ async function startEngine(
         );
       }
     },
+    onReloadError: (e) => {
+      if (logs) {
+        console.error(
+          `The index a build finished could not be loaded (${e instanceof Error ? e.message : String(e)}); still serving the loaded generation.`,
+        );
+      }
+    },
   });
   try {
     await search.ready();

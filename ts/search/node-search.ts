@@ -75,6 +75,11 @@ export interface NodeSearchOptions {
   watchIntervalMs?: number;
   /** Called after each swap with `watch` (the server logs one line). */
   onReload?: (info: { generation: number; previous: number; nodes: number; vectors: number }) => void;
+  /**
+   * Called when a finished build's index cannot be loaded with `watch` (damaged files): the
+   * loaded generation keeps serving, and the same files are not tried again until they change.
+   */
+  onReloadError?: (error: unknown) => void;
 }
 
 export interface QuestionOptions {
@@ -102,7 +107,13 @@ export class NodeSearch {
   #loading: Promise<LoadedIndex> | null = null;
   #failure: LoadFailure | null = null;
   #closed = false;
-  readonly #watch: { intervalMs: number; onReload?: NodeSearchOptions['onReload'] } | null;
+  readonly #watch: {
+    intervalMs: number;
+    onReload?: NodeSearchOptions['onReload'];
+    onReloadError?: NodeSearchOptions['onReloadError'];
+  } | null;
+  /** The index files a reload failed on (not tried again while they stay as they are). */
+  #reloadFailedOn: string | null = null;
   /** state.json and the index files when the current index was loaded (`watch`). */
   #loadedFingerprint: string | null = null;
   #lastCheck = 0;
@@ -117,7 +128,11 @@ export class NodeSearch {
     this.#tokens = options.tokenCounter ?? o200kTokenCounter;
     this.#cache = new RetrievalCache(options.retrievalCacheSize);
     this.#watch = options.watch
-      ? { intervalMs: options.watchIntervalMs ?? 1000, onReload: options.onReload }
+      ? {
+          intervalMs: options.watchIntervalMs ?? 1000,
+          onReload: options.onReload,
+          onReloadError: options.onReloadError,
+        }
       : null;
     if (options.providers) {
       this.#providers = options.providers;
@@ -197,7 +212,9 @@ export class NodeSearch {
    */
   async answer(question: string, options: AnswerQuestionOptions = {}): Promise<SearchAnswer> {
     const { retrieval: r, chunkOf } = await this.#retrieve(question, options);
-    const response = await this.#providers.run('answer', answerInput(r, question, options), callOf(options));
+    const response = await this.#whileOpen(
+      this.#providers.run('answer', answerInput(r, question, options), this.#callOf(options)),
+    );
     return this.#answerResult(response, r, chunkOf);
   }
 
@@ -219,16 +236,22 @@ export class NodeSearch {
   ): AsyncGenerator<AnswerEvent<SearchAnswer>, void, undefined> {
     const { retrieval: r, chunkOf } = await this.#retrieve(question, options);
     const input = answerInput(r, question, options);
-    const call = callOf(options);
+    const call = this.#callOf(options);
     // Stand-in providers without streaming answer in one piece.
     const deltas = this.#providers.stream
       ? this.#providers.stream('answer', input, call)
-      : [await this.#providers.run('answer', input, call)];
+      : [await this.#whileOpen(this.#providers.run('answer', input, call))];
     let text = '';
-    for await (const delta of deltas) {
-      text += delta;
-      yield { type: 'delta', text: delta };
+    try {
+      for await (const delta of deltas) {
+        if (this.#closed) throw closedError();
+        text += delta;
+        yield { type: 'delta', text: delta };
+      }
+    } catch (e) {
+      throw this.#closed ? closedError() : e;
     }
+    if (this.#closed) throw closedError();
     yield { type: 'done', result: this.#answerResult(text.trim(), r, chunkOf) };
   }
 
@@ -240,16 +263,45 @@ export class NodeSearch {
     });
   }
 
-  /** Frees the native memory. Later calls throw ClosedError. Idempotent. */
+  /**
+   * Frees the native memory. Later calls throw ClosedError, and so do the calls in flight:
+   * their model requests are cancelled (those given a `signal` of their own finish their
+   * request, then fail). Idempotent.
+   */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#closing.abort(closedError());
     this.#index?.close();
     this.#index = null;
     for (const old of this.#retired) old.close();
     this.#retired.clear();
     this.#cache.clear();
     this.#ownProviders?.close();
+  }
+
+  /** Aborted by close(): the signal of the model calls of questions without one of their own. */
+  readonly #closing = new AbortController();
+
+  /**
+   * A question's call options: its own signal, else the engine's, which close() aborts. (Both
+   * at once would need an AbortSignal.any per question, on the server's hot path; a question
+   * with its own signal fails at close once its model call returns.)
+   */
+  #callOf(options: QuestionOptions): CallOptions {
+    return { signal: options.signal ?? this.#closing.signal };
+  }
+
+  /** `work`'s value; ClosedError instead of its result or failure once the engine is closed. */
+  async #whileOpen<T>(work: Promise<T>): Promise<T> {
+    let value: T;
+    try {
+      value = await work;
+    } catch (e) {
+      throw this.#closed ? closedError() : e;
+    }
+    if (this.#closed) throw closedError();
+    return value;
   }
 
   get closed(): boolean {
@@ -287,13 +339,15 @@ export class NodeSearch {
   ): Promise<{ retrieval: Retrieval; chunkOf: ChunkOf }> {
     const cached = this.#cache.get(q);
     if (cached) return { retrieval: cached, chunkOf: chunkOfItems(index, cached) };
-    const call = callOf(options);
+    const call = this.#callOf(options);
     // §6.2 step 2: both calls at once; either failing fails the question.
     const needsVector = vectorK(index, this.#params) > 0;
-    const [embedding, decomposition] = await Promise.all([
-      needsVector ? this.#providers.embedQuery(q, call) : Promise.resolve(null),
-      this.#providers.run('query', { question: q }, call),
-    ]);
+    const [embedding, decomposition] = await this.#whileOpen(
+      Promise.all([
+        needsVector ? this.#providers.embedQuery(q, call) : Promise.resolve(null),
+        this.#providers.run('query', { question: q }, call),
+      ]),
+    );
     // The retrieval is synchronous CPU work: first come, first served, one per turn of the
     // event loop, so a busy server keeps reading requests between two (turn-queue.ts).
     await this.#turns.turn();
@@ -344,9 +398,11 @@ export class NodeSearch {
     if (this.#reloading || now - this.#lastCheck < this.#watch!.intervalMs) return;
     this.#lastCheck = now;
     const root = this.config.mainFolder;
+    let attempted: string | null = null;
     const reload = (async () => {
       const fingerprint = await indexFingerprint(root);
       if (fingerprint === this.#loadedFingerprint || this.#closed) return;
+      if (fingerprint === this.#reloadFailedOn) return;
       const stateText = await readStateText(root);
       if (stateText === null) return;
       const state = parseStateText(stateText);
@@ -355,6 +411,7 @@ export class NodeSearch {
       // finished would make the next check load the same generation again.
       const finished = await indexFingerprint(root);
       if (finished === this.#loadedFingerprint) return;
+      attempted = finished;
       const next = await LoadedIndex.load(root, {
         dim: this.config.config.dim,
         unbalanceAdjust: this.config.config.unbalance_adjust,
@@ -378,8 +435,13 @@ export class NodeSearch {
         vectors: next.activeVectors,
       });
     })()
-      .catch(() => {
-        // The old index keeps serving; the next check tries again.
+      .catch((error: unknown) => {
+        // The old index keeps serving. Files that failed to load are not read again (a whole
+        // index, every interval) until a build changes them; a failure before the load
+        // (reading state.json) is tried again at the next check.
+        if (attempted === null || this.#closed) return;
+        this.#reloadFailedOn = attempted;
+        this.#watch!.onReloadError?.(error);
       })
       .finally(() => {
         this.#reloading = null;
@@ -453,10 +515,6 @@ function answerInput(
   };
   if (options.history && options.history.length > 0) input.history = options.history;
   return input;
-}
-
-function callOf(options: QuestionOptions): CallOptions {
-  return options.signal ? { signal: options.signal } : {};
 }
 
 function closedError(): ClosedError {
