@@ -316,14 +316,24 @@ describe('failures', () => {
     await s.exited;
   });
 
-  it('refuses to start without an index (exit 1), on a taken port (exit 1), with a bad --port (exit 2)', async () => {
+  it('starts on a project never built (503 until a build), refuses a taken port (exit 1) and a bad --port (exit 2)', async () => {
     const empty = tempDir();
-    await writeSearchConfig(empty, { dim: 4 });
-    const none = await runCli(['search', '-f', empty]);
-    expect(none.code).toBe(1);
-    expect(none.stderr.trim()).toBe(
-      `No index in ${empty}: build it first with \`noderag build -f ${empty}\`.`,
+    await writeSearchConfig(empty, { dim: 4, config: { port: await freePort() } });
+    const waiting = await serve(empty);
+    children.push(waiting.child);
+    expect(waiting.output().stderr).toContain(
+      `the index of ${empty} is not built yet; question routes answer 503 until the first build finishes`,
     );
+    const r = await fetch(`${waiting.url}/retrieval`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"question":"Who?"}',
+    });
+    expect(r.status).toBe(503);
+    expect(((await r.json()) as { error: { code: string } }).error.code).toBe('index_not_built');
+    expect(((await (await fetch(`${waiting.url}/health`)).json()) as { generation: number }).generation).toBe(0);
+    waiting.child.kill('SIGTERM');
+    expect(await waiting.exited).toBe(0);
 
     const port = await freePort();
     const root = tempDir();

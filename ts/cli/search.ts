@@ -144,18 +144,6 @@ function loadConfig(folder: string): NodeConfig {
  * a refusal; a first build still running is a warning (the server answers 503 meanwhile).
  */
 /** The refusal for a project that was never built (no state.json); returns state.json's text. */
-async function requireBuilt(config: NodeConfig, folderArgText: string): Promise<string> {
-  const root = config.mainFolder;
-  const stateText = await readStateText(root);
-  if (stateText === null) {
-    throw new CliExit(
-      EXIT.FAILURE,
-      `No index in ${root}: build it first with \`noderag build -f ${folderArgText}\`.`,
-    );
-  }
-  return stateText;
-}
-
 async function startEngine(
   config: NodeConfig,
   folderArgText: string,
@@ -165,7 +153,9 @@ async function startEngine(
   providers: SearchProviders,
 ): Promise<NodeSearch> {
   const root = config.mainFolder;
-  const stateText = await requireBuilt(config, folderArgText);
+  // null: never built. The server starts anyway and answers 503 until a build finishes
+  // (`noderag build`, or POST /build on this server after POST /documents).
+  const stateText = await readStateText(root);
   // Every worker follows new generations; the first one (or the only process) says so.
   const logs = !cluster.isWorker || cluster.worker?.id === 1;
   const search = new NodeSearch(config, {
@@ -190,21 +180,24 @@ async function startEngine(
   try {
     await search.ready();
   } catch (e) {
-    const state = parseSafely(stateText);
-    const building = e instanceof IndexNotBuiltError && state !== null && !isSearchable(state);
-    if (!building) {
+    const state = stateText === null ? null : parseSafely(stateText);
+    const waiting =
+      e instanceof IndexNotBuiltError && (stateText === null || (state !== null && !isSearchable(state)));
+    if (!waiting) {
       search.close();
       if (e instanceof IndexNotBuiltError)
         throw new CliExit(EXIT.FAILURE, `Cannot serve ${root}: ${e.message}`);
       throw e;
     }
     if (!quiet) {
-      console.error(
-        `Warning: the index of ${root} is not built yet; question routes answer 503 until the first build finishes.`,
-      );
+      console.error(notBuiltWarning(root, folderArgText));
     }
   }
   return search;
+}
+
+function notBuiltWarning(root: string, folderArgText: string): string {
+  return `Warning: the index of ${root} is not built yet; question routes answer 503 until the first build finishes (\`noderag build -f ${folderArgText}\`, or POST /build).`;
 }
 
 function parseSafely(text: string) {
@@ -305,7 +298,9 @@ export default defineCommand({
       if (exposure) console.error(exposure);
     }
     if (workers > 1 && !worker) {
-      await requireBuilt(config, folderText);
+      // (The workers say nothing: quiet.)
+      if ((await readStateText(config.mainFolder)) === null)
+        console.error(notBuiltWarning(config.mainFolder, folderText));
       await runPrimary({
         workers,
         mainFolder: config.mainFolder,
