@@ -61,6 +61,8 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
   const [documents, texts] = await Promise.all([ctx.index.documents(), ctx.index.texts()]);
   // Rows as committed: a copy of a changed document's old content copies the old row.
   const previous = [...documents];
+  // Whose text each chunk row holds, before this cycle's changes (see restatedChunks).
+  const ownerBefore = firstListing(previous);
   for (let i = documents.length - 1; i >= 0; i--) {
     if (removedPaths.has(documents[i]!.path)) documents.splice(i, 1);
   }
@@ -127,6 +129,8 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
   };
 
   const added: { path: string; hash: string }[] = [];
+  /** The chunks of the documents chunked this cycle, by path and id (see restatedChunks). */
+  const cycleChunks = new Map<string, Map<string, CycleChunk>>();
   let newChunks = 0;
   let sharedChunks = 0;
   for (const path of adds) {
@@ -154,9 +158,12 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
     } else if (doc) {
       row.charCount = codePoints(doc.text);
       const chunks = await chunksOf(path);
+      const mine = new Map<string, CycleChunk>();
+      cycleChunks.set(path, mine);
       chunks.forEach((chunk, position) => {
         const id = textId(chunk.text);
         if (row.textHashIds.includes(id)) return; // a repeated passage is one chunk of the document
+        mine.set(id, { text: chunk.text, tokens: chunk.tokens, position });
         let t = texts.get(id);
         if (t) {
           sharedChunks++;
@@ -201,8 +208,28 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
     );
   }
 
+  // Chunks whose text must change (below) go as removed chunks do, then come back as new ones.
+  const restated = await restatedChunks(texts, ownerBefore, documents, cycleChunks, plan.files, chunkSize);
+  const restatedNumbers = new Map([...restated.keys()].map((id) => [id, texts.get(id)!.textId]));
   // Chunks no document lists any more leave the index with what only they support.
-  const pruned = removedPaths.size > 0 ? await pruneUnlisted(ctx, documents) : null;
+  const pruned =
+    removedPaths.size > 0 || restated.size > 0
+      ? await pruneUnlisted(ctx, documents, new Set(restated.keys()))
+      : null;
+  for (const [id, r] of restated) {
+    texts.set(id, {
+      textId: restatedNumbers.get(id)!,
+      hashId: id,
+      context: r.text,
+      docId: r.owner.docId,
+      docHashId: r.owner.docHashId,
+      chunkIndex: r.position,
+      tokenCount: r.tokens,
+      embedding: null,
+      generation: g,
+    });
+  }
+  const removedChunks = (pruned?.removed.text ?? []).filter((id) => !restated.has(id));
 
   const kept: DocumentHashes = Object.assign(Object.create(null), ctx.hashes);
   for (const path of removedPaths) delete kept[path];
@@ -218,7 +245,7 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
   const removedSummary =
     removedPaths.size > 0 ? `, ${plan.changed.length} changed, ${plan.deleted.length} deleted` : '';
   const prunedSummary = pruned
-    ? `, ${count(pruned.removed.text.length, 'chunk')} removed (${count(pruned.removed.semantic_unit.length, 'unit')}, ${count(pruned.removed.entity.length, 'entity', 'entities')}, ${count(pruned.removed.relationship.length, 'relationship')})`
+    ? `, ${count(removedChunks.length, 'chunk')} removed${restated.size > 0 ? `, ${count(restated.size, 'chunk')} restated` : ''} (${count(pruned.removed.semantic_unit.length, 'unit')}, ${count(pruned.removed.entity.length, 'entity', 'entities')}, ${count(pruned.removed.relationship.length, 'relationship')})`
     : '';
   return {
     counts: { items: added.length + plan.renamed.length + plan.deleted.length, drops: skipped.length },
@@ -230,13 +257,88 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
       changed: [...plan.changed],
       deleted: [...plan.deleted],
       renamed: plan.renamed.map((r) => ({ ...r })),
-      removedChunks: pruned?.removed.text ?? [],
+      removedChunks,
       removedUnits: pruned?.removed.semantic_unit ?? [],
       removedEntities: pruned?.removed.entity ?? [],
       removedRelationships: pruned?.removed.relationship ?? [],
       skipped: skipped.map((s) => ({ ...s })),
     },
   };
+}
+
+/** A chunk of a document chunked this cycle. */
+interface CycleChunk {
+  text: string;
+  tokens: number;
+  /** Its position among the document's chunks. */
+  position: number;
+}
+
+/** For each chunk id, the first document by path that lists it. */
+function firstListing(rows: readonly DocumentRow[]): Map<string, DocumentRow> {
+  const owner = new Map<string, DocumentRow>();
+  for (const d of [...rows].sort((a, b) => compareCodePoints(a.path, b.path))) {
+    for (const id of d.textHashIds) if (!owner.has(id)) owner.set(id, d);
+  }
+  return owner;
+}
+
+/**
+ * Chunk rows whose text must change although their id does not. A chunk's id is a hash of
+ * its normalised text (NFKC, whitespace collapsed), so files may hold it in forms that differ
+ * in whitespace or compatibility characters; a clean build stores (and decomposes) the form of
+ * the first file by path that holds it. A row keeps the form of the document it was taken
+ * from, so when that first document is another one after this cycle (the file was edited in
+ * whitespace only, deleted, renamed, or a new file comes first), the row takes the new first
+ * document's form, and the chunk is decomposed again if that differs. A first document with
+ * the same content as before (bytes and format: an HTML loader collapses whitespace a text
+ * loader keeps) holds the same form: nothing to read. One that was not chunked
+ * this cycle (an unchanged file now first) is chunked again to see its form.
+ */
+async function restatedChunks(
+  texts: ReadonlyMap<string, TextRow>,
+  ownerBefore: ReadonlyMap<string, DocumentRow>,
+  documents: readonly DocumentRow[],
+  cycleChunks: ReadonlyMap<string, ReadonlyMap<string, CycleChunk>>,
+  files: readonly { path: string; absPath: string }[],
+  chunkSize: number,
+): Promise<Map<string, CycleChunk & { owner: DocumentRow }>> {
+  const out = new Map<string, CycleChunk & { owner: DocumentRow }>();
+  const reread = new Map<string, { owner: DocumentRow; ids: string[] }>();
+  for (const [id, owner] of firstListing(documents)) {
+    const row = texts.get(id);
+    const before = ownerBefore.get(id);
+    if (!row || (before?.docHashId === owner.docHashId && before.format === owner.format)) continue;
+    const chunked = cycleChunks.get(owner.path);
+    if (chunked) {
+      const form = chunked.get(id);
+      if (form && form.text !== row.context) out.set(id, { ...form, owner });
+      continue;
+    }
+    const entry = reread.get(owner.path) ?? { owner, ids: [] };
+    entry.ids.push(id);
+    reread.set(owner.path, entry);
+  }
+  if (reread.size === 0) return out;
+  const where = new Map(files.map((f) => [f.path, f.absPath]));
+  const results = await extractFiles(
+    [...reread.keys()].flatMap((path) => (where.has(path) ? [{ path, absPath: where.get(path)! }] : [])),
+  );
+  for (const r of results) {
+    // A file that cannot be read now keeps the rows as they are (its next change re-reads it).
+    if (!r.ok) continue;
+    const { owner, ids } = reread.get(r.document.path)!;
+    const forms = new Map<string, CycleChunk>();
+    (await chunkDocument(r.document.text, chunkSize)).forEach((chunk, position) => {
+      const id = textId(chunk.text);
+      if (!forms.has(id)) forms.set(id, { text: chunk.text, tokens: chunk.tokens, position });
+    });
+    for (const id of ids) {
+      const form = forms.get(id);
+      if (form && form.text !== texts.get(id)!.context) out.set(id, { ...form, owner });
+    }
+  }
+  return out;
 }
 
 /**
@@ -308,7 +410,12 @@ function retireUnitVectors(
  * support (ts/model/prune.ts), and stages every table that changed. A kept chunk whose
  * document was removed moves to the first remaining document that lists it.
  */
-async function pruneUnlisted(ctx: StageContext, documents: readonly DocumentRow[]): Promise<PruneResult> {
+async function pruneUnlisted(
+  ctx: StageContext,
+  documents: readonly DocumentRow[],
+  /** Listed chunks to remove all the same (restated: they come back with new text). */
+  restated: ReadonlySet<string>,
+): Promise<PruneResult> {
   const texts = await ctx.index.texts();
   const listedBy = new Map<string, DocumentRow>();
   for (const d of [...documents].sort((a, b) => a.docId - b.docId)) {
@@ -318,7 +425,7 @@ async function pruneUnlisted(ctx: StageContext, documents: readonly DocumentRow[
   const unlisted = new Set<string>();
   for (const [id, t] of texts) {
     const owner = listedBy.get(id);
-    if (!owner) unlisted.add(id);
+    if (!owner || restated.has(id)) unlisted.add(id);
     else if (!docIds.has(t.docId)) {
       t.docId = owner.docId;
       t.docHashId = owner.docHashId;
