@@ -39,10 +39,42 @@ describe('CLI usage errors', () => {
     expect(r.stderr).not.toContain('    at ');
   });
 
-  it('an unknown command is exit 2', () => {
+  it('an unknown command is exit 2, with the nearest command when one is close', () => {
     const r = cli('frobnicate', '-f', '/tmp');
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain('Unknown command');
+    expect(r.stderr.trim()).toBe(
+      'unknown command "frobnicate"; the commands are build, vis, search, ui, eval; run `noderag --help` for usage',
+    );
+    expect(cli('biuld', '-f', '/tmp').stderr).toContain('unknown command "biuld" (did you mean build?)');
+  });
+
+  it("flags before the command are the command's (noderag -f DIR build)", () => {
+    // The same refusal as `noderag build -f <missing>`: the folder reached build.
+    const r = cli('-f', join(dir, 'missing'), 'build', '--yes');
+    expect(r.status).toBe(2);
+    expect(r.stderr).not.toContain('Missing required argument');
+    expect(r.stderr).toContain(join(dir, 'missing'));
+  });
+
+  it('an unquoted question of several words says to quote it', () => {
+    for (const words of [
+      ['Who', 'founded', 'it'],
+      ['Halden', 'vis'],
+    ]) {
+      const r = cli('-f', '/tmp/nowhere', '-q', ...words);
+      expect(r.status).toBe(2);
+      expect(r.stderr.trim()).toBe(
+        `"${words[1]}" follows the question: a question of several words goes in quotes, e.g. noderag -f DIR -q "Who founded the observatory?"`,
+      );
+    }
+  });
+
+  it('--version prints the package version', () => {
+    for (const flag of ['--version', '-V']) {
+      const r = cli(flag);
+      expect(r.status).toBe(0);
+      expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+    }
   });
 
   it('a missing question is exit 2', () => {
@@ -129,7 +161,7 @@ describe('per-command help (citty sub-command usage), without colour escapes off
 
   it('a usage error carries no colour escapes either', () => {
     const r = cli('frobnicate', '-f', dir);
-    expect(r.stderr).toContain('Unknown command frobnicate');
+    expect(r.stderr).toContain('unknown command "frobnicate"');
     expect(r.stderr).not.toContain('\u001b[');
   });
 });

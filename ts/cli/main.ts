@@ -7,13 +7,14 @@
  * (`noderag build --help` shows build's flags). Colour escapes (citty's help, its error
  * messages) are written only to a terminal, and never when NO_COLOR is set.
  */
+import { readFileSync } from 'node:fs';
 import { stripVTControlCharacters } from 'node:util';
 import { type ArgsDef, type CommandDef, defineCommand, renderUsage, runCommand, runMain } from 'citty';
 import { NodeRagError } from '../errors.js';
 import { folderArg, folderValue } from './args.js';
 import { CliExit, EXIT } from './exit.js';
 import { SUB_COMMAND_METAS } from './metas.js';
-import { unknownOption } from './unknown-options.js';
+import { nearestName, unknownOption } from './unknown-options.js';
 
 /** A citty value that may be given as a function or a promise. */
 async function resolveValue<T>(v: T | Promise<T> | (() => T | Promise<T>)): Promise<T> {
@@ -58,6 +59,13 @@ const rootArgs = {
  * that is not a flag or the value of one of the root's value flags.
  */
 export function subCommandOf(rawArgs: readonly string[]): string | undefined {
+  const at = firstPositional(rawArgs);
+  const a = at < 0 ? undefined : rawArgs[at]!;
+  return a !== undefined && Object.hasOwn(subCommands, a) ? a : undefined;
+}
+
+/** Index of the first argument that is not a root flag or a root flag's value, or -1. */
+function firstPositional(rawArgs: readonly string[]): number {
   const valueFlags = new Set<string>();
   for (const [name, def] of Object.entries(rootArgs)) {
     if (def.type !== 'string') continue;
@@ -66,14 +74,48 @@ export function subCommandOf(rawArgs: readonly string[]): string | undefined {
   }
   for (let i = 0; i < rawArgs.length; i++) {
     const a = rawArgs[i]!;
-    if (a === '--') return undefined;
+    if (a === '--') return -1;
     if (a.startsWith('-')) {
       if (!a.includes('=') && valueFlags.has(a)) i++;
       continue;
     }
-    return Object.hasOwn(subCommands, a) ? a : undefined;
+    return i;
   }
-  return undefined;
+  return -1;
+}
+
+/**
+ * The arguments as citty takes them. Flags given before the command move after it
+ * (`noderag -f DIR build` is `noderag build -f DIR`, as the root usage line suggests); a
+ * word that is no command is refused here with what was likely meant: an unquoted question
+ * (`-q Who founded …`) or a misspelled command.
+ */
+export function commandLine(rawArgs: readonly string[]): string[] {
+  const at = firstPositional(rawArgs);
+  if (at < 0) return [...rawArgs];
+  const word = rawArgs[at]!;
+  const before = rawArgs.slice(0, at);
+  const asked = before.some((a) => /^(-q|--question)(=|$)/.test(a));
+  if (asked) {
+    throw new CliExit(
+      EXIT.USAGE,
+      `"${word}" follows the question: a question of several words goes in quotes, e.g. noderag -f DIR -q "Who founded the observatory?"`,
+    );
+  }
+  if (!Object.hasOwn(subCommands, word)) {
+    const near = nearestName(word, Object.keys(subCommands));
+    throw new CliExit(
+      EXIT.USAGE,
+      `unknown command "${word}"${near ? ` (did you mean ${near}?)` : ''}; the commands are ${Object.keys(subCommands).join(', ')}; run \`noderag --help\` for usage`,
+    );
+  }
+  return at === 0 ? [...rawArgs] : [word, ...rawArgs.slice(at + 1), ...before];
+}
+
+/** The version of this package (its package.json, two folders up from ts/cli or dist/cli). */
+function packageVersion(): string {
+  const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
+  return (JSON.parse(text) as { version: string }).version;
 }
 
 const main = defineCommand({
@@ -114,7 +156,21 @@ async function usageOf<T extends ArgsDef>(cmd: CommandDef<T>, parent?: CommandDe
 }
 
 async function cli(): Promise<void> {
-  const rawArgs = process.argv.slice(2);
+  const given = process.argv.slice(2);
+  if (given.length === 1 && (given[0] === '--version' || given[0] === '-V')) {
+    console.log(packageVersion());
+    return;
+  }
+  let rawArgs: string[];
+  try {
+    // `-f -q x` would make citty take "-q" as the folder: a flag is never a folder name.
+    const f = given.findIndex((a) => a === '-f' || a === '--folder');
+    if (f >= 0 && (given[f + 1] === undefined || given[f + 1]!.startsWith('-'))) folderValue('');
+    rawArgs = commandLine(given);
+  } catch (e) {
+    process.exitCode = report(e);
+    return;
+  }
   const help = rawArgs.includes('--help') || rawArgs.includes('-h');
   // (citty, asked for the root's usage, would still load every sub-command to look for aliases.)
   if (rawArgs.length === 0 || (help && subCommandOf(rawArgs) === undefined)) {
@@ -132,9 +188,6 @@ async function cli(): Promise<void> {
     return;
   }
   try {
-    // `-f -q x` would make citty take "-q" as the folder: a flag is never a folder name.
-    const f = rawArgs.findIndex((a) => a === '-f' || a === '--folder');
-    if (f >= 0 && (rawArgs[f + 1] === undefined || rawArgs[f + 1]!.startsWith('-'))) folderValue('');
     // citty ignores options a command does not define: a typo must not run something else.
     const sub = subCommandOf(rawArgs);
     const defined: ArgsDef =

@@ -39,6 +39,17 @@ function distance(a: string, b: string): number {
   return row[b.length]!;
 }
 
+/** The name among `known` nearest to `name` when it is close (at most 2 edits), else null. */
+export function nearestName(name: string, known: Iterable<string>): string | null {
+  let best: string | null = null;
+  let bestDistance = 3;
+  for (const k of known) {
+    const d = distance(name, k);
+    if (d < bestDistance) [best, bestDistance] = [k, d];
+  }
+  return best;
+}
+
 /**
  * The first option in `rawArgs` that `args` does not define, with the nearest defined long
  * option when one is close (at most 2 edits), or null when every option is known.
@@ -57,12 +68,7 @@ export function unknownOption(
       const [name, value] = [token.slice(2).split('=')[0]!, token.includes('=')];
       const takesValue = long.get(name);
       if (takesValue === undefined) {
-        let best: string | null = null;
-        let bestDistance = 3;
-        for (const known of long.keys()) {
-          const d = distance(name, known);
-          if (d < bestDistance) [best, bestDistance] = [known, d];
-        }
+        const best = nearestName(name, long.keys());
         return { option: `--${name}`, suggestion: best === null ? null : `--${best}` };
       }
       if (takesValue && !value) i++;
