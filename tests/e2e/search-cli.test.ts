@@ -18,7 +18,7 @@ import {
 import { request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeConfig } from '../../ts/config/node-config.js';
@@ -177,12 +177,26 @@ describe('search server + terminal client through the fake OpenAI server', () =>
       runCli(['-f', root, '-q', QUESTION, '-r', '-a']),
     ]);
     for (const x of [plain, a, r, both]) expect(x.code, x.stderr).toBe(0);
+    for (const x of [plain, a, r, both]) expect(x.stderr).toBe('');
     expect(plain.stdout).toBe(`${expected.answer}\n`);
     expect(a.stdout).toBe(`${expected.answer}\n`);
     expect(r.stdout).toBe(`${expected.retrieval}\n`);
     expect(both.stdout).toBe(
       `${JSON.stringify({ answer: expected.answer, retrieval: expected.retrieval }, null, 2)}\n`,
     );
+  });
+
+  it('warns when the server on the port serves another project than -f', async () => {
+    // Another project whose config names the same port: the reply comes from root's index.
+    const other = tempDir();
+    await writeSearchConfig(other, { dim: DIM, config: { port: Number(new URL(server.url).port) } });
+    for (const extra of [['-r'], ['-a', '--no-stream'], ['-a', '--stream']]) {
+      const r = await runCli(['-f', other, '-q', QUESTION, ...extra]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain(
+        `Warning: the server at ${server.url} serves the project "${basename(root)}", not "${basename(other)}" (-f)`,
+      );
+    }
   });
 
   it('60 concurrent requests are all answered correctly', async () => {
@@ -331,7 +345,9 @@ describe('failures', () => {
     });
     expect(r.status).toBe(503);
     expect(((await r.json()) as { error: { code: string } }).error.code).toBe('index_not_built');
-    expect(((await (await fetch(`${waiting.url}/health`)).json()) as { generation: number }).generation).toBe(0);
+    expect(((await (await fetch(`${waiting.url}/health`)).json()) as { generation: number }).generation).toBe(
+      0,
+    );
     waiting.child.kill('SIGTERM');
     expect(await waiting.exited).toBe(0);
 

@@ -4,6 +4,7 @@
  * clear line; the caller prints and exits.
  */
 import { type Citation, type Source, sourceList } from '../search/sources.js';
+import { PROJECT_HEADER } from '../server/project-header.js';
 import { CliExit, EXIT } from './exit.js';
 import { sseData } from './sse.js';
 
@@ -18,6 +19,28 @@ export interface ClientRequest {
   startHint: string;
   /** Sent as `Authorization: Bearer <key>` (the CLI reads NODERAG_API_KEY). */
   apiKey?: string;
+  /** The name of the `-f` folder: a server serving another project is warned about. */
+  project?: string;
+}
+
+/**
+ * Warns (stderr) when the server says it serves another project than `-f` names: two
+ * projects left at the default port answer for each other without a word otherwise.
+ */
+function checkProject(req: ClientRequest, res: Response): void {
+  const served = res.headers.get(PROJECT_HEADER);
+  if (req.project === undefined || served === null) return;
+  let name: string;
+  try {
+    name = decodeURIComponent(served);
+  } catch {
+    return;
+  }
+  if (name !== req.project) {
+    console.error(
+      `Warning: the server at ${baseUrl(req.host, req.port)} serves the project "${name}", not "${req.project}" (-f): the reply comes from that index. Start a server for this project on another port (noderag search -f … --port N) and ask it with --port N.`,
+    );
+  }
 }
 
 export function routeFor(
@@ -37,6 +60,7 @@ export function baseUrl(host: string, port: number): string {
 export async function askServer(req: ClientRequest): Promise<string> {
   const route = routeFor(req.retrieval, req.answer);
   const { res, url } = await post(req, route, { question: req.question });
+  checkProject(req, res);
   let body: unknown;
   try {
     body = await res.json();
@@ -58,6 +82,7 @@ export async function askServer(req: ClientRequest): Promise<string> {
  */
 export async function streamAnswer(req: ClientRequest, write: (text: string) => void): Promise<string> {
   const { res, url } = await post(req, '/answer', { question: req.question, stream: true });
+  checkProject(req, res);
   if (!res.ok || !(res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
     const obj = (await res.json().catch(() => ({}))) as Record<string, unknown>;
     if (!res.ok) throw replyError(res.status, obj.error);

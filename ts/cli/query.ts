@@ -9,7 +9,7 @@
  * with an API key is asked with NODERAG_API_KEY as the bearer key.
  */
 import { isIP } from 'node:net';
-import { resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { NodeConfig } from '../config/index.js';
 import { ConfigError } from '../errors.js';
 import { folderValue, parsePort } from './args.js';
@@ -114,6 +114,7 @@ export async function runQuery(args: QueryArgs): Promise<void> {
     timeoutMs: timeoutS * 1000,
     startHint: `noderag search -f ${folderText ?? '<folder>'}${portHint}`,
     ...(process.env.NODERAG_API_KEY ? { apiKey: process.env.NODERAG_API_KEY } : {}),
+    ...(folderText !== undefined ? { project: basename(resolve(folderText)) } : {}),
   };
   if (args.stream && args.retrieval) {
     throw new CliExit(EXIT.USAGE, '--stream prints an answer as it is written; leave out -r');

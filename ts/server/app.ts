@@ -4,6 +4,7 @@
  * from error codes to statuses in one place (`statusFor` in ./http.ts, shared with the web UI,
  * as are the JSON-body reader and the disconnect signal).
  */
+import { basename } from 'node:path';
 import type { Context } from 'hono';
 
 import { Hono } from 'hono';
@@ -125,7 +126,11 @@ export function createApp(deps: AppDeps): Hono {
   const metrics = deps.metrics === true ? createMetrics(engine) : deps.metrics || undefined;
   app.use(
     '*',
-    observe({ ...(metrics ? { metrics } : {}), ...(deps.accessLog ? { accessLog: deps.accessLog } : {}) }),
+    observe({
+      ...(metrics ? { metrics } : {}),
+      ...(deps.accessLog ? { accessLog: deps.accessLog } : {}),
+      ...(deps.project ? { project: basename(deps.project.folder) } : {}),
+    }),
   );
   if (deps.cors) app.use('*', corsFor(deps.cors));
   if (deps.loopbackHostOnly) app.use('*', requireLoopbackHost(LOOPBACK_HINT));

@@ -18,6 +18,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
 import { AggregatorRegistry, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { SearchEngine } from './engine.js';
+import { PROJECT_HEADER } from './project-header.js';
 
 /** What a route reports for the access log (tokens are counted only when a log is kept). */
 export interface RequestFacts {
@@ -157,8 +158,12 @@ function routeOf(c: Context): string {
 export function observe(opts: {
   metrics?: ServerMetrics;
   accessLog?: (line: AccessLogLine) => void;
+  /** Sent as `X-Noderag-Project` (percent-encoded): the terminal client checks it is its `-f`. */
+  project?: string;
 }): MiddlewareHandler {
   const { metrics, accessLog } = opts;
+  const headers: [string, string][] = [];
+  if (opts.project !== undefined) headers.push([PROJECT_HEADER, encodeURIComponent(opts.project)]);
   return async (c, next) => {
     const start = performance.now();
     const given = c.req.header('x-request-id');
@@ -168,7 +173,7 @@ export function observe(opts: {
     try {
       await (calls ? CALLS.run(calls, next) : next());
     } finally {
-      setRequestId(c, id);
+      setHeaders(c, id, headers);
       // The route pattern and the rest are worked out only for metrics or a log.
       if (metrics || calls) observed(c, start, id, calls);
     }
@@ -205,16 +210,18 @@ export function observe(opts: {
 }
 
 /**
- * `X-Request-Id` on the reply. Under Node it goes straight onto the outgoing message, which
+ * `X-Request-Id` (and the fixed headers) on the reply. Under Node it goes straight onto the outgoing message, which
  * @hono/node-server merges with the reply's own headers when it writes them; setting it on
  * `c.res.headers` instead turns the reply's plain header object into a `Headers` instance on
  * every request, only for the adapter to turn it back.
  */
-function setRequestId(c: Context, id: string): void {
+function setHeaders(c: Context, id: string, more: readonly [string, string][]): void {
   const { outgoing } = (c.env ?? {}) as { outgoing?: ServerResponse };
   if (outgoing && !outgoing.headersSent && typeof outgoing.setHeader === 'function') {
     outgoing.setHeader('X-Request-Id', id);
+    for (const [name, value] of more) outgoing.setHeader(name, value);
   } else {
     c.res.headers.set('X-Request-Id', id);
+    for (const [name, value] of more) c.res.headers.set(name, value);
   }
 }
