@@ -116,6 +116,15 @@ describe('build: a damaged index', () => {
     projects.push(p);
     expect((await p.build()).code).toBe(0);
     expect((await runCli(['vis', '-f', p.root])).code).toBe(0);
+    // A folder where the page goes: said as such (it was a bare EISDIR from the rename).
+    await rm(p.path('index.html'));
+    await mkdir(p.path('index.html'));
+    const folder = await runCli(['vis', '-f', p.root]);
+    expect(folder.code).toBe(1);
+    expect(folder.stderr.trim()).toBe(
+      `error: ${p.path('index.html')} is a folder; vis writes its page there: rename or remove it`,
+    );
+    await rm(p.path('index.html'), { recursive: true });
     // graph_delta.json is written only by some builds (and by none before it existed): an
     // index without it, and without its checksum, is drawn.
     const checksums = JSON.parse(await readFile(p.path('cache/checksums.json'), 'utf8'));

@@ -180,6 +180,20 @@ describe('-f and the project folder', () => {
     }
   });
 
+  it('-f given the input/ folder itself points to the project folder, and writes nothing there', () => {
+    const project = join(dir, 'proj-input');
+    mkdirSync(join(project, 'input'), { recursive: true });
+    writeFileSync(join(project, 'input', 'a.txt'), 'Some text.');
+    const input = join(project, 'input');
+    for (const command of ['build', 'ui', 'search', 'vis']) {
+      const r = cli(command, '-f', input, ...(command === 'ui' ? ['--port', '0'] : []));
+      expect(r.status, command).toBe(2);
+      expect(r.stderr).toContain(`${input} is the input/ folder of a project: -f takes the project folder`);
+      expect(r.stderr).toContain(`(here -f ${project})`);
+    }
+    expect(readdirSync(input)).toEqual(['a.txt']);
+  });
+
   it('a mistyped folder is reported and never created', () => {
     const missing = join(dir, 'mistyped', 'project');
     for (const command of ['build', 'ui', 'search', 'vis']) {

@@ -148,6 +148,21 @@ describe('noderag eval', () => {
     expect(r2.stderr).toContain(
       'expected one object per line: {"question": string, "answers": [string, ...]',
     );
+
+    // A missing file, a folder, no value: said in words (they were bare ENOENT / EISDIR).
+    const cases: [string, string][] = [
+      [project.path('none.jsonl'), `--questions: cannot read ${project.path('none.jsonl')}: no such file`],
+      [
+        project.root,
+        `--questions: cannot read ${project.root}: it is a folder; give the JSONL file of questions`,
+      ],
+      ['', '--questions needs a value: the JSONL file of questions'],
+    ];
+    for (const [file, message] of cases) {
+      const r3 = await runCli(['eval', '-f', project.root, `--questions=${file}`]);
+      expect(r3.code, file).toBe(2);
+      expect(r3.stderr.trim()).toBe(message);
+    }
   });
 
   it('a bad --set names the key; a missing index gives the not-built message', async () => {

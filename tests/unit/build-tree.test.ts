@@ -331,6 +331,24 @@ describe('outlook and confirmation', () => {
     }
   });
 
+  it('Ctrl-C at the prompt cancels with exit 130 and says so on a line of its own', async () => {
+    const input = Object.assign(new PassThrough(), { isTTY: true });
+    const output = Object.assign(new PassThrough(), { isTTY: true });
+    const before = process.listeners('SIGINT');
+    const asked = confirmBuild({ hasWork: true, yes: false, input, output });
+    // The prompt listens for SIGINT while it waits (the default action would end the
+    // process mid-line); its listener stands in for the terminal's signal here.
+    const added = process.listeners('SIGINT').filter((l) => !before.includes(l));
+    expect(added).toHaveLength(1);
+    (added[0] as () => void)();
+    expect(await asked).toEqual({
+      proceed: false,
+      exitCode: 130,
+      message: '\nBuild cancelled; nothing changed.',
+    });
+    expect(process.listeners('SIGINT')).toEqual(before);
+  });
+
   it('without a terminal and without --yes it refuses with exit 2; up to date exits 0', async () => {
     const input = new PassThrough();
     const output = Object.assign(new PassThrough(), { isTTY: true });

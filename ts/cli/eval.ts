@@ -51,14 +51,23 @@ export function setFlags(rawArgs: readonly string[]): string[] {
 }
 
 function loadQuestions(file: string) {
+  if (file.trim() === '') {
+    throw new CliExit(EXIT.USAGE, '--questions needs a value: the JSONL file of questions');
+  }
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (e) {
-    throw new CliExit(
-      EXIT.USAGE,
-      `--questions: cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
-    );
+    const code = (e as NodeJS.ErrnoException).code;
+    const why =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EISDIR'
+          ? 'it is a folder; give the JSONL file of questions'
+          : code === 'EACCES' || code === 'EPERM'
+            ? 'permission denied'
+            : (code ?? String(e));
+    throw new CliExit(EXIT.USAGE, `--questions: cannot read ${file}: ${why}`);
   }
   try {
     return parseQuestions(text, file);

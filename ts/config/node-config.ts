@@ -7,7 +7,7 @@
  * not in `util.inspect`, so logging a config never prints a key.
  */
 import { linkSync, mkdirSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { inspect } from 'node:util';
 import { type Document, isAlias, LineCounter, parseDocument, visit } from 'yaml';
 import { ConfigError } from '../errors.js';
@@ -68,7 +68,25 @@ export function projectFolderProblem(folder: string): string | null {
   if (!isDir) {
     return `${folder} is a file, not a project folder: -f takes the folder that holds ${CONFIG_FILE_NAME} and input/.`;
   }
+  // -f given the documents' folder itself (`-f proj/input`): a config would be written among
+  // the documents (and read as one by the next build), and the hint would say to make input/input.
+  if (
+    basename(folder) === 'input' &&
+    !configPresent(join(folder, CONFIG_FILE_NAME)) &&
+    !isDirectory(join(folder, 'input'))
+  ) {
+    const project = dirname(folder);
+    return `${folder} is the input/ folder of a project: -f takes the project folder, the one that holds ${CONFIG_FILE_NAME} and input/ (here -f ${project}).`;
+  }
   return null;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -248,21 +248,34 @@ export function isAffirmative(answer: string | null | undefined): boolean {
 
 export type ConfirmationOutcome = { proceed: true } | { proceed: false; exitCode: number; message: string };
 
-/** Ask once on `input`/`output`; end of input counts as "no". */
+/** What `askQuestion` gives for a Ctrl-C (SIGINT) at the prompt. */
+export const INTERRUPTED_ANSWER = Symbol('interrupted');
+
+/**
+ * Ask once on `input`/`output`; end of input counts as "no", a SIGINT while asking is
+ * INTERRUPTED_ANSWER (the default action would end the process mid-line, without a word).
+ */
 export function askQuestion(
   input: NodeJS.ReadableStream,
   output: NodeJS.WritableStream,
   question: string = MESSAGES.question,
-): Promise<string | null> {
+): Promise<string | null | typeof INTERRUPTED_ANSWER> {
   return new Promise((resolve) => {
     const rl = createInterface({ input, output, terminal: false });
     let answered = false;
+    const onSigint = () => {
+      answered = true;
+      rl.close();
+      resolve(INTERRUPTED_ANSWER);
+    };
+    process.once('SIGINT', onSigint);
     rl.once('line', (line) => {
       answered = true;
       rl.close();
       resolve(line);
     });
     rl.once('close', () => {
+      process.off('SIGINT', onSigint);
       if (!answered) resolve(null);
     });
     output.write(question);
@@ -290,6 +303,10 @@ export async function confirmBuild(options: {
       return { proceed: false, exitCode: BUILD_EXIT.USAGE, message: MESSAGES.refuseNoTty };
     case 'ask': {
       const answer = await askQuestion(options.input, options.output);
+      if (answer === INTERRUPTED_ANSWER) {
+        // The prompt's line is left open: the message starts on a line of its own.
+        return { proceed: false, exitCode: BUILD_EXIT.INTERRUPTED, message: `\n${MESSAGES.cancelled}` };
+      }
       if (isAffirmative(answer)) return { proceed: true };
       return { proceed: false, exitCode: BUILD_EXIT.DECLINED, message: MESSAGES.cancelled };
     }

@@ -118,7 +118,7 @@ export function whenListening(server: NetServer, opts: ServeOptions): Promise<{ 
         reject(
           new ServerStartError(
             'bad_address',
-            `cannot listen on ${opts.host}: ${e.code}; check ${settings.host}`,
+            `cannot listen on ${opts.host}: ${e.code === 'ENOTFOUND' ? 'no such host name (ENOTFOUND)' : 'not an address of this machine (EADDRNOTAVAIL)'}; check ${settings.host}`,
           ),
         );
       } else reject(e);

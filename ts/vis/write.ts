@@ -3,8 +3,9 @@
  * the nodes, write `<folder>/index.html` atomically.
  */
 
+import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { IndexNotBuiltError } from '../errors.js';
+import { IndexNotBuiltError, NodeRagError } from '../errors.js';
 import { verifyCommittedFiles } from '../index-io/checksums.js';
 import { GRAPH_DELTA_FILE } from '../index-io/graph-delta.js';
 import { IndexData } from '../index-io/index-data.js';
@@ -77,6 +78,13 @@ export async function writeVisualisation(folder: string, n: number, dim: number)
     edges: chosen.edges,
   });
   const path = join(folder, VIS_FILE);
+  // (The atomic rename would fail with a bare EISDIR.)
+  if ((await lstat(path).catch(() => null))?.isDirectory()) {
+    throw new NodeRagError(
+      'vis_output_is_folder',
+      `${path} is a folder; vis writes its page there: rename or remove it`,
+    );
+  }
   await writeFileAtomic(path, html);
   return {
     path,
