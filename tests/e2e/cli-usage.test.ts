@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -50,10 +50,15 @@ describe('CLI usage errors', () => {
 
   it("flags before the command are the command's (noderag -f DIR build)", () => {
     // The same refusal as `noderag build -f <missing>`: the folder reached build.
-    const r = cli('-f', join(dir, 'missing'), 'build', '--yes');
-    expect(r.status).toBe(2);
-    expect(r.stderr).not.toContain('Missing required argument');
-    expect(r.stderr).toContain(join(dir, 'missing'));
+    for (const args of [
+      ['-f', join(dir, 'missing'), 'build', '--yes'],
+      ['--yes', '-f', join(dir, 'missing'), 'build'],
+    ]) {
+      const r = cli(...args);
+      expect(r.status).toBe(2);
+      expect(r.stderr).not.toContain('Missing required argument');
+      expect(r.stderr).toContain(join(dir, 'missing'));
+    }
   });
 
   it('an unquoted question of several words says to quote it', () => {
@@ -91,6 +96,10 @@ describe('CLI usage errors', () => {
     const root = cli('-f', '/tmp/nowhere', '-q', 'x', '--retreival');
     expect(root.status).toBe(2);
     expect(root.stderr).toContain('unknown option --retreival (did you mean --retrieval?)');
+    // The client's key comes from the environment: the refusal says where.
+    const key = cli('-f', '/tmp/nowhere', '-q', 'x', '--api-key', 'k');
+    expect(key.status).toBe(2);
+    expect(key.stderr).toContain('the client sends the key in NODERAG_API_KEY');
   });
 
   it('a --timeout longer than a timer can hold is refused, not a reply that times out at once', () => {
@@ -163,6 +172,36 @@ describe('per-command help (citty sub-command usage), without colour escapes off
     const r = cli('frobnicate', '-f', dir);
     expect(r.stderr).toContain('unknown command "frobnicate"');
     expect(r.stderr).not.toContain('\u001b[');
+  });
+});
+
+describe('ui', () => {
+  it('Ctrl-C (SIGINT) says it stops and that it stopped, and exits 0', async () => {
+    const project = join(dir, 'ui-stop');
+    mkdirSync(join(project, 'input'), { recursive: true });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'ts/cli/main.ts', 'ui', '-f', project, '--port', '0'],
+      {
+        env: colourEnv(),
+      },
+    );
+    let out = '';
+    let err = '';
+    child.stderr.on('data', (d) => {
+      err += d;
+    });
+    const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+    await new Promise<void>((ready) =>
+      child.stdout.on('data', (d) => {
+        out += d;
+        if (/http:\/\/127\.0\.0\.1:\d+\//.test(out)) ready();
+      }),
+    );
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+    expect(err).toContain('SIGINT: stopping the UI');
+    expect(err).toContain('UI stopped.');
   });
 });
 

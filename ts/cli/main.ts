@@ -95,6 +95,10 @@ export function commandLine(rawArgs: readonly string[]): string[] {
   if (at < 0) return [...rawArgs];
   const word = rawArgs[at]!;
   const before = rawArgs.slice(0, at);
+  // Not a command: an unknown option before the word may be what took it as a value
+  // (`--api-key K`). (Before a command, flags are the command's, checked against it.)
+  const unknown = Object.hasOwn(subCommands, word) ? null : unknownOption(before, rootArgs);
+  if (unknown) throw unknownOptionExit(undefined, unknown);
   const asked = before.some((a) => /^(-q|--question)(=|$)/.test(a));
   if (asked) {
     throw new CliExit(
@@ -110,6 +114,23 @@ export function commandLine(rawArgs: readonly string[]): string[] {
     );
   }
   return at === 0 ? [...rawArgs] : [word, ...rawArgs.slice(at + 1), ...before];
+}
+
+/** The refusal of an option `sub` (undefined: the terminal client) does not define. */
+function unknownOptionExit(
+  sub: string | undefined,
+  unknown: { option: string; suggestion: string | null },
+): CliExit {
+  const command = sub === undefined ? 'noderag' : `noderag ${sub}`;
+  // The terminal client takes its key from the environment (a flag shows in `ps`).
+  const keyHint =
+    sub === undefined && unknown.option === '--api-key'
+      ? '; the client sends the key in NODERAG_API_KEY (export NODERAG_API_KEY=…)'
+      : '';
+  return new CliExit(
+    EXIT.USAGE,
+    `${command}: unknown option ${unknown.option}${unknown.suggestion ? ` (did you mean ${unknown.suggestion}?)` : ''}${keyHint}; run \`${command} --help\` for its options`,
+  );
 }
 
 /** The version of this package (its package.json, two folders up from ts/cli or dist/cli). */
@@ -196,13 +217,7 @@ async function cli(): Promise<void> {
       sub === undefined ? rawArgs : rawArgs.slice(rawArgs.indexOf(sub) + 1),
       defined,
     );
-    if (unknown) {
-      const command = sub === undefined ? 'noderag' : `noderag ${sub}`;
-      throw new CliExit(
-        EXIT.USAGE,
-        `${command}: unknown option ${unknown.option}${unknown.suggestion ? ` (did you mean ${unknown.suggestion}?)` : ''}; run \`${command} --help\` for its options`,
-      );
-    }
+    if (unknown) throw unknownOptionExit(sub, unknown);
     await runCommand(main, { rawArgs });
   } catch (e) {
     process.exitCode = report(e);

@@ -64,11 +64,15 @@ export default defineCommand({
     const keyNote = apiKey ? '; API key required' : '';
     console.log(`noderag UI for ${folder}: ${server.url}/ (Ctrl-C to stop${keyNote})`);
     await new Promise<void>((done) => {
-      const stop = () => {
+      const stop = (signal: NodeJS.Signals) => {
         process.off('SIGINT', stop);
         process.off('SIGTERM', stop);
+        console.error(`${signal}: stopping the UI; requests in flight get up to 1 s to finish.`);
         closing.abort();
-        server.close().finally(done);
+        server
+          .close()
+          .then(() => console.error('UI stopped.'))
+          .finally(done);
       };
       process.on('SIGINT', stop);
       process.on('SIGTERM', stop);
