@@ -205,6 +205,16 @@ describe('ui', () => {
   });
 });
 
+describe('ui --port', () => {
+  it('takes 0 (any free port), and says so when the value is bad', () => {
+    const r = cli('ui', '-f', dir, '--port', 'abc');
+    expect(r.status).toBe(2);
+    expect(r.stderr.trim()).toBe(
+      '--port: expected an integer from 1 to 65535, or 0 for any free port, got "abc"',
+    );
+  });
+});
+
 describe('-f and the project folder', () => {
   it('-f with no value is an error, not the current directory', () => {
     for (const args of [
@@ -231,6 +241,14 @@ describe('-f and the project folder', () => {
       expect(r.stderr).toContain(`(here -f ${project})`);
     }
     expect(readdirSync(input)).toEqual(['a.txt']);
+  });
+
+  it('the command a message suggests quotes a folder with a space, so it can be pasted', () => {
+    const spaced = join(dir, 'my project');
+    mkdirSync(spaced, { recursive: true });
+    const r = cli('search', '-f', spaced);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(`run \`noderag build -f '${spaced}'\` first.`);
   });
 
   it('a mistyped folder is reported and never created', () => {

@@ -22,11 +22,20 @@ export function folderValue(raw: unknown): string {
 }
 
 /** A port from 1 to 65535 (`--port`), or `fallback` when the flag is absent. */
-export function parsePort(raw: string | undefined, fallback: number): number {
+export function parsePort(
+  raw: string | undefined,
+  fallback: number,
+  /** Whether 0 (any free port, the system picks) is accepted (`ui`). */
+  anyFree = false,
+): number {
   if (raw === undefined) return fallback;
   const n = Number(raw);
-  if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(n) || n < 1 || n > 65535) {
-    throw new CliExit(EXIT.USAGE, `--port: expected an integer from 1 to 65535, got "${raw}"`);
+  const low = anyFree ? 0 : 1;
+  if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(n) || n < low || n > 65535) {
+    const expected = anyFree
+      ? 'an integer from 1 to 65535, or 0 for any free port'
+      : 'an integer from 1 to 65535';
+    throw new CliExit(EXIT.USAGE, `--port: expected ${expected}, got "${raw}"`);
   }
   return n;
 }

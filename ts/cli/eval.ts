@@ -30,6 +30,7 @@ import {
   withSearchSettings,
 } from '../eval/index.js';
 import { parseStateText, readStateText } from '../search/index-files.js';
+import { shellArg } from '../shell-arg.js';
 import { folderArg, folderValue } from './args.js';
 import { CliExit, EXIT } from './exit.js';
 import { SUB_COMMAND_METAS } from './metas.js';
@@ -152,7 +153,7 @@ export default defineCommand({
     if (stateText === null) {
       throw new CliExit(
         EXIT.FAILURE,
-        `No index in ${folder}: build it first with \`noderag build -f ${folderText}\`.`,
+        `No index in ${folder}: build it first with \`noderag build -f ${shellArg(folderText)}\`.`,
       );
     }
     // The naive baseline compares every chunk's vector: a build that stopped before its
@@ -161,7 +162,7 @@ export default defineCommand({
     if (state.current_state !== 'FINISHED') {
       throw new CliExit(
         EXIT.FAILURE,
-        `The last build of ${folder} has not finished (it stopped at ${state.current_state}); finish it with \`noderag build -f ${folderText}\` before evaluating.`,
+        `The last build of ${folder} has not finished (it stopped at ${state.current_state}); finish it with \`noderag build -f ${shellArg(folderText)}\` before evaluating.`,
       );
     }
     // Each config's own warnings: a --set can make one the file alone does not (a ppr_mode

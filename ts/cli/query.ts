@@ -12,6 +12,7 @@ import { isIP } from 'node:net';
 import { basename, resolve } from 'node:path';
 import { NodeConfig } from '../config/index.js';
 import { ConfigError } from '../errors.js';
+import { shellArg } from '../shell-arg.js';
 import { folderValue, parsePort } from './args.js';
 import { askServer, streamAnswer } from './client.js';
 import { CliExit, EXIT } from './exit.js';
@@ -112,7 +113,7 @@ export async function runQuery(args: QueryArgs): Promise<void> {
     retrieval: Boolean(args.retrieval),
     answer: Boolean(args.answer),
     timeoutMs: timeoutS * 1000,
-    startHint: `noderag search -f ${folderText ?? '<folder>'}${portHint}`,
+    startHint: `noderag search -f ${folderText === undefined ? '<folder>' : shellArg(folderText)}${portHint}`,
     ...(process.env.NODERAG_API_KEY ? { apiKey: process.env.NODERAG_API_KEY } : {}),
     ...(folderText !== undefined ? { project: basename(resolve(folderText)) } : {}),
   };

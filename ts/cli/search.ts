@@ -47,6 +47,7 @@ import { folderArg, folderValue, parsePort } from './args.js';
 
 export { parsePort };
 
+import { shellArg } from '../shell-arg.js';
 import { CliExit, EXIT } from './exit.js';
 import { SUB_COMMAND_METAS } from './metas.js';
 import {
@@ -197,7 +198,7 @@ async function startEngine(
 }
 
 function notBuiltWarning(root: string, folderArgText: string): string {
-  return `Warning: the index of ${root} is not built yet; question routes answer 503 until the first build finishes (\`noderag build -f ${folderArgText}\`, or POST /build).`;
+  return `Warning: the index of ${root} is not built yet; question routes answer 503 until the first build finishes (\`noderag build -f ${shellArg(folderArgText)}\`, or POST /build).`;
 }
 
 function parseSafely(text: string) {

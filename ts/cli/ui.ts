@@ -34,7 +34,7 @@ export default defineCommand({
   },
   async run({ args }) {
     const folder = resolve(folderValue(args.folder));
-    const port = args.port === '0' ? 0 : parsePort(args.port, DEFAULT_UI_PORT);
+    const port = parsePort(args.port, DEFAULT_UI_PORT, true);
     const apiKey = parseApiKey(args['api-key']);
     // The UI writes the template into an existing folder (it is how a project starts there),
     // but never creates a folder a mistyped -f names.

@@ -11,6 +11,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { inspect } from 'node:util';
 import { type Document, isAlias, LineCounter, parseDocument, visit } from 'yaml';
 import { ConfigError } from '../errors.js';
+import { shellArg } from '../shell-arg.js';
 import type { Env } from './api-keys.js';
 import { configPresent, readConfigText } from './config-file.js';
 import type {
@@ -46,7 +47,7 @@ export type ProviderSection = 'model_config' | 'embedding_config';
 export function missingConfigMessage(folder: string, cliName = DEFAULT_CLI_NAME): string {
   return (
     projectFolderProblem(folder) ??
-    `No ${CONFIG_FILE_NAME} in ${folder}; run \`${cliName} build -f ${folder}\` first.`
+    `No ${CONFIG_FILE_NAME} in ${folder}; run \`${cliName} build -f ${shellArg(folder)}\` first.`
   );
 }
 
@@ -76,7 +77,7 @@ export function projectFolderProblem(folder: string): string | null {
     !isDirectory(join(folder, 'input'))
   ) {
     const project = dirname(folder);
-    return `${folder} is the input/ folder of a project: -f takes the project folder, the one that holds ${CONFIG_FILE_NAME} and input/ (here -f ${project}).`;
+    return `${folder} is the input/ folder of a project: -f takes the project folder, the one that holds ${CONFIG_FILE_NAME} and input/ (here -f ${shellArg(project)}).`;
   }
   return null;
 }
@@ -328,7 +329,7 @@ export function firstRunProblem(folder: string, cliName = DEFAULT_CLI_NAME): str
   if (hasInput) return null;
   return (
     `${abs} has neither ${CONFIG_FILE_NAME} nor an input/ folder, so it is not a project yet (mistyped -f?). ` +
-    `To start one there: mkdir ${input}, put your documents in it, then run \`${cliName} build -f ${folder}\` again.`
+    `To start one there: mkdir ${input}, put your documents in it, then run \`${cliName} build -f ${shellArg(folder)}\` again.`
   );
 }
 

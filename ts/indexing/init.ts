@@ -18,6 +18,7 @@ import {
   type StageName,
   stateIndex,
 } from '../project/state.js';
+import { shellArg } from '../shell-arg.js';
 import { type DiscoveryPlan, type DocuType, discoverDocuments } from './discover.js';
 import { NoDocumentsError } from './errors.js';
 import { type DocumentHashes, readDocumentHashes } from './info-files.js';
@@ -117,7 +118,7 @@ export async function checkCommittedIndexFiles(
     }
     throw new IndexFileError(
       'index_damaged',
-      `index damaged: ${relative} is ${reason}; restore it or rebuild from scratch with \`noderag build --rebuild -f ${root}\` (it cannot be re-derived from the other index files; the rebuild serves every model reply already paid for from cache/response_cache/)`,
+      `index damaged: ${relative} is ${reason}; restore it or rebuild from scratch with \`noderag build --rebuild -f ${shellArg(root)}\` (it cannot be re-derived from the other index files; the rebuild serves every model reply already paid for from cache/response_cache/)`,
     );
   }
   if (repaired.length === 0 || stateIndex(state.current_state) <= stateIndex('HNSW pipeline')) {

@@ -6,6 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { IndexFileError, IndexNotBuiltError } from '../errors.js';
+import { shellArg } from '../shell-arg.js';
 import { writeFileAtomic } from './atomic.js';
 import { INFO_FILES, resolveInProject } from './layout.js';
 
@@ -190,7 +191,7 @@ export function serializeState(state: BuildState): string {
  * when the message knows it. Deleting cache/ by hand would delete the response cache too.
  */
 export function rebuildHint(folder = '<project folder>'): string {
-  return `rebuild from scratch with \`noderag build -f ${folder} --rebuild\` (it keeps the model replies in cache/response_cache/)`;
+  return `rebuild from scratch with \`noderag build -f ${shellArg(folder)} --rebuild\` (it keeps the model replies in cache/response_cache/)`;
 }
 
 const REBUILD_HINT = rebuildHint();

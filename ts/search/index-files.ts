@@ -29,6 +29,7 @@ import {
   STAGING_DIR,
 } from '../project/layout.js';
 import { type BuildState, isSearchable, parseState } from '../project/state.js';
+import { shellArg } from '../shell-arg.js';
 
 /** Files a searchable index must have (besides info/state.json). */
 const SEARCH_FILES = [...SEARCH_TABLE_FILES, CACHE_FILES.hnswBin];
@@ -43,7 +44,7 @@ export type IndexSnapshot = IndexSource & {
 };
 
 function buildHint(root: string): string {
-  return `run \`noderag build -f ${root}\``;
+  return `run \`noderag build -f ${shellArg(root)}\``;
 }
 
 /** info/state.json as text, or null when the project was never built. */

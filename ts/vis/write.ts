@@ -13,6 +13,7 @@ import { nodeText } from '../model/node-text.js';
 import { writeFileAtomic } from '../project/atomic.js';
 import { CACHE_FILES } from '../project/layout.js';
 import { isSearchable, readState, requireSameDim } from '../project/state.js';
+import { shellArg } from '../shell-arg.js';
 import { chooseNodes } from './choose.js';
 import { renderGraphHtml } from './html.js';
 
@@ -46,7 +47,7 @@ export async function writeVisualisation(folder: string, n: number, dim: number)
   const state = await readState(folder);
   if (!state || !isSearchable(state)) {
     throw new IndexNotBuiltError(
-      `the index in ${folder} is not built yet; run \`noderag build -f ${folder}\` first`,
+      `the index in ${folder} is not built yet; run \`noderag build -f ${shellArg(folder)}\` first`,
     );
   }
   requireSameDim(folder, state, dim);
