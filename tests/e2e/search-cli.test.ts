@@ -297,6 +297,16 @@ describe('search server + terminal client through the fake OpenAI server', () =>
   });
 });
 
+/** A Curie project on a free port, served by `search --workers 2`. */
+async function serveTwoWorkers(): Promise<{ port: number; root: string; served: Served }> {
+  const port = await freePort();
+  const root = tempDir();
+  await writeSearchProject(root, { ...curieSpec(), config: { port } });
+  const served = await serve(root, ['--workers', '2']);
+  children.push(served.child);
+  return { port, root, served };
+}
+
 describe('failures', () => {
   it('the client says how to start the server when none is running (exit 1)', async () => {
     const port = await freePort();
@@ -374,11 +384,7 @@ describe('failures', () => {
   });
 
   it('--workers 2: two processes share the port and answer alike; a taken port is reported once; SIGTERM stops all', async () => {
-    const port = await freePort();
-    const root = tempDir();
-    await writeSearchProject(root, { ...curieSpec(), config: { port } });
-    const served = await serve(root, ['--workers', '2']);
-    children.push(served.child);
+    const { root, served } = await serveTwoWorkers();
     expect(served.output().stdout).toContain('with 2 workers');
     const workerPids = () => childPids(served.child.pid!);
     const pids = workerPids();
@@ -424,11 +430,7 @@ describe('failures', () => {
   });
 
   it('--workers 2: each connection goes to the worker with the fewest open ones', async () => {
-    const port = await freePort();
-    const root = tempDir();
-    await writeSearchProject(root, { ...curieSpec(), config: { port } });
-    const served = await serve(root, ['--workers', '2']);
-    children.push(served.child);
+    const { port, served } = await serveTwoWorkers();
     const [a, b] = childPids(served.child.pid!);
     // Keep-alive connections, each answered once so a worker holds it.
     const open = async (n: number): Promise<Socket[]> => {
@@ -462,11 +464,7 @@ describe('failures', () => {
   });
 
   it('--workers 2: a worker that is stopping gets no new connections', async () => {
-    const port = await freePort();
-    const root = tempDir();
-    await writeSearchProject(root, { ...curieSpec(), config: { port } });
-    const served = await serve(root, ['--workers', '2']);
-    children.push(served.child);
+    const { port, served } = await serveTwoWorkers();
     const pids = childPids(served.child.pid!);
     // A request half sent keeps its worker draining (up to 10 s) once told to stop.
     const half = connect(port, '127.0.0.1');

@@ -13,8 +13,9 @@
  */
 import { Hono } from 'hono';
 import { requireApiKey } from '../server/auth.js';
+import { hostProblem } from '../server/host-guard.js';
 import { errorHandler, HttpError } from '../server/http.js';
-import { hostProblem, originProblem } from './guards.js';
+import { originProblem } from './guards.js';
 import { buildRoutes } from './routes/build.js';
 import { chatRoutes } from './routes/chat.js';
 import { configRoutes } from './routes/config.js';

@@ -5,8 +5,6 @@
  */
 import { hostProblem } from '../server/host-guard.js';
 
-export { hostProblem };
-
 /**
  * Why a state-changing request is refused, or null when it comes from the app's own page.
  * Browsers send `Sec-Fetch-Site` (and `Origin` on every POST); a cross-site page cannot

@@ -210,7 +210,6 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
 
   // Chunks whose text must change (below) go as removed chunks do, then come back as new ones.
   const restated = await restatedChunks(texts, ownerBefore, documents, cycleChunks, plan.files, chunkSize);
-  const restatedNumbers = new Map([...restated.keys()].map((id) => [id, texts.get(id)!.textId]));
   // Chunks no document lists any more leave the index with what only they support.
   const pruned =
     removedPaths.size > 0 || restated.size > 0
@@ -218,7 +217,7 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
       : null;
   for (const [id, r] of restated) {
     texts.set(id, {
-      textId: restatedNumbers.get(id)!,
+      textId: r.textId,
       hashId: id,
       context: r.text,
       docId: r.owner.docId,
@@ -274,6 +273,9 @@ interface CycleChunk {
   position: number;
 }
 
+/** A chunk row to make again in another form: the form, its first document, the row's number. */
+type Restated = CycleChunk & { owner: DocumentRow; textId: number };
+
 /** For each chunk id, the first document by path that lists it. */
 function firstListing(rows: readonly DocumentRow[]): Map<string, DocumentRow> {
   const owner = new Map<string, DocumentRow>();
@@ -302,8 +304,8 @@ async function restatedChunks(
   cycleChunks: ReadonlyMap<string, ReadonlyMap<string, CycleChunk>>,
   files: readonly { path: string; absPath: string }[],
   chunkSize: number,
-): Promise<Map<string, CycleChunk & { owner: DocumentRow }>> {
-  const out = new Map<string, CycleChunk & { owner: DocumentRow }>();
+): Promise<Map<string, Restated>> {
+  const out = new Map<string, Restated>();
   const reread = new Map<string, { owner: DocumentRow; ids: string[] }>();
   for (const [id, owner] of firstListing(documents)) {
     const row = texts.get(id);
@@ -312,7 +314,7 @@ async function restatedChunks(
     const chunked = cycleChunks.get(owner.path);
     if (chunked) {
       const form = chunked.get(id);
-      if (form && form.text !== row.context) out.set(id, { ...form, owner });
+      if (form && form.text !== row.context) out.set(id, { ...form, owner, textId: row.textId });
       continue;
     }
     const entry = reread.get(owner.path) ?? { owner, ids: [] };
@@ -335,7 +337,8 @@ async function restatedChunks(
     });
     for (const id of ids) {
       const form = forms.get(id);
-      if (form && form.text !== texts.get(id)!.context) out.set(id, { ...form, owner });
+      const row = texts.get(id)!;
+      if (form && form.text !== row.context) out.set(id, { ...form, owner, textId: row.textId });
     }
   }
   return out;
