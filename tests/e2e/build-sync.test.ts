@@ -480,8 +480,11 @@ async function fingerprints(p: Project): Promise<Record<string, string>> {
 
 // A chunk's id is a hash of its normalised text (NFKC, whitespace collapsed): files may hold
 // one chunk in several forms. A clean build keeps the form of the first file by path; a sync
-// kept the form the row was first made from (found by a fuzz of random sync sequences).
-describe('a chunk held in another form (whitespace, compatibility characters, loader)', () => {
+// kept the form the row was first made from (found by a fuzz of random sync sequences). The
+// same holds for a semantic unit (its id hashes its normalised text too) that two chunks
+// produce in two forms: a clean build keeps the form of the first chunk by path (found by
+// build-sync-sequences.test.ts).
+describe('a chunk or unit held in another form (whitespace, compatibility characters, loader)', () => {
   const cases: { name: string; before: Record<string, string>; after: Record<string, string | null> }[] = [
     {
       name: 'a compatibility character replaced (NFKC: the ligature ﬁ by "fi")',
@@ -524,6 +527,21 @@ describe('a chunk held in another form (whitespace, compatibility characters, lo
       after: {
         'a.html': 'Jonas Weber met Irene Costa at Crescent Films.\nIrene Costa moved to Toronto.\n',
         'b.txt': null,
+      },
+    },
+    {
+      name: 'a unit shared by two chunks in two forms: the first file by path deleted',
+      before: {
+        'a.txt': 'Edith Pryce joined Halden Observatory as one of its ﬁrst observers. She studied in Leeds.\n',
+        'b.txt': 'Edith Pryce joined Halden Observatory as one of its first observers. Halden grew.\n',
+      },
+      after: { 'a.txt': null },
+    },
+    {
+      name: 'a unit shared by two chunks in two forms: a new file sorting first',
+      before: { 'b.txt': 'Edith Pryce joined Halden Observatory as one of its first observers. Halden grew.\n' },
+      after: {
+        'a.txt': 'Edith Pryce joined Halden Observatory as one of its ﬁrst   observers. She studied in Leeds.\n',
       },
     },
   ];

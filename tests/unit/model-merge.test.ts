@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BaseGraph } from '../../ts/model/graph-store.js';
 import { mergeDecompositions, relationshipContext } from '../../ts/model/merge-decompositions.js';
+import { restateForms } from '../../ts/model/restate-forms.js';
 import { type DecompositionRecord, emptyCounters } from '../../ts/model/types.js';
 import { jsTextOps } from '../helpers/js-text-ops.js';
 
@@ -85,5 +86,83 @@ describe('mergeDecompositions (docs/method.md §3.4)', () => {
     const empty = record(2, [{ semantic_unit: '   ', entities: ['A'], relationships: [] }]);
     mergeDecompositions([failed, empty], 1, graph, tables, emptyCounters(), ops);
     expect(graph.nodes.size).toBe(0);
+  });
+});
+
+describe('restateForms (a sync gives shared units and phrases the form of a clean build)', () => {
+  const plain = {
+    semantic_unit: 'Edith Pryce found the first comet.',
+    entities: ['EDITH PRYCE', 'COMET'],
+    relationships: [{ source: 'EDITH PRYCE', relation: 'found the first', target: 'COMET' }],
+  };
+  const ligature = {
+    semantic_unit: 'Edith Pryce found the ﬁrst comet.',
+    entities: ['EDITH PRYCE', 'COMET'],
+    relationships: [{ source: 'EDITH PRYCE', relation: 'found the ﬁrst', target: 'COMET' }],
+  };
+  /** The tables after merging `plain` (chunk 1) then `ligature` (chunk 2), as a sync would. */
+  function merged() {
+    const graph = new BaseGraph();
+    const tables = { units: new Map(), entities: new Map(), relationships: new Map() };
+    mergeDecompositions([record(1, [plain]), record(2, [ligature])], 1, graph, tables, emptyCounters(), ops);
+    for (const u of tables.units.values()) u.embedding = new Float32Array([1]);
+    return { graph, tables, recs: [record(1, [plain]), record(2, [ligature])] };
+  }
+
+  it('takes the form of the first chunk in clean-build order, and clears the vector made from the other', () => {
+    const { graph, tables, recs } = merged();
+    const [unit] = [...tables.units.values()];
+    const [rel] = [...tables.relationships.values()];
+    expect(unit.context).toBe(plain.semantic_unit);
+    expect(rel.relations).toEqual(['EDITH PRYCE found the first COMET']);
+    // In a clean build chunk2 comes first (its file sorts first).
+    const out = restateForms(
+      recs,
+      new Map([
+        ['chunk2', 0],
+        ['chunk1', 1],
+      ]),
+      tables,
+      graph,
+      3,
+      ops,
+    );
+    expect(out).toEqual({ units: [unit.hashId], relationships: [rel.hashId] });
+    expect(unit.context).toBe(ligature.semantic_unit);
+    expect(unit.embedding).toBeNull();
+    expect(unit.generation).toBe(3);
+    expect(rel.relations).toEqual(['EDITH PRYCE found the ﬁrst COMET']);
+    expect(graph.nodes.get(unit.hashId)!.updatedGeneration).toBe(3);
+  });
+
+  it('changes nothing when the stored forms are those of the first chunks', () => {
+    const { graph, tables, recs } = merged();
+    const before = JSON.stringify([...tables.units.values(), ...tables.relationships.values()], (_k, v) =>
+      v instanceof Float32Array ? [...v] : v,
+    );
+    const out = restateForms(
+      recs,
+      new Map([
+        ['chunk1', 0],
+        ['chunk2', 1],
+      ]),
+      tables,
+      graph,
+      3,
+      ops,
+    );
+    expect(out).toEqual({ units: [], relationships: [] });
+    expect(
+      JSON.stringify([...tables.units.values(), ...tables.relationships.values()], (_k, v) =>
+        v instanceof Float32Array ? [...v] : v,
+      ),
+    ).toBe(before);
+  });
+
+  it('a chunk no longer in the index does not count (its form goes with it)', () => {
+    const { graph, tables, recs } = merged();
+    const [unit] = [...tables.units.values()];
+    restateForms(recs, new Map([['chunk2', 0]]), tables, graph, 3, ops);
+    expect(unit.context).toBe(ligature.semantic_unit);
   });
 });

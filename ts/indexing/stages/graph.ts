@@ -17,7 +17,10 @@ import {
 } from '../../index-io/retired-vectors.js';
 import { graphNodeRows, TABLES } from '../../index-io/tables.js';
 import { mergeDecompositions } from '../../model/merge-decompositions.js';
+import { restateForms } from '../../model/restate-forms.js';
+import type { DocumentRow } from '../../model/types.js';
 import { resolveInProject } from '../../project/layout.js';
+import { compareCodePoints } from '../discover.js';
 import { count } from '../tree.js';
 import type { StageContext, StageResult } from './context.js';
 import { textOps } from './core.js';
@@ -55,10 +58,21 @@ export async function stageGraphTables(
   index.graphStaged(true);
 }
 
+/**
+ * Each current chunk's place in a clean build's text_id order: documents by path, chunks in
+ * document order, a chunk where its first document holds it.
+ */
+function cleanChunkRanks(documents: readonly DocumentRow[]): Map<string, number> {
+  const rank = new Map<string, number>();
+  for (const d of [...documents].sort((a, b) => compareCodePoints(a.path, b.path))) {
+    for (const id of d.textHashIds) if (!rank.has(id)) rank.set(id, rank.size);
+  }
+  return rank;
+}
+
 export async function graphStage(ctx: StageContext): Promise<StageResult> {
-  const records = [...(await ctx.index.decompositions()).values()].filter(
-    (r) => r.generation === ctx.g && r.status === 'ok',
-  );
+  const decompositions = await ctx.index.decompositions();
+  const records = [...decompositions.values()].filter((r) => r.generation === ctx.g && r.status === 'ok');
   const graph = await ctx.index.graph();
   const tables = {
     units: await ctx.index.units(),
@@ -82,6 +96,19 @@ export async function graphStage(ctx: StageContext): Promise<StageResult> {
     unit.generation = r.generation;
     restored++;
   }
+  // A sync merged new chunks after the old ones: shared units and phrases take the form of
+  // their first chunk in a clean build's order (ts/model/restate-forms.ts). A first build
+  // merged in that order.
+  const restated = ctx.state.is_incremental
+    ? restateForms(
+        decompositions.values(),
+        cleanChunkRanks(await ctx.index.documents()),
+        tables,
+        graph,
+        ctx.g,
+        textOps,
+      )
+    : { units: [], relationships: [] };
 
   const dim = ctx.config.config.dim;
   await ctx.out.table(TABLES.units, tables.units.values(), dim);
@@ -91,6 +118,6 @@ export async function graphStage(ctx: StageContext): Promise<StageResult> {
   if (retired.size > 0) await ctx.out.file(RETIRED_VECTORS_FILE, serializeRetiredVectors(new Map()));
   return {
     counts: { items: stats.units },
-    summary: `${count(stats.units, 'unit')} (${stats.newUnits} new), ${count(stats.newEntities, 'new entity', 'new entities')}, ${count(stats.newRelationships, 'new relationship')}${restored > 0 ? `, ${count(restored, 'unit')} added again with ${restored === 1 ? 'its' : 'their'} vector` : ''}; graph ${count(graph.nodes.size, 'node')}, ${count(graph.edges.size, 'edge')}`,
+    summary: `${count(stats.units, 'unit')} (${stats.newUnits} new), ${count(stats.newEntities, 'new entity', 'new entities')}, ${count(stats.newRelationships, 'new relationship')}${restored > 0 ? `, ${count(restored, 'unit')} added again with ${restored === 1 ? 'its' : 'their'} vector` : ''}${restated.units.length + restated.relationships.length > 0 ? `, ${count(restated.units.length, 'unit')} and ${count(restated.relationships.length, 'relationship')} restated in the form of their first chunk by path` : ''}; graph ${count(graph.nodes.size, 'node')}, ${count(graph.edges.size, 'edge')}`,
   };
 }
