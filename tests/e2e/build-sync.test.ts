@@ -532,16 +532,20 @@ describe('a chunk or unit held in another form (whitespace, compatibility charac
     {
       name: 'a unit shared by two chunks in two forms: the first file by path deleted',
       before: {
-        'a.txt': 'Edith Pryce joined Halden Observatory as one of its ﬁrst observers. She studied in Leeds.\n',
+        'a.txt':
+          'Edith Pryce joined Halden Observatory as one of its ﬁrst observers. She studied in Leeds.\n',
         'b.txt': 'Edith Pryce joined Halden Observatory as one of its first observers. Halden grew.\n',
       },
       after: { 'a.txt': null },
     },
     {
       name: 'a unit shared by two chunks in two forms: a new file sorting first',
-      before: { 'b.txt': 'Edith Pryce joined Halden Observatory as one of its first observers. Halden grew.\n' },
+      before: {
+        'b.txt': 'Edith Pryce joined Halden Observatory as one of its first observers. Halden grew.\n',
+      },
       after: {
-        'a.txt': 'Edith Pryce joined Halden Observatory as one of its ﬁrst   observers. She studied in Leeds.\n',
+        'a.txt':
+          'Edith Pryce joined Halden Observatory as one of its ﬁrst   observers. She studied in Leeds.\n',
       },
     },
   ];

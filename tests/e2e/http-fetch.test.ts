@@ -48,6 +48,10 @@ beforeAll(async () => {
   routes.set('/keep', (_req, _body, res) => {
     res.writeHead(307, { location: '/echo' }).end();
   });
+  // The same server under another origin (localhost instead of 127.0.0.1).
+  routes.set('/elsewhere', (_req, _body, res) => {
+    res.writeHead(307, { location: `${base.replace('127.0.0.1', 'localhost')}/echo` }).end();
+  });
   routes.set('/see-other', (_req, _body, res) => {
     res.writeHead(303, { location: `${base}/echo` }).end();
   });
@@ -129,6 +133,11 @@ describe('httpFetch', () => {
   it('follows redirects: 307 keeps the POST and its body, 303 turns it into a GET', async () => {
     expect(await (await post('/keep')).json()).toMatchObject({ method: 'POST', body: '{"x":1}' });
     expect(await (await post('/see-other')).json()).toMatchObject({ method: 'GET', body: '' });
+  });
+
+  it('keeps the API key on a redirect within the origin, and drops it on one to another origin', async () => {
+    expect(await (await post('/keep')).json()).toMatchObject({ auth: 'Bearer k' });
+    expect(await (await post('/elsewhere')).json()).toMatchObject({ method: 'POST', auth: null });
   });
 
   it('hands a text/event-stream reply over as a stream, and an abort ends it with the reason', async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ProviderError } from '../../ts/errors.js';
+import { httpError } from '../../ts/llm/provider-errors.js';
 import { decodeEmbedding, packEmbeddings, remoteSetup } from '../../ts/llm/remote-provider.js';
 
 const base = { apiKey: 'sk-secret', baseUrl: null, model: 'text-embedding-3-small' } as const;
@@ -136,5 +137,21 @@ describe('decodeEmbedding', () => {
     );
     expect(() => decodeEmbedding(ctx, [true, 1])).toThrow(/value 0 of an embedding is boolean/);
     expect(() => decodeEmbedding(ctx, ['1'])).toThrow(/value 0 of an embedding is string/);
+  });
+});
+
+describe('provider error messages', () => {
+  const ctx = {
+    provider: 'openai' as const,
+    section: 'model_config',
+    model: 'm',
+    secrets: ['gw_live_Zq7Xk2P9mW4rT8vB1nC6yH3jL5sD0fGa'],
+  };
+
+  it('redact the key before cutting a long message (a cut key would no longer match)', () => {
+    const detail = `${'x'.repeat(280)} key=${ctx.secrets[0]} is not allowed`;
+    const message = httpError(ctx, 400, detail).message;
+    expect(message).not.toContain('gw_live_Zq7');
+    expect(message).toContain('[redacted]');
   });
 });

@@ -160,6 +160,68 @@ describe('OpenAI adapter (openai SDK, stream: true)', () => {
     expect(server.count('chat')).toBe(3);
   });
 
+  it('a reply cut at max_tokens or ending without a finish reason is an error, never cached', async () => {
+    const cache = ResponseCache.open(dir);
+    const p = cached(adapter(), cache);
+    const sse = (...events: object[]) =>
+      `${events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('')}data: [DONE]\n\n`;
+    const piece = (content: string, finish: string | null = null) => ({
+      id: 'c',
+      object: 'chat.completion.chunk',
+      created: 0,
+      model: 'gpt-4o-mini',
+      choices: [{ index: 0, delta: { content }, finish_reason: finish }],
+    });
+    // Cut at the token limit: the provider's own word for it; asking again gets the same cut.
+    server.inject({
+      route: 'chat',
+      fault: {
+        kind: 'raw',
+        contentType: 'text/event-stream',
+        body: sse(piece('The observatory was'), piece(' founded', 'length')),
+      },
+    });
+    await expect(collect(p.chatStream(REQUEST))).rejects.toThrow(
+      /reply of openai \(model_config, model gpt-4o-mini\) was cut at the token limit \(finish_reason length\); raise model_config.max_tokens/,
+    );
+    expect(server.count('chat')).toBe(1);
+    // A stream that just stops (no finish reason, no [DONE]): cut short, retried before the
+    // first delta only, so here an error.
+    server.inject({
+      route: 'chat',
+      fault: {
+        kind: 'raw',
+        contentType: 'text/event-stream',
+        body: `data: ${JSON.stringify(piece('The observatory was'))}\n\n`,
+      },
+    });
+    await expect(collect(p.chatStream(REQUEST))).rejects.toThrow(/ended before the reply was complete/);
+    // Not streamed: the same cut.
+    server.inject({
+      route: 'chat',
+      fault: {
+        kind: 'raw',
+        body: JSON.stringify({
+          id: 'c',
+          object: 'chat.completion',
+          created: 0,
+          model: 'gpt-4o-mini',
+          choices: [
+            {
+              index: 0,
+              message: { role: 'assistant', content: 'The observatory was' },
+              finish_reason: 'length',
+            },
+          ],
+        }),
+      },
+    });
+    await expect(p.chat(REQUEST)).rejects.toThrow(/cut at the token limit/);
+    expect(server.count('chat')).toBe(3);
+    expect(cache.replyCount).toBe(0);
+    cache.close();
+  });
+
   it('a complete stream is cached; a cached reply streams without a request', async () => {
     const cache = ResponseCache.open(dir);
     const p = cached(adapter(), cache);
@@ -217,6 +279,43 @@ describe('Gemini adapter (@google/genai generateContentStream)', () => {
     expect(server.requests[0]!.url).toContain('alt=sse');
     for await (const _ of p.chatStream(REQUEST)) break;
     await until(() => server.streamsAbandoned === 1);
+  });
+
+  it('a reply stopped by MAX_TOKENS or SAFETY, or a stream without a finish reason, is an error', async () => {
+    const chunk = (text: string, finishReason?: string) => ({
+      candidates: [
+        { content: { role: 'model', parts: [{ text }] }, ...(finishReason ? { finishReason } : {}) },
+      ],
+    });
+    const sse = (...chunks: object[]) => chunks.map((c) => `data: ${JSON.stringify(c)}\r\n\r\n`).join('');
+    const p = cached(adapter());
+    server.inject({
+      route: 'streamGenerateContent',
+      fault: {
+        kind: 'raw',
+        contentType: 'text/event-stream',
+        body: sse(chunk('The observatory'), chunk(' was', 'MAX_TOKENS')),
+      },
+    });
+    await expect(collect(p.chatStream(REQUEST))).rejects.toThrow(
+      /cut at the token limit \(finishReason MAX_TOKENS\)/,
+    );
+    server.inject({
+      route: 'streamGenerateContent',
+      fault: {
+        kind: 'raw',
+        contentType: 'text/event-stream',
+        body: sse(chunk('The observatory'), chunk(' was', 'SAFETY')),
+      },
+    });
+    await expect(collect(p.chatStream(REQUEST))).rejects.toThrow(
+      /stopped by the provider \(finishReason SAFETY\)/,
+    );
+    server.inject({
+      route: 'streamGenerateContent',
+      fault: { kind: 'raw', contentType: 'text/event-stream', body: sse(chunk('The observatory')) },
+    });
+    await expect(collect(p.chatStream(REQUEST))).rejects.toThrow(/ended before the reply was complete/);
   });
 
   it('retries a failure before the first delta', async () => {

@@ -17,10 +17,12 @@ import {
   abortReason,
   type ErrorContext,
   httpError,
+  incompleteReplyError,
   invalidReplyError,
   networkCode,
   networkError,
   parseRetryAfter,
+  unfinishedStreamError,
 } from './provider-errors.js';
 import { packEmbeddings, type RemoteProviderOptions, remoteSetup } from './remote-provider.js';
 import { structuredWithRepair } from './structured.js';
@@ -139,6 +141,14 @@ function embeddingValues(ctx: ErrorContext, res: unknown): number[][] {
   });
 }
 
+/**
+ * A finish reason of a reply that is not whole: anything but STOP (MAX_TOKENS, SAFETY,
+ * RECITATION, BLOCKLIST, …); an unspecified one is taken as whole.
+ */
+function incompleteFinish(reason: string): boolean {
+  return reason !== 'STOP' && reason !== 'FINISH_REASON_UNSPECIFIED';
+}
+
 export class GeminiProvider implements Provider {
   readonly identity: ProviderIdentity;
   #ai: Promise<GoogleGenAI> | undefined;
@@ -225,10 +235,15 @@ export class GeminiProvider implements Provider {
       const stream = await (await this.#client()).models.generateContentStream(
         this.#generateParams(request.messages, undefined, ctl.signal, capture.fetch),
       );
+      let finish: string | undefined;
       for await (const chunk of stream) {
         const text = chunk.text;
         if (text) yield text;
+        finish = chunk.candidates?.[0]?.finishReason ?? finish;
       }
+      // A stream cut short ends like a whole one: only the last chunk's finish reason tells.
+      if (finish === undefined) throw unfinishedStreamError(this.#ctx);
+      if (incompleteFinish(finish)) throw incompleteReplyError(this.#ctx, `finishReason ${finish}`);
       finished = true;
     } catch (e) {
       throw this.#mapError(e, signal, capture.failed());
@@ -271,6 +286,10 @@ export class GeminiProvider implements Provider {
         this.#generateParams(messages, responseSchema, signal, capture.fetch),
       );
       const text = res.text;
+      const finish = res.candidates?.[0]?.finishReason;
+      if (typeof text === 'string' && finish !== undefined && incompleteFinish(finish)) {
+        throw incompleteReplyError(this.#ctx, `finishReason ${finish}`);
+      }
       if (typeof text !== 'string') {
         const reason = res.candidates?.[0]?.finishReason ?? res.promptFeedback?.blockReason ?? 'no text';
         throw invalidReplyError(this.#ctx, 'reply', `no text in the reply (${reason})`);

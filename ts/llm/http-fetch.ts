@@ -188,6 +188,9 @@ function wholeResponse(bytes: Buffer, init: ResponseInit): Response {
   return res;
 }
 
+/** Headers that carry a key: dropped when a redirect leaves the origin. */
+const CREDENTIAL_HEADERS = new Set(['authorization', 'api-key', 'x-api-key', 'x-goog-api-key', 'cookie']);
+
 /** The reply after redirects, its body decoded; what `httpFetch` and `httpPostWhole` share. */
 async function exchange(
   input: URL,
@@ -206,7 +209,15 @@ async function exchange(
       res.resume();
       if (redirect === 'error' || hop >= MAX_REDIRECTS)
         throw new TypeError('fetch failed', { cause: new Error(`redirect to ${location}`) });
-      url = new URL(location, url);
+      const next = new URL(location, url);
+      // As fetch does: credentials are for the origin they were configured for, never for
+      // another one a reply points to (an https → http downgrade is another origin too).
+      if (next.origin !== url.origin) {
+        for (const name of Object.keys(headers)) {
+          if (CREDENTIAL_HEADERS.has(name.toLowerCase())) delete headers[name];
+        }
+      }
+      url = next;
       if (status === 303 || ((status === 301 || status === 302) && method === 'POST')) {
         method = 'GET';
         payload = undefined;

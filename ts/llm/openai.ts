@@ -30,12 +30,16 @@ import { httpFetch, httpPostWhole, type WholeReply } from './http-fetch.js';
 import { promptSet } from './prompts/index.js';
 import {
   abortReason,
+  clean,
   type ErrorContext,
   httpError,
+  incompleteReplyError,
   invalidReplyError,
   networkCode,
   networkError,
   parseRetryAfter,
+  unfinishedStreamError,
+  who,
 } from './provider-errors.js';
 import {
   decodeEmbedding,
@@ -82,6 +86,9 @@ function rejectsParam(e: InstanceType<typeof OpenAI.APIError>, ...names: string[
   const text = `${e.message} ${e.param ?? ''} ${JSON.stringify(e.error ?? '')}`.toLowerCase();
   return names.some((n) => text.includes(n));
 }
+
+/** finish_reason values of a reply that is not whole (cut at max_tokens, or filtered). */
+const INCOMPLETE_FINISH = new Set(['length', 'content_filter']);
 
 export class OpenAIProvider implements Provider {
   readonly identity: ProviderIdentity;
@@ -134,11 +141,18 @@ export class OpenAIProvider implements Provider {
         { ...this.#chatBody(request.messages), stream: true },
         { signal },
       );
+      let finish: string | null = null;
       for await (const chunk of stream) {
-        const delta = chunk.choices?.[0]?.delta;
+        const choice = chunk.choices?.[0];
+        const delta = choice?.delta;
         if (delta?.refusal) throw invalidReplyError(this.#ctx, 'reply (refusal)', delta.refusal);
         if (delta?.content) yield delta.content;
+        if (choice?.finish_reason) finish = choice.finish_reason;
       }
+      // A stream cut short (or one without [DONE]) ends like a whole one: only the finish
+      // reason tells them apart.
+      if (finish === null) throw unfinishedStreamError(this.#ctx);
+      if (INCOMPLETE_FINISH.has(finish)) throw incompleteReplyError(this.#ctx, `finish_reason ${finish}`);
     } catch (e) {
       throw this.#mapError(e, signal);
     }
@@ -340,6 +354,9 @@ export class OpenAIProvider implements Provider {
     }
     const message = res.choices?.[0]?.message;
     if (message?.refusal) throw invalidReplyError(this.#ctx, 'reply (refusal)', message.refusal);
+    const finish = res.choices?.[0]?.finish_reason;
+    if (finish && INCOMPLETE_FINISH.has(finish))
+      throw incompleteReplyError(this.#ctx, `finish_reason ${finish}`);
     const content = message?.content;
     if (typeof content !== 'string') throw invalidReplyError(this.#ctx, 'reply', 'no message content');
     return content;
@@ -380,7 +397,7 @@ export class OpenAIProvider implements Provider {
     // An error the server sent inside a stream (an SSE `error` event) has no HTTP status.
     if (e instanceof OpenAI.APIError) {
       return new ProviderError(
-        `provider ${this.#ctx.provider} reported an error in its stream: ${e.message}`,
+        `${who(this.#ctx)} reported an error in its stream: ${clean(this.#ctx, e.message)}`,
         { provider: this.#ctx.provider, retryable: true },
         { cause: e },
       );

@@ -38,10 +38,10 @@ export interface ErrorContext {
   secrets: readonly string[];
 }
 
-function clean(ctx: ErrorContext, text: string): string {
-  const oneLine = text.replace(/\s+/g, ' ').trim();
-  const short = oneLine.length > 300 ? `${oneLine.slice(0, 297)}...` : oneLine;
-  return redactSecrets(short, ctx.secrets);
+/** One line, keys redacted, at most 300 characters (redacted first: a cut key no longer matches). */
+export function clean(ctx: ErrorContext, text: string): string {
+  const oneLine = redactSecrets(text.replace(/\s+/g, ' ').trim(), ctx.secrets);
+  return oneLine.length > 300 ? `${oneLine.slice(0, 297)}...` : oneLine;
 }
 
 /**
@@ -49,7 +49,7 @@ function clean(ctx: ErrorContext, text: string): string {
  * failed. A Summary stage uses both, and they may be two servers (Ollama for chat, vLLM for
  * embeddings); the bare provider name does not tell them apart.
  */
-function who(ctx: ErrorContext): string {
+export function who(ctx: ErrorContext): string {
   return `${ctx.provider} (${ctx.section}, model ${ctx.model})`;
 }
 
@@ -98,6 +98,28 @@ export function timeoutError(ctx: ErrorContext, timeoutMs: number): ProviderErro
 export function invalidReplyError(ctx: ErrorContext, what: string, detail: string): ProviderError {
   return new ProviderError(
     `provider ${ctx.provider} (model ${ctx.model}) returned an invalid ${what}: ${clean(ctx, detail)}`,
+    { provider: ctx.provider, retryable: true },
+  );
+}
+
+/**
+ * A reply the provider says is not whole: cut at the token limit, or stopped by its content
+ * filter. The text it has is not the answer, so it is not cached; asking again at
+ * temperature 0 gets the same cut, so it is not retried either (the message says what to change).
+ * `reason` is the provider's own word for it (finish_reason / finishReason).
+ */
+export function incompleteReplyError(ctx: ErrorContext, reason: string): ProviderError {
+  const cut = /length|max_tokens/i.test(reason);
+  const why = cut
+    ? `was cut at the token limit (${reason}); raise ${ctx.section}.max_tokens`
+    : `was stopped by the provider (${reason}), e.g. its safety or content filter`;
+  return new ProviderError(`the reply of ${who(ctx)} ${why}`, { provider: ctx.provider, retryable: false });
+}
+
+/** A stream that ended without the provider saying the reply was complete (retried before its first delta). */
+export function unfinishedStreamError(ctx: ErrorContext): ProviderError {
+  return new ProviderError(
+    `the reply stream of ${who(ctx)} ended before the reply was complete (no finish reason)`,
     { provider: ctx.provider, retryable: true },
   );
 }
