@@ -2,15 +2,16 @@
  * What discovery leaves out, end to end: a symbolic link in input/ to a file outside it is
  * refused unless config.follow_symlinks is true; hidden files and unsupported types are
  * counted and named in the state tree; a .txt holding NUL bytes is refused as binary; a
- * document whose content cannot be indexed is left out of later builds until it changes.
+ * document whose content cannot be indexed is left out of later builds until it changes; a
+ * damaged PDF whose parser leaves a rejection unhandled is skipped, not the end of the build.
  */
-import { mkdtemp, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type BuildReport, runBuild } from '../../ts/indexing/pipeline.js';
-import { createProject, type Project } from '../helpers/project.js';
+import { createProject, type Project, REPO_ROOT } from '../helpers/project.js';
 
 const SECRET = 'root:x:0:0:root:/root:/bin/bash';
 const projects: Project[] = [];
@@ -58,6 +59,25 @@ describe('input/ entries that are not indexed', () => {
     expect(Object.keys(hashes)).toEqual(['notes.txt']);
     expect(await p.readText('cache/text_decomposition.jsonl')).not.toContain('root:x:0:0');
     expect(await p.readText('info/info.log')).toMatch(/WARN skipped p\.txt: symbolic link to /);
+  });
+
+  it('a damaged PDF is skipped by name and the other documents are indexed (the CLI process lives)', async () => {
+    const p = await createProject({
+      files: {
+        'notes.txt': 'Grace Hopper worked on the Harvard Mark I in 1944 at Harvard University.',
+        'bad.pdf': await readFile(join(REPO_ROOT, 'tests', 'fixtures', 'documents', 'damaged-xref.pdf')),
+      },
+    });
+    projects.push(p);
+    const r = await p.build();
+    expect(r.stderr).not.toContain('XRefEntryException');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/skipped bad\.pdf: not a readable PDF/);
+    expect(Object.keys(await p.readJson<Record<string, string>>('info/document_hash.json'))).toEqual([
+      'notes.txt',
+    ]);
+    // Recorded as not indexable: the next build does not read it again.
+    expect((await p.build()).stdout).toContain('Index is up to date');
   });
 
   it('indexes the link with config.follow_symlinks: true', async () => {

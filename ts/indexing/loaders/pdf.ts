@@ -53,7 +53,74 @@ export function joinHyphenatedLines(text: string): string {
   return text.replace(/(\p{L})[-\u00ad]\n[ \t]*(?=\p{Ll})/gu, '$1').replace(/\u00ad\n/g, '');
 }
 
+/**
+ * pdfjs runs its "worker" in this thread, and on some damaged files (a bad cross-reference
+ * entry) that worker rejects a promise of its own that nothing awaits, after the document's
+ * promise has already failed: Node's default for an unhandled rejection ends the process, so
+ * one bad PDF stopped every build. While PDFs are read, and for a while after, a listener
+ * takes such rejections (pdfjs's own exceptions, raised from its code) and leaves any other
+ * as Node would: to the application's own listeners if it has some, else thrown.
+ */
+const PDFJS_EXCEPTIONS = new Set([
+  'XRefEntryException',
+  'XRefParseException',
+  'FormatError',
+  'InvalidPDFException',
+  'MissingPDFException',
+  'UnknownErrorException',
+  'UnexpectedResponseException',
+  'PasswordException',
+  'AbortException',
+]);
+const LINGER_MS = 10_000;
+let reading = 0;
+let lingering: NodeJS.Timeout | undefined;
+
+function isPdfJsRejection(reason: unknown): boolean {
+  const e = reason as { name?: unknown; stack?: unknown } | null;
+  return (
+    typeof e === 'object' &&
+    e !== null &&
+    typeof e.name === 'string' &&
+    PDFJS_EXCEPTIONS.has(e.name) &&
+    typeof e.stack === 'string' &&
+    e.stack.includes('pdfjs-dist')
+  );
+}
+
+function onRejection(reason: unknown): void {
+  if (isPdfJsRejection(reason)) return;
+  if (process.listenerCount('unhandledRejection') > 1) return; // the application handles it
+  throw reason;
+}
+
+function guardBegin(): void {
+  if (lingering) clearTimeout(lingering);
+  lingering = undefined;
+  if (reading++ === 0 && !process.listeners('unhandledRejection').includes(onRejection)) {
+    process.on('unhandledRejection', onRejection);
+  }
+}
+
+function guardEnd(): void {
+  if (--reading > 0) return;
+  lingering = setTimeout(() => {
+    lingering = undefined;
+    if (reading === 0) process.off('unhandledRejection', onRejection);
+  }, LINGER_MS);
+  lingering.unref();
+}
+
 export async function extractPdf(bytes: Uint8Array): Promise<string> {
+  guardBegin();
+  try {
+    return await readPdf(bytes);
+  } finally {
+    guardEnd();
+  }
+}
+
+async function readPdf(bytes: Uint8Array): Promise<string> {
   const pdfjs = await loadPdfJs();
   const task = pdfjs.getDocument({
     // pdfjs may detach the buffer it is given; hand it a copy.
