@@ -21,6 +21,7 @@ import { STAGES } from '../../ts/project/state.js';
 import { LoadedIndex } from '../../ts/search/loaded-index.js';
 import { NodeSearch, type SearchProviders } from '../../ts/search/node-search.js';
 import { attributeId } from '../../ts/text/index.js';
+import { startFakeOpenAI } from '../helpers/fake-providers/index.js';
 import { CLI, createProject, indexFingerprints, type Project, REPO_ROOT } from '../helpers/project.js';
 
 const DIM = 64;
@@ -566,6 +567,43 @@ describe('a chunk or unit held in another form (whitespace, compatibility charac
       expect(await comparable(p.root)).toEqual(await comparable(clean.root));
     });
   }
+});
+
+describe('a unit removed and brought back by a sync', () => {
+  it('takes its vector back only when its text is the one the vector was made from', async () => {
+    const server = await startFakeOpenAI();
+    try {
+      const p = await createProject({
+        files: {
+          'a.txt': 'Clara Jensen ﬁnanced Harbor Bank in Oslo. Jonas Weber advised the bank. Halden grew.\n',
+        },
+        provider: { openaiBaseUrl: server.baseUrl },
+        config: { chunk_size: 1048, dim: DIM },
+      });
+      projects.push(p);
+      expect((await build(p.root)).code).toBe(0);
+      // An edit (a new chunk) that also writes the ligature out: the first unit comes back with
+      // its id (NFKC) in another form, the third as it was.
+      await p.writeInput(
+        'a.txt',
+        'Clara Jensen financed Harbor Bank in Oslo. Jonas Weber advised the bank twice. Halden grew.\n',
+      );
+      server.reset();
+      expect((await build(p.root)).code).toBe(0);
+      // The Embedding stage's request of the cycle's new units (the Summary stage embeds its
+      // elements in requests of their own).
+      const batches = server.requests
+        .filter((r) => r.route === 'embeddings')
+        .map((r) => [(r.body as { input: string | string[] }).input].flat());
+      const units = batches.find((b) => b.includes('Jonas Weber advised the bank twice.'));
+      expect(units).toContain('Clara Jensen financed Harbor Bank in Oslo.');
+      expect(batches.flat()).not.toContain('Halden grew.');
+      const contexts = [...(await new IndexData(p.root, DIM).units()).values()].map((u) => u.context);
+      expect(contexts).toContain('Clara Jensen financed Harbor Bank in Oslo.');
+    } finally {
+      await server.close();
+    }
+  });
 });
 
 describe('deleting every document', () => {

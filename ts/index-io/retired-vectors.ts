@@ -2,12 +2,16 @@
  * cache/retired_vectors.json: the vectors of the semantic units a sync removed in its
  * Document commit, kept until the Graph commit of the same cycle (docs/method.md §4.5):
  *
- *   { "version": 1, "units": { "<unit id>": { "generation": g, "embedding": "<base64 f32 LE>" } } }
+ *   { "version": 1, "units": { "<unit id>": { "generation": g, "embedding": "<base64 f32 LE>",
+ *                                          "context": "<the text it was made from>" } } }
  *
  * An edited file's chunk leaves the index with its units, and the new chunk brings most of
  * them back: a unit's id is the hash of its text, so a unit added again with the id of a
  * retired one takes its vector and generation back (no embedding call, and the vector index
- * keeps its label) instead of being embedded and inserted again. The Graph stage empties it.
+ * keeps its label) instead of being embedded and inserted again, when its text is the one the
+ * vector was made from (the id hashes the normalised text: "ﬁrst" and "first" share it). The
+ * Graph stage empties it. (`context` is absent in files written before it was kept: then the
+ * vector is taken back as before.)
  */
 import { IndexFileError } from '../errors.js';
 import { readTextIfExists } from '../project/read-optional.js';
@@ -18,6 +22,8 @@ const VERSION = 1;
 export interface RetiredVector {
   generation: number;
   embedding: Float32Array;
+  /** The unit's text the vector was made from. */
+  context?: string;
 }
 
 /** A vector as base64 of its little-endian f32 bytes (exact, compact in JSON). */
@@ -36,10 +42,14 @@ export function decodeVector(s: string, label: string, what: string): Float32Arr
 }
 
 export function serializeRetiredVectors(units: ReadonlyMap<string, RetiredVector>): string {
-  const out: Record<string, { generation: number; embedding: string }> = {};
+  const out: Record<string, { generation: number; embedding: string; context?: string }> = {};
   for (const id of [...units.keys()].sort()) {
     const r = units.get(id)!;
-    out[id] = { generation: r.generation, embedding: encodeVector(r.embedding) };
+    out[id] = {
+      generation: r.generation,
+      embedding: encodeVector(r.embedding),
+      ...(r.context === undefined ? {} : { context: r.context }),
+    };
   }
   return `${JSON.stringify({ version: VERSION, units: out })}\n`;
 }
@@ -64,14 +74,23 @@ export function parseRetiredVectors(text: string, label: string): Map<string, Re
   }
   const out = new Map<string, RetiredVector>();
   for (const [id, raw] of Object.entries(v.units as Record<string, unknown>)) {
-    const r = raw as { generation?: unknown; embedding?: unknown } | null;
-    if (!r || !Number.isSafeInteger(r.generation) || typeof r.embedding !== 'string') {
+    const r = raw as { generation?: unknown; embedding?: unknown; context?: unknown } | null;
+    if (
+      !r ||
+      !Number.isSafeInteger(r.generation) ||
+      typeof r.embedding !== 'string' ||
+      (r.context !== undefined && typeof r.context !== 'string')
+    ) {
       throw new IndexFileError(
         'index_damaged',
         `${label}: units.${id} must have a generation and an embedding`,
       );
     }
-    out.set(id, { generation: r.generation as number, embedding: decodeVector(r.embedding, label, id) });
+    out.set(id, {
+      generation: r.generation as number,
+      embedding: decodeVector(r.embedding, label, id),
+      ...(typeof r.context === 'string' ? { context: r.context } : {}),
+    });
   }
   return out;
 }

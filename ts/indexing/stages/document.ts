@@ -394,7 +394,7 @@ function retireAttributes(
 
 /**
  * The vectors of the units a sync removes, for the Graph stage of the cycle: a unit added
- * again (same text, so same id) takes its vector and generation back.
+ * again with the same text takes its vector and generation back.
  */
 function retireUnitVectors(
   removed: readonly string[],
@@ -403,7 +403,9 @@ function retireUnitVectors(
   const out = new Map<string, RetiredVector>();
   for (const id of removed) {
     const row = before.get(id);
-    if (row?.embedding) out.set(id, { generation: row.generation, embedding: row.embedding });
+    if (row?.embedding) {
+      out.set(id, { generation: row.generation, embedding: row.embedding, context: row.context });
+    }
   }
   return out;
 }

@@ -82,20 +82,6 @@ export async function graphStage(ctx: StageContext): Promise<StageResult> {
   ctx.progress.begin(records.length, 'decompositions');
   const stats = mergeDecompositions(records, ctx.g, graph, tables, ctx.counters, textOps);
   ctx.progress.update(records.length);
-  // Units this cycle's Document commit removed and the new chunks brought back (same text,
-  // same id) take their vector and generation back: no embedding call, the same vector label.
-  const retired = await readRetiredVectors(
-    resolveInProject(ctx.root, RETIRED_VECTORS_FILE),
-    RETIRED_VECTORS_FILE,
-  );
-  let restored = 0;
-  for (const [id, r] of retired) {
-    const unit = tables.units.get(id);
-    if (!unit || unit.generation !== ctx.g || unit.embedding !== null) continue;
-    unit.embedding = r.embedding;
-    unit.generation = r.generation;
-    restored++;
-  }
   // A sync merged new chunks after the old ones: shared units and phrases take the form of
   // their first chunk in a clean build's order (ts/model/restate-forms.ts). A first build
   // merged in that order.
@@ -109,6 +95,21 @@ export async function graphStage(ctx: StageContext): Promise<StageResult> {
         textOps,
       )
     : { units: [], relationships: [] };
+  // Units this cycle's Document commit removed and the new chunks brought back in the same
+  // text take their vector and generation back: no embedding call, the same vector label.
+  const retired = await readRetiredVectors(
+    resolveInProject(ctx.root, RETIRED_VECTORS_FILE),
+    RETIRED_VECTORS_FILE,
+  );
+  let restored = 0;
+  for (const [id, r] of retired) {
+    const unit = tables.units.get(id);
+    if (!unit || unit.generation !== ctx.g || unit.embedding !== null) continue;
+    if (r.context !== undefined && r.context !== unit.context) continue; // made from another form
+    unit.embedding = r.embedding;
+    unit.generation = r.generation;
+    restored++;
+  }
 
   const dim = ctx.config.config.dim;
   await ctx.out.table(TABLES.units, tables.units.values(), dim);
