@@ -324,6 +324,19 @@ describe('build: renames, copies, queued documents, embedding changes', () => {
     expect(await p.readJson('info/state.json')).toMatchObject({ current_state: 'FINISHED', generation: 2 });
   });
 
+  it('says when space, m or ef changed but nothing is to be indexed (the vector index keeps the old ones)', async () => {
+    const p = await project({ files: { 'a.md': 'Marie Curie worked in Paris with Pierre Curie.' } });
+    expect((await p.build()).code).toBe(0);
+    await p.writeConfig({ config: { ...p.options.config, m: 16 } });
+    const r = await p.build();
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Index is up to date.');
+    expect(r.stderr).toContain(
+      "warning: config.space, m or ef differ from the vector index's (space l2→l2, m 50→16, ef 200→200): they apply when the vector index is next built",
+    );
+    expect(r.stderr).toContain('--rebuild` (cached model replies are reused)');
+  });
+
   it('refuses to mix embedding models (exit 2) and names the recorded one', async () => {
     const p = await project({ files: { 'a.md': 'Marie Curie worked in Paris with Pierre Curie.' } });
     expect((await p.build()).code).toBe(0);

@@ -11,7 +11,7 @@ import {
   extractFromBytes,
   hasContent,
 } from '../../ts/indexing/extract.js';
-import { htmlToText, sniffHtmlCharset } from '../../ts/indexing/loaders/html.js';
+import { extractHtml, htmlToText, sniffHtmlCharset } from '../../ts/indexing/loaders/html.js';
 import { joinHyphenatedLines, pageText } from '../../ts/indexing/loaders/pdf.js';
 import { decodeText } from '../../ts/indexing/loaders/text.js';
 
@@ -112,6 +112,12 @@ describe('HTML', () => {
         new TextEncoder().encode('<meta http-equiv="Content-Type" content="text/html; charset=Shift_JIS">'),
       ),
     ).toBe('shift_jis');
+  });
+
+  it('reads a page that declares utf-16 without a BOM as UTF-8, as browsers do', () => {
+    const page =
+      '<html><head><meta charset="utf-16"><title>Halden</title></head><body><p>Edith Pryce</p></body></html>';
+    expect(extractHtml(new TextEncoder().encode(page))).toBe('Halden\n\nEdith Pryce');
   });
 
   it('keeps empty leading cells as TABs and handles fragments without <body>', () => {

@@ -533,6 +533,21 @@ describe('API keys', () => {
       'model_config.api_keys: an API key is required for provider openai: set api_keys or OPENAI_API_KEY',
     ]);
   });
+  it('a key with a character an HTTP header cannot carry is refused at load, without echoing it', () => {
+    const problems = problemsOf('model_config:\n  api_keys: “sk-abcdefghijklmnop”\n', {
+      OPENAI_API_KEY: KEY,
+    });
+    expect(problems).toEqual([
+      'model_config.api_keys: the key has a character that is not printable ASCII (a space, a typographic quote, …); expected the key as the provider shows it',
+    ]);
+    // Both sections read OPENAI_API_KEY here: each names it.
+    expect(problemsOf('model_config:\n  api_keys: <API_KEY>\n', { OPENAI_API_KEY: 'sk-abc def' })).toEqual(
+      ['model_config', 'embedding_config'].map(
+        (section) =>
+          `${section}.api_keys: the key in OPENAI_API_KEY has a character that is not printable ASCII (a space, a typographic quote, …); expected the key as the provider shows it`,
+      ),
+    );
+  });
   it('requireApiKeys: false loads without keys', () => {
     const cfg = NodeConfig.fromYaml('', dir, { env: {}, requireApiKeys: false });
     expect(cfg.apiKey('model_config')).toBeUndefined();

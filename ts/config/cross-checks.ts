@@ -58,7 +58,15 @@ export function runCrossChecks(input: CrossCheckInput): CrossCheckResult {
     baseUrl: string | null | undefined,
   ): string | undefined => {
     if (provider === undefined || apiKeys === undefined) return undefined;
-    const { key, unsetReference } = resolveApiKey(provider, apiKeys, input.env);
+    const { key, source, unsetReference } = resolveApiKey(provider, apiKeys, input.env);
+    // A key goes into an HTTP header, which holds printable ASCII only (a key pasted with
+    // typographic quotes failed at the first request, without naming the key). Never echoed.
+    if (key !== undefined && provider !== 'local' && /[^\x21-\x7e]/.test(key)) {
+      problems.push({
+        path: `${section}.api_keys`,
+        message: `${source === 'file' ? 'the key' : `the key in ${source}`} has a character that is not printable ASCII (a space, a typographic quote, …); expected the key as the provider shows it`,
+      });
+    }
     if (provider === 'local') {
       if (baseUrl) warnings.push(`${section}.base_url: ignored by the local provider`);
       return undefined;

@@ -35,6 +35,7 @@ import {
   startCycle,
   writeState,
 } from '../project/state.js';
+import { shellArg } from '../shell-arg.js';
 import { type CommitStep, recoverStaging, StageCommit } from './commit.js';
 import { type DiscoveryPlan, type DocuType, discoverDocuments } from './discover.js';
 import { BuildLockedError, NoDocumentsError } from './errors.js';
@@ -46,7 +47,9 @@ import { moveIndexAside, PREVIOUS_INDEX_DIR, recoverRebuild } from './rebuild.js
 import type { CycleSync, StageContext, StageResult, StageTable } from './stages/context.js';
 import { probeIndexFile } from './stages/core.js';
 import { configuredEmbedding } from './stages/embedding.js';
+import { vectorIndexParamsChange } from './stages/hnsw.js';
 import { dropHnswPrebuild, startHnswPrebuild } from './stages/hnsw-prebuild.js';
+import { indexParams } from './stages/hnsw-vectors.js';
 import { STAGE_RUNNERS } from './stages/index.js';
 import { InterruptedError, StopSignal } from './stages/interrupt.js';
 import { StageOutputs } from './stages/outputs.js';
@@ -331,8 +334,15 @@ export async function runBuild(options: BuildOptions): Promise<number> {
       output: stdout,
     });
     if (!decision.proceed) {
-      if (decision.exitCode === BUILD_EXIT.OK) say(upToDateMessage());
-      else complain(decision.message);
+      if (decision.exitCode === BUILD_EXIT.OK) {
+        say(upToDateMessage());
+        const changed = await vectorIndexParamsChange(root, indexParams(config));
+        if (changed) {
+          const message = `config.space, m or ef differ from the vector index's (${changed}): they apply when the vector index is next built, at the next build that adds, changes or deletes a document, or now with \`noderag build -f ${shellArg(root)} --rebuild\` (cached model replies are reused)`;
+          log.warn(message);
+          complain(`warning: ${message}`);
+        }
+      } else complain(decision.message);
       return decision.exitCode;
     }
 

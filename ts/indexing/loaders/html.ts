@@ -174,7 +174,8 @@ export function sniffHtmlCharset(bytes: Uint8Array): string | null {
 
 /**
  * Decode an HTML file: a BOM wins, then a declared `<meta charset>` (legacy pages in e.g.
- * GBK or windows-1252 are common), then strict UTF-8.
+ * GBK or windows-1252 are common; a declared UTF-16 is read as UTF-8, as browsers do), then
+ * strict UTF-8.
  */
 function decodeHtml(bytes: Uint8Array): string {
   const hasBom =
@@ -189,7 +190,9 @@ function decodeHtml(bytes: Uint8Array): string {
     } catch {
       decoder = null; // unknown label: fall through to UTF-8
     }
-    if (decoder && decoder.encoding !== 'utf-8') {
+    // A page without a BOM cannot be UTF-16 (its ASCII markup would not be): the HTML
+    // standard reads a declared utf-16 as UTF-8, and so do we.
+    if (decoder && decoder.encoding !== 'utf-8' && !decoder.encoding.startsWith('utf-16')) {
       try {
         return decoder.decode(bytes);
       } catch (error) {

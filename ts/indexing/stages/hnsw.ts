@@ -63,6 +63,30 @@ function sameParams(a: VectorIndexParams, b: VectorIndexParams): boolean {
   return a.space === b.space && a.dim === b.dim && a.m === b.m && a.efConstruction === b.efConstruction;
 }
 
+/** "space l2→cosine, m 50→16, ef 200→200" when the index was built with other parameters, else null. */
+function paramsChange(header: VectorIndexParams, params: VectorIndexParams): string | null {
+  if (sameParams(header, params)) return null;
+  return `space ${header.space}→${params.space}, m ${header.m}→${params.m}, ef ${header.efConstruction}→${params.efConstruction}`;
+}
+
+/**
+ * The committed vector index's parameters against the config's, for a build with nothing to
+ * index (the HNSW stage, which rebuilds the index when they differ, does not run then): what
+ * changed, or null (also when there is no readable index).
+ */
+export async function vectorIndexParamsChange(
+  root: string,
+  params: VectorIndexParams,
+): Promise<string | null> {
+  const binPath = resolveInProject(root, CACHE_FILES.hnswBin);
+  if (!(await isFile(binPath))) return null;
+  try {
+    return paramsChange(VectorIndex.readHeader(binPath), params);
+  } catch {
+    return null; // an unreadable index is rebuilt by the next HNSW stage, which says so
+  }
+}
+
 /** The insertion job: what the index starts from and what is added to it. */
 interface Job {
   /** Load the committed index and add to it, or build it anew. */
@@ -183,10 +207,8 @@ export async function hnswStage(ctx: StageContext, options: HnswStageOptions = {
     if (!(await isFile(binPath))) rebuildReason = 'HNSW.bin is missing';
     else {
       try {
-        const header = VectorIndex.readHeader(binPath);
-        if (!sameParams(header, params)) {
-          rebuildReason = `parameters changed (space ${header.space}→${params.space}, m ${header.m}→${params.m}, ef ${header.efConstruction}→${params.efConstruction})`;
-        }
+        const changed = paramsChange(VectorIndex.readHeader(binPath), params);
+        if (changed) rebuildReason = `parameters changed (${changed})`;
       } catch (error) {
         rebuildReason = `HNSW.bin is unusable (${(error as Error).message})`;
       }
