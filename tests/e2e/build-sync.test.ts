@@ -627,6 +627,19 @@ describe('deleting every document', () => {
     expect(again.code, again.out).toBe(0);
     expect(again.report!.deleted).toEqual([names[0]]);
   }, 60_000);
+
+  it('emptying every document is refused naming the files, and the index stays as it was', async () => {
+    const p = await project({ 'a.txt': 'Grace Huang founded Harbor Bank in Nairobi.\n' });
+    expect((await build(p.root)).code).toBe(0);
+    const before = await fingerprints(p);
+    await p.writeInput('a.txt', '');
+    const r = await build(p.root);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain(
+      'no document would be left in the index: every indexed document was deleted or changed, and these could not be read: a.txt (no text (empty document))',
+    );
+    expect(await fingerprints(p)).toEqual(before);
+  });
 });
 
 describe('a sync killed with SIGKILL', () => {

@@ -201,10 +201,12 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
   }
 
   if (documents.length === 0) {
-    // Safety net for a deletion noticed by a follow-up cycle (INIT refuses it up front).
+    // Every indexed document was deleted or changed, and none of the changed or new ones
+    // could be read (e.g. each file emptied); INIT refuses a plain deletion of all up front.
+    const list = skipped.map((s) => `${s.path} (${s.reason})`).join(', ');
     throw new NodeRagError(
       'no_documents',
-      'every indexed document was deleted from input/ and none could be added; an index needs at least one document: put documents in input/ and run the build again',
+      `no document would be left in the index: every indexed document was deleted or changed${list ? `, and these could not be read: ${list}` : ''}; an index needs at least one document: fix them or put documents in input/ and run the build again`,
     );
   }
 
