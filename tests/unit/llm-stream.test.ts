@@ -318,6 +318,34 @@ describe('Gemini adapter (@google/genai generateContentStream)', () => {
     await expect(collect(p.chatStream(REQUEST))).rejects.toThrow(/ended before the reply was complete/);
   });
 
+  it('a blocked prompt or a reply cut at MAX_TOKENS (not streamed) fails at once, naming why', async () => {
+    const p = cached(adapter());
+    const before = server.count('generateContent');
+    server.inject({
+      route: 'generateContent',
+      fault: { kind: 'raw', body: JSON.stringify({ promptFeedback: { blockReason: 'SAFETY' } }) },
+    });
+    await expect(p.chat(REQUEST)).rejects.toThrow(/stopped by the provider \(blockReason SAFETY\)/);
+    server.inject({
+      route: 'generateContent',
+      fault: {
+        kind: 'raw',
+        body: JSON.stringify({
+          candidates: [
+            {
+              content: { role: 'model', parts: [{ text: 'The observatory was founded' }] },
+              finishReason: 'MAX_TOKENS',
+            },
+          ],
+        }),
+      },
+    });
+    await expect(p.chat(REQUEST)).rejects.toThrow(
+      /cut at the token limit \(finishReason MAX_TOKENS\); raise model_config.max_tokens/,
+    );
+    expect(server.count('generateContent') - before).toBe(2);
+  });
+
   it('retries a failure before the first delta', async () => {
     server.inject({ route: 'streamGenerateContent', fault: { kind: 'status', status: 429 } });
     const p = cached(adapter());

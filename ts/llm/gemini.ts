@@ -291,8 +291,13 @@ export class GeminiProvider implements Provider {
         throw incompleteReplyError(this.#ctx, `finishReason ${finish}`);
       }
       if (typeof text !== 'string') {
-        const reason = res.candidates?.[0]?.finishReason ?? res.promptFeedback?.blockReason ?? 'no text';
-        throw invalidReplyError(this.#ctx, 'reply', `no text in the reply (${reason})`);
+        // A prompt or reply the provider blocked gets the same answer when asked again.
+        const blocked = res.promptFeedback?.blockReason;
+        if (blocked) throw incompleteReplyError(this.#ctx, `blockReason ${blocked}`);
+        if (finish !== undefined && incompleteFinish(finish)) {
+          throw incompleteReplyError(this.#ctx, `finishReason ${finish}`);
+        }
+        throw invalidReplyError(this.#ctx, 'reply', `no text in the reply (${finish ?? 'no text'})`);
       }
       return text;
     } catch (e) {
