@@ -222,6 +222,29 @@ describe('OpenAI adapter (openai SDK, stream: true)', () => {
     cache.close();
   });
 
+  it('a 200 holding an error object or an HTML page is described as what it is', async () => {
+    const p = cached(adapter());
+    server.inject({
+      route: 'chat',
+      times: 3,
+      fault: {
+        kind: 'raw',
+        body: JSON.stringify({ error: { message: 'model "gpt-4o-mini" not found, try pulling it first' } }),
+      },
+    });
+    await expect(p.chat(REQUEST)).rejects.toThrow(
+      /an error instead of a chat completion: model "gpt-4o-mini" not found, try pulling it first/,
+    );
+    server.inject({
+      route: 'chat',
+      times: 3,
+      fault: { kind: 'raw', contentType: 'text/html', body: '<html>Login required</html>' },
+    });
+    await expect(p.chat(REQUEST)).rejects.toThrow(
+      /the body is HTML or XML, not JSON \("<html>Login required<\/html>"\)/,
+    );
+  });
+
   it('a complete stream is cached; a cached reply streams without a request', async () => {
     const cache = ResponseCache.open(dir);
     const p = cached(adapter(), cache);

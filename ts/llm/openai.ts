@@ -352,6 +352,12 @@ export class OpenAIProvider implements Provider {
     if (typeof res !== 'object' || res === null) {
       throw invalidReplyError(this.#ctx, 'reply', `the body is ${describeBody(res)}, not a chat completion`);
     }
+    // Some OpenAI-compatible servers answer 200 with an error object (Ollama: "model not
+    // found, try pulling it first"): its message says what to fix.
+    const error = (res as { error?: { message?: unknown } }).error;
+    if (!res.choices && typeof error?.message === 'string') {
+      throw invalidReplyError(this.#ctx, 'reply', `an error instead of a chat completion: ${error.message}`);
+    }
     const message = res.choices?.[0]?.message;
     if (message?.refusal) throw invalidReplyError(this.#ctx, 'reply (refusal)', message.refusal);
     const finish = res.choices?.[0]?.finish_reason;
@@ -412,5 +418,10 @@ export class OpenAIProvider implements Provider {
 function describeBody(body: unknown): string {
   if (body === null || body === undefined) return 'empty (null)';
   if (Array.isArray(body)) return 'a JSON array';
+  if (typeof body === 'string') {
+    // The SDK hands over a body that is not JSON (an HTML login page) as its text.
+    const start = body.trimStart().slice(0, 60).replace(/\s+/g, ' ');
+    return /^</.test(start) ? `HTML or XML, not JSON ("${start}")` : `text, not JSON ("${start}")`;
+  }
   return typeof body === 'object' ? 'an object without it' : `a JSON ${typeof body}`;
 }
