@@ -83,6 +83,25 @@ describe('refusals of the search server', () => {
     expect((await fetch(`${server.url}/health`)).status).toBe(200);
   });
 
+  it('an error reply to a request without a body keeps the connection open', async () => {
+    const port = Number(new URL(server.url).port);
+    // Two requests on one socket: a 404 GET, then /health.
+    const text = await new Promise<string>((done) => {
+      const sock = connect(port, '127.0.0.1');
+      let got = '';
+      sock.on('data', (d) => {
+        got += d;
+        if ((got.match(/HTTP\/1\.1 /g) ?? []).length === 2 && got.trimEnd().endsWith('}')) sock.end();
+      });
+      sock.on('close', () => done(got));
+      const host = `Host: 127.0.0.1:${port}`;
+      sock.write(`GET /nope HTTP/1.1\r\n${host}\r\n\r\nGET /health HTTP/1.1\r\n${host}\r\n\r\n`);
+    });
+    const replies = text.split(/(?=HTTP\/1\.1 )/);
+    expect(replies.map((r) => r.split('\r\n')[0])).toEqual(['HTTP/1.1 404 Not Found', 'HTTP/1.1 200 OK']);
+    expect(replies[0]).not.toMatch(/connection: close/i);
+  });
+
   it('refuses an invalid "stream" on /retrieval as /answer does', async () => {
     for (const path of ['/retrieval', '/answer']) {
       const r = await fetch(`${server.url}${path}`, {

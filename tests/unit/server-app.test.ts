@@ -345,9 +345,24 @@ describe('API key and CORS (issue 16 item 4)', () => {
     });
     expect(pre.status).toBe(204);
     expect(pre.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
-    expect(pre.headers.get('access-control-allow-headers')).toContain('Authorization');
+    expect(pre.headers.get('access-control-allow-headers')).toBe('authorization, content-type');
+    // The openai SDK in a browser asks for headers of its own: allowed, or the browser blocks it.
+    const sdk =
+      'authorization,content-type,x-stainless-os,x-stainless-lang,x-stainless-retry-count,x-request-id';
+    const sdkPre = await app.request('/v1/chat/completions', {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'https://app.example.com',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': sdk,
+      },
+    });
+    expect(sdkPre.status).toBe(204);
+    expect(sdkPre.headers.get('access-control-allow-headers')).toBe(sdk);
+    expect(sdkPre.headers.get('vary')).toContain('Access-Control-Request-Headers');
     const ok = await ask({ origin: 'https://app.example.com', authorization: `Bearer ${KEY}` });
     expect(ok.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
+    expect(ok.headers.get('access-control-expose-headers')).toBe('X-Request-Id, X-Noderag-Project');
     const denied = await ask({ origin: 'https://app.example.com' });
     expect(denied.status).toBe(401);
     expect(denied.headers.get('access-control-allow-origin')).toBe('https://app.example.com');

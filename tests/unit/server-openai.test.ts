@@ -186,8 +186,9 @@ describe('message validation', () => {
       expect(err.code).toBe(code);
       expect(err.message).toContain(mentions);
     }
-    // A null model is one left out, as for every optional field.
+    // A null model (or n) is one left out, as for every optional field.
     expect((await chat({ model: null, messages: [{ role: 'user', content: 'q' }] })).status).toBe(200);
+    expect((await chat({ n: null, messages: [{ role: 'user', content: 'q' }] })).status).toBe(200);
     expect((await app.request('/v1/models', { method: 'POST' })).status).toBe(405);
     const one = await app.request('/v1/models/m', { method: 'POST' });
     expect(one.status).toBe(405);
@@ -215,5 +216,25 @@ describe('message validation', () => {
       question: 'q',
       history: [],
     });
+  });
+
+  it('an earlier turn keeps its text and refusal parts and drops an image; the question must be text', () => {
+    const image = { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } };
+    expect(
+      questionAndHistory([
+        { role: 'user', content: [{ type: 'text', text: 'What is in this photo?' }, image] },
+        { role: 'assistant', content: [{ type: 'refusal', refusal: 'I cannot see images.' }] },
+        { role: 'user', content: 'Who founded Halden Observatory?' },
+      ]),
+    ).toEqual({
+      question: 'Who founded Halden Observatory?',
+      history: [
+        { role: 'user', content: 'What is in this photo?' },
+        { role: 'assistant', content: 'I cannot see images.' },
+      ],
+    });
+    expect(() =>
+      questionAndHistory([{ role: 'user', content: [{ type: 'text', text: 'q' }, image] }]),
+    ).toThrow('messages[0].content[1]: only {"type": "text", "text": string} content parts are supported');
   });
 });

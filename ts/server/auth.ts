@@ -73,6 +73,9 @@ export function corsOriginProblem(origin: string): string | null {
   return null;
 }
 
+/** Reply headers a page on the allowed origin may read (besides the CORS-safelisted ones). */
+const EXPOSED_HEADERS = 'X-Request-Id, X-Noderag-Project';
+
 /** CORS for one allowed origin; requests from other origins get no CORS headers. */
 export function corsFor(origin: string): MiddlewareHandler {
   const allowed = origin.replace(/\/$/, '');
@@ -80,18 +83,24 @@ export function corsFor(origin: string): MiddlewareHandler {
     const from = c.req.header('origin');
     if (from !== allowed) return next();
     if (c.req.method === 'OPTIONS' && c.req.header('access-control-request-method')) {
+      // The headers the page asks to send are allowed, whatever they are: the origin is the
+      // one configured, and the key still decides. The openai SDK sends X-Stainless-* headers
+      // of its own; naming two allowed ones blocked every request it made from a browser.
+      const asked = c.req.header('access-control-request-headers');
       return c.body(null, 204, {
         'Access-Control-Allow-Origin': allowed,
         'Access-Control-Allow-Methods': 'GET, HEAD, POST, DELETE, OPTIONS',
-        'Access-Control-Allow-Headers': 'Authorization, Content-Type',
+        'Access-Control-Allow-Headers':
+          asked && /^[\w\-, ]+$/.test(asked) ? asked : 'Authorization, Content-Type',
         'Access-Control-Max-Age': '600',
-        Vary: 'Origin',
+        Vary: 'Origin, Access-Control-Request-Headers',
       });
     }
     try {
       await next();
     } finally {
       c.res.headers.set('Access-Control-Allow-Origin', allowed);
+      c.res.headers.set('Access-Control-Expose-Headers', EXPOSED_HEADERS);
       c.res.headers.append('Vary', 'Origin');
     }
   };

@@ -94,12 +94,20 @@ export function errorHandler(logError: (e: unknown) => void): ErrorHandler {
     if (status === 500) logError(e);
     let headers = e instanceof HttpError ? e.headers : {};
     const { incoming } = nodeBindings(c);
-    if (incoming && !incoming.complete && status !== CLIENT_CLOSED) {
+    // A body not read to its end (a refused upload) closes the connection after the reply.
+    // A request without a body is not `complete` yet while its handler runs (Node marks it
+    // a turn later), so it is told apart by its headers: its connection stays open.
+    if (incoming && !incoming.complete && status !== CLIENT_CLOSED && hasBody(incoming)) {
       headers = { ...headers, Connection: 'close' };
       lingerAfterReply(incoming);
     }
     return c.json({ error }, status as 500, headers);
   };
+}
+
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 /** What is read and dropped of a refused body after the reply, at most (bytes, ms). */

@@ -46,18 +46,27 @@ function bad(path: string, message: string): HttpError {
   return new HttpError(400, 'invalid_messages', `${path}: ${message}`);
 }
 
-/** The text of a message's content: a string, or an array of `{type: "text", text}` parts. */
-function textOf(content: unknown, path: string): string {
+/**
+ * The text of a message's content: a string, or an array of parts. The message being
+ * answered must be text only (`strict`); an earlier turn keeps its text and refusal parts and
+ * drops the others (an image, a file): chat front-ends send the whole conversation again
+ * each turn, and one image early on must not make every later question fail.
+ */
+function textOf(content: unknown, path: string, strict: boolean): string {
   if (typeof content === 'string') return content;
   if (content === null || content === undefined) return '';
   if (Array.isArray(content)) {
     return content
-      .map((part, i) => {
-        const p = part as { type?: unknown; text?: unknown };
-        if (typeof part !== 'object' || part === null || p.type !== 'text' || typeof p.text !== 'string') {
-          throw bad(`${path}[${i}]`, 'only {"type": "text", "text": string} content parts are supported');
+      .flatMap((part, i) => {
+        const p = part as { type?: unknown; text?: unknown; refusal?: unknown };
+        if (typeof part === 'object' && part !== null && p.type === 'text' && typeof p.text === 'string') {
+          return [p.text];
         }
-        return p.text;
+        if (!strict) {
+          const isObject = typeof part === 'object' && part !== null;
+          return isObject && p.type === 'refusal' && typeof p.refusal === 'string' ? [p.refusal] : [];
+        }
+        throw bad(`${path}[${i}]`, 'only {"type": "text", "text": string} content parts are supported');
       })
       .join('\n');
   }
@@ -73,22 +82,22 @@ export function questionAndHistory(messages: unknown): {
     throw bad('messages', 'must be a non-empty array of {role, content}');
   }
   if (messages.length > MAX_MESSAGES) throw bad('messages', `at most ${MAX_MESSAGES} messages`);
-  const turns = messages.map((m, i): ChatTurn => {
+  const roles = messages.map((m, i): string => {
     if (typeof m !== 'object' || m === null || Array.isArray(m))
       throw bad(`messages[${i}]`, 'must be an object');
-    const { role, content } = m as { role?: unknown; content?: unknown };
+    const { role } = m as { role?: unknown };
     if (typeof role !== 'string' || !ROLES.has(role)) {
       throw bad(`messages[${i}].role`, `must be one of ${[...ROLES].join(', ')}`);
     }
-    return { role, content: textOf(content, `messages[${i}].content`) };
+    return role;
   });
-  let last = -1;
-  for (let i = turns.length - 1; i >= 0; i--) {
-    if (turns[i]!.role === 'user') {
-      last = i;
-      break;
-    }
-  }
+  const last = roles.lastIndexOf('user');
+  const turns = messages.map(
+    (m, i): ChatTurn => ({
+      role: roles[i]!,
+      content: textOf((m as { content?: unknown }).content, `messages[${i}].content`, i === last),
+    }),
+  );
   if (last < 0) throw new HttpError(400, 'missing_question', 'messages: no "user" message to answer');
   const question = validateQuestion(turns[last]!.content, `messages[${last}].content`);
   const history = turns
@@ -122,7 +131,9 @@ export function openAiRoutes(deps: OpenAiDeps): Hono {
     }
     const stream = streamFlag(body.stream);
     const includeUsage = stream && usageRequested(body.stream_options);
-    if (body.n !== undefined && body.n !== 1) throw new HttpError(400, 'invalid_n', '"n" must be 1');
+    if (body.n !== undefined && body.n !== null && body.n !== 1) {
+      throw new HttpError(400, 'invalid_n', '"n" must be 1');
+    }
     const { question, history } = questionAndHistory(body.messages);
     const options: AnswerOptions = history.length > 0 ? { history } : {};
     const id = `chatcmpl-${randomUUID()}`;
