@@ -62,8 +62,9 @@ export default defineCommand({
       throw e;
     }
     const keyNote = apiKey ? '; API key required' : '';
-    console.log(`noderag UI for ${folder}: ${server.url}/ (Ctrl-C to stop${keyNote})`);
-    await new Promise<void>((done) => {
+    // The handlers are in place before the address is printed: whoever reads it may stop the
+    // UI at once (a Ctrl-C a moment earlier ended the process without the messages).
+    const stopped = new Promise<void>((done) => {
       const stop = (signal: NodeJS.Signals) => {
         process.off('SIGINT', stop);
         process.off('SIGTERM', stop);
@@ -77,5 +78,7 @@ export default defineCommand({
       process.on('SIGINT', stop);
       process.on('SIGTERM', stop);
     });
+    console.log(`noderag UI for ${folder}: ${server.url}/ (Ctrl-C to stop${keyNote})`);
+    await stopped;
   },
 });
