@@ -198,6 +198,13 @@ describe('loading', () => {
     expect(() => load('config:\n  chunk_size: [\n')).toThrow(/invalid YAML.*line 3/);
   });
 
+  it('an over-indented key is placed on its own line, not on the comment above it', () => {
+    expect(() =>
+      load('model_config:\n  # the provider\n  service_provider: local\n  # model\n    model_name: local\n'),
+    ).toThrow(
+      /invalid YAML: All mapping items must start at the same column at line 5, column 5 \("model_name: local"\)/,
+    );
+  });
   it('a duplicate key is invalid YAML', () => {
     expect(() => load('config:\n  port: 1\n  port: 2\n')).toThrow(/invalid YAML/);
   });

@@ -96,6 +96,25 @@ function isDirectory(path: string): boolean {
  * a ConfigError naming the file and, when known, the line; nothing the yaml library throws
  * escapes. Returns the document (for in-place edits) and its plain value.
  */
+
+/**
+ * yaml places some errors (a key indented more than its siblings) on the comment line above
+ * the culprit: the position and the line quoted are moved to the next line that holds YAML.
+ */
+function pastComments(message: string, at: { line: number; col: number } | undefined, text: string): string {
+  if (!at) return message;
+  const lines = text.replace(/^\uFEFF/, '').split('\n');
+  const holdsYaml = (l: string | undefined) =>
+    l !== undefined && l.trim() !== '' && !l.trim().startsWith('#');
+  if (holdsYaml(lines[at.line - 1])) return message;
+  let n = at.line;
+  while (n < lines.length && !holdsYaml(lines[n])) n++;
+  const line = lines[n];
+  if (!holdsYaml(line)) return message;
+  const col = line!.length - line!.trimStart().length + 1;
+  return `${message.replace(`at line ${at.line}, column ${at.col}`, `at line ${n + 1}, column ${col}`)} ("${line!.trim()}")`;
+}
+
 export function parseConfigYaml(text: string, path: string): { doc: Document; data: unknown } {
   const lineCounter = new LineCounter();
   const fail = (problems: string[], cause?: unknown): never => {
@@ -128,7 +147,7 @@ export function parseConfigYaml(text: string, path: string): { doc: Document; da
       doc.errors.map((e) => {
         const first = (e.message.split('\n')[0] ?? '').replace(/:$/, '');
         // "Map keys must be unique at line 3, column 3" does not say which key.
-        if (e.code !== 'DUPLICATE_KEY') return invalid(first);
+        if (e.code !== 'DUPLICATE_KEY') return invalid(pastComments(first, e.linePos?.[0], text));
         const at = e.linePos?.[0];
         const line = at ? text.replace(/^\uFEFF/, '').split('\n')[at.line - 1] : undefined;
         const key = line
