@@ -533,6 +533,13 @@ describe('API keys', () => {
     expect(problemsOf(yaml, ENV)).toEqual([
       'model_config.api_keys: refers to the environment variable MY_OPENAI_KEY, which is not set',
     ]);
+    // $NAME, as a shell writes it, too.
+    expect(
+      load('model_config:\n  api_keys: $MY_OPENAI_KEY\n', {
+        ...ENV,
+        MY_OPENAI_KEY: 'sk-from-env-ref',
+      }).apiKey('model_config'),
+    ).toBe('sk-from-env-ref');
   });
   it('a refused base_url is the one problem: no second one asking for a key', () => {
     expect(problemsOf('embedding_config:\n  base_url: localhost:11434/v1\n', {})).toEqual([

@@ -28,12 +28,16 @@ export interface ResolvedApiKey {
   unsetReference?: string;
 }
 
-/** `${NAME}` (as GraphRAG's settings and docker compose write it): the key is in $NAME. */
-const ENV_REFERENCE = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
+/**
+ * `${NAME}` (as GraphRAG's settings and docker compose write it), or `$NAME` as a shell
+ * would: the key is in $NAME (no provider's key starts with a dollar sign).
+ */
+const ENV_REFERENCE = /^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))$/;
 
 export function resolveApiKey(provider: ProviderName, fileValue: string | null, env: Env): ResolvedApiKey {
   if (provider === 'local') return { key: undefined, source: undefined };
-  const reference = ENV_REFERENCE.exec((fileValue ?? '').trim())?.[1];
+  const match = ENV_REFERENCE.exec((fileValue ?? '').trim());
+  const reference = match?.[1] ?? match?.[2];
   if (reference !== undefined) {
     const v = env[reference];
     return isUnsetApiKey(v)
