@@ -114,6 +114,17 @@ describe('HTML', () => {
     ).toBe('shift_jis');
   });
 
+  it('refuses HTML nested thousands of elements deep at once; unclosed paragraphs are not nesting', () => {
+    const deep = `<html><body>${'<div>'.repeat(200_000)}x${'</div>'.repeat(200_000)}</body></html>`;
+    const started = performance.now();
+    expect(() => extractHtml(new TextEncoder().encode(deep))).toThrow(
+      'HTML nested deeper than 4096 elements',
+    );
+    expect(performance.now() - started).toBeLessThan(5000);
+    const sloppy = `<p>a${'<p>b'.repeat(5000)}<ul>${'<li>x<br>'.repeat(5000)}</ul>`;
+    expect(htmlToText(sloppy).startsWith('a\n\nb\n\nb')).toBe(true);
+  });
+
   it('reads a page that declares utf-16 without a BOM as UTF-8, as browsers do', () => {
     const page =
       '<html><head><meta charset="utf-16"><title>Halden</title></head><body><p>Edith Pryce</p></body></html>';

@@ -69,6 +69,13 @@ interface HtmlOptions {
   skip?: (name: string, attributes: Readonly<Record<string, string>>) => boolean;
 }
 
+/**
+ * Open elements at most. The parser's cost per element grows with the depth (it keeps its
+ * open elements in an array it shifts), so 200,000 nested divs took a minute of blocked event
+ * loop; browsers stop nesting at a few hundred (Blink: 512).
+ */
+const MAX_HTML_DEPTH = 4096;
+
 /** Plain text of an HTML string: title, blank line, body. */
 export function htmlToText(html: string, options: HtmlOptions = {}): string {
   const body = new TextWriter();
@@ -81,9 +88,13 @@ export function htmlToText(html: string, options: HtmlOptions = {}): string {
   let cellDepth = 0;
   const cellIndex: number[] = []; // per open row
 
+  let depth = 0;
   const parser = new Parser(
     {
       onopentag(name, attributes) {
+        if (++depth > MAX_HTML_DEPTH) {
+          throw new ExtractionFailure(`HTML nested deeper than ${MAX_HTML_DEPTH} elements`);
+        }
         if (dropDepth > 0) {
           if (name === dropStack[dropStack.length - 1]) dropDepth++;
           return;
@@ -113,6 +124,7 @@ export function htmlToText(html: string, options: HtmlOptions = {}): string {
         }
       },
       onclosetag(name) {
+        depth--;
         if (dropDepth > 0) {
           if (name === dropStack[dropStack.length - 1]) {
             dropDepth--;
