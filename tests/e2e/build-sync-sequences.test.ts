@@ -14,28 +14,16 @@ import { readdir, readFile, rename } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { IndexData } from '../../ts/index-io/index-data.js';
+import { mulberry32 as random } from '../../bench/lib/random.js';
 import { runBuild } from '../../ts/indexing/pipeline.js';
+import { comparableIndex } from '../helpers/comparable-index.js';
 import { createProject, type Project, REPO_ROOT } from '../helpers/project.js';
 
 const DIM = 32;
 const CHUNK_SIZE = 64;
-const BASE = new Set(['semantic_unit', 'entity', 'relationship']);
 // A wider search, outside CI: NODERAG_SYNC_SEEDS=200 npx vitest run tests/e2e/build-sync-sequences.test.ts
 const SEEDS = Array.from({ length: Number(process.env.NODERAG_SYNC_SEEDS) || 12 }, (_, i) => i + 1);
 const ROUNDS = 6;
-
-/** mulberry32: a seeded generator in [0, 1). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const projects: Project[] = [];
 afterAll(async () => {
@@ -58,36 +46,7 @@ async function build(root: string): Promise<{ code: number; out: string }> {
   return { code, out };
 }
 
-const sorted = <T>(xs: Iterable<T>) => [...xs].sort();
-
-/** The content of the four tables and the base graph, without numbers and generations. */
-async function comparable(root: string) {
-  const index = new IndexData(root, DIM);
-  const graph = await index.graph();
-  const isBase = (id: string) => BASE.has(graph.nodes.get(id)?.type ?? '');
-  return {
-    text: sorted([...(await index.texts()).values()].map((t) => `${t.hashId} ${t.context}`)),
-    units: sorted(
-      [...(await index.units()).values()].map((u) =>
-        JSON.stringify([u.hashId, u.context, u.weight, sorted(u.textHashIds)]),
-      ),
-    ),
-    entities: sorted(
-      [...(await index.entities()).values()].map((e) => JSON.stringify([e.hashId, e.context, e.weight])),
-    ),
-    relationships: sorted(
-      [...(await index.relationships()).values()].map((r) =>
-        JSON.stringify([r.hashId, r.uniqueRelationship, r.weight, sorted(r.relations)]),
-      ),
-    ),
-    baseNodes: sorted([...graph.nodes].filter(([id]) => isBase(id)).map(([id, n]) => `${id} ${n.weight}`)),
-    baseEdges: sorted(
-      [...graph.edges.values()]
-        .filter((e) => isBase(e.source) && isBase(e.target))
-        .map((e) => `${e.source} ${e.target} ${e.weight}`),
-    ),
-  };
-}
+const comparable = (root: string) => comparableIndex(root, DIM);
 
 /** The example's documents, and every sentence of them (material for edits and new files). */
 function corpus(): { files: Record<string, string>; sentences: string[] } {

@@ -21,11 +21,11 @@ import { STAGES } from '../../ts/project/state.js';
 import { LoadedIndex } from '../../ts/search/loaded-index.js';
 import { NodeSearch, type SearchProviders } from '../../ts/search/node-search.js';
 import { attributeId } from '../../ts/text/index.js';
+import { comparableIndex } from '../helpers/comparable-index.js';
 import { startFakeOpenAI } from '../helpers/fake-providers/index.js';
 import { CLI, createProject, indexFingerprints, type Project, REPO_ROOT } from '../helpers/project.js';
 
 const DIM = 64;
-const BASE = new Set(['semantic_unit', 'entity', 'relationship']);
 
 function exampleFiles(): Record<string, string> {
   const dir = join(REPO_ROOT, 'examples', 'observatory', 'input');
@@ -71,40 +71,7 @@ async function build(root: string): Promise<{ code: number; out: string; report:
   return { code, out, report };
 }
 
-const sorted = <T>(xs: Iterable<T>) => [...xs].sort();
-
-/** The content of the four tables and the base graph, without numbers and generations. */
-async function comparable(root: string) {
-  const index = new IndexData(root, DIM);
-  const texts = await index.texts();
-  const units = await index.units();
-  const entities = await index.entities();
-  const relationships = await index.relationships();
-  const graph = await index.graph();
-  const baseNodes = [...graph.nodes].filter(([, n]) => BASE.has(n.type));
-  return {
-    text: sorted([...texts.values()].map((t) => `${t.hashId} ${t.context}`)),
-    units: sorted(
-      [...units.values()].map((u) => JSON.stringify([u.hashId, u.context, u.weight, sorted(u.textHashIds)])),
-    ),
-    entities: sorted([...entities.values()].map((e) => JSON.stringify([e.hashId, e.context, e.weight]))),
-    relationships: sorted(
-      [...relationships.values()].map((r) =>
-        JSON.stringify([r.hashId, r.uniqueRelationship, r.weight, sorted(r.relations)]),
-      ),
-    ),
-    baseNodes: sorted(baseNodes.map(([id, n]) => `${id} ${n.type} ${n.weight}`)),
-    baseEdges: sorted(
-      [...graph.edges.values()]
-        .filter(
-          (e) =>
-            BASE.has(graph.nodes.get(e.source)?.type ?? '') &&
-            BASE.has(graph.nodes.get(e.target)?.type ?? ''),
-        )
-        .map((e) => `${e.source} ${e.target} ${e.weight}`),
-    ),
-  };
-}
+const comparable = (root: string) => comparableIndex(root, DIM);
 
 /** Every node id of the committed index (tables and graph) and the active vector labels. */
 async function indexIds(root: string) {
