@@ -3,10 +3,10 @@
  * every sync the text, semantic-unit, entity and relationship tables and the base graph equal
  * those of a clean build of the same folder. The hand-written cases of build-sync.test.ts pin
  * the rules one by one; this drives them together, the way a user's folder drifts: edits that
- * move a sentence from one file to another (chunks shared between files), whitespace-only and
- * compatibility-character edits (the same chunk id in another form), renames that change which
- * file comes first, moves into a subfolder, copies, swaps, format changes (.txt, .md, .html)
- * and deletions. The seeds are fixed, so a failure repeats; the failing sequence is printed.
+ * move a sentence from one file to another (chunks shared between files), whitespace-only,
+ * compatibility-character and letter-case edits (the same chunk, unit or phrase in another
+ * form), renames that change which file comes first, moves into a subfolder, copies, swaps,
+ * format changes (.txt, .md, .html) and deletions. The seeds are fixed, so a failure repeats; the failing sequence is printed.
  * Offline (`local` provider), builds run in process.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -113,6 +113,15 @@ function operations(next: () => number, sentences: readonly string[]): Op[] {
       if (changed === text) return null;
       await p.writeInput(name, changed);
       return `ligature ${name}`;
+    },
+    async (p, files) => {
+      // Letter case: relation phrases are kept once per fold, in the form met first.
+      const name = pick(names(files));
+      const text = files[name]!;
+      const changed = / THE /.test(text) ? text.replace(' THE ', ' the ') : text.replace(' the ', ' THE ');
+      if (changed === text) return null;
+      await p.writeInput(name, changed);
+      return `case ${name}`;
     },
     async (p, files) => {
       if (names(files).length < 2) return null;

@@ -536,6 +536,31 @@ describe('a chunk or unit held in another form (whitespace, compatibility charac
   }
 });
 
+describe('a relation phrase held in two forms (letter case)', () => {
+  it('goes with the last chunks that support its fold, whichever form the index kept', async () => {
+    const met = 'The banker Alice met Bob today.\n';
+    const p = await project({
+      'm.txt': met,
+      'z.txt': 'Snow fell. The banker Alice financed THE Bob today.\n',
+    });
+    expect((await build(p.root)).code).toBe(0);
+    // A file sorting first brings the phrase in another case: the index keeps that form.
+    await p.writeInput('a.txt', 'Rain fell. The banker Alice financed the Bob today.\n');
+    expect((await build(p.root)).code).toBe(0);
+    // Both files with the phrase go: so must the phrase, in any form.
+    await p.removeInput('a.txt');
+    await p.removeInput('z.txt');
+    expect((await build(p.root)).code).toBe(0);
+    const clean = await project({ 'm.txt': met });
+    expect((await build(clean.root)).code).toBe(0);
+    expect(await comparable(p.root)).toEqual(await comparable(clean.root));
+    const relations = [...(await new IndexData(p.root, DIM).relationships()).values()].flatMap(
+      (r) => r.relations,
+    );
+    expect(relations.join(' | ')).not.toMatch(/financed/);
+  });
+});
+
 describe('a unit removed and brought back by a sync', () => {
   it('takes its vector back only when its text is the one the vector was made from', async () => {
     const server = await startFakeOpenAI();

@@ -286,9 +286,11 @@ export function pruneChunks(
     return true;
   });
   subtract(contributed.relationships, tables.relationships, removed.relationship, (row, c, weight) => {
-    // Its phrases change only when one it kept (the first surface of a folded form) came from
-    // a removed chunk; the first surface among the removed records is then among `c.relations`.
-    if (removedChunks.has(row.textHashId) || c.relations.some((p) => row.relations.includes(p))) {
+    // Its phrases change only when a folded form it kept came from a removed chunk. Compared
+    // by fold: the surface kept is the one of the first chunk by path (restate-forms.ts),
+    // which need not be the surface the removed chunks gave.
+    const removedFolds = new Set(c.relations.map((p) => ops.fold(p)));
+    if (removedChunks.has(row.textHashId) || row.relations.some((p) => removedFolds.has(ops.fold(p)))) {
       const support = scanner.relationship(row, weight);
       row.textHashId = support.first;
       row.relations = support.relations;
