@@ -237,6 +237,8 @@ export class GeminiProvider implements Provider {
       );
       let finish: string | undefined;
       for await (const chunk of stream) {
+        const blocked = chunk.promptFeedback?.blockReason;
+        if (blocked) throw incompleteReplyError(this.#ctx, `blockReason ${blocked}`);
         const text = chunk.text;
         if (text) yield text;
         finish = chunk.candidates?.[0]?.finishReason ?? finish;

@@ -38,7 +38,6 @@ import {
   networkCode,
   networkError,
   parseRetryAfter,
-  unfinishedStreamError,
   who,
 } from './provider-errors.js';
 import {
@@ -149,10 +148,12 @@ export class OpenAIProvider implements Provider {
         if (delta?.content) yield delta.content;
         if (choice?.finish_reason) finish = choice.finish_reason;
       }
-      // A stream cut short (or one without [DONE]) ends like a whole one: only the finish
-      // reason tells them apart.
-      if (finish === null) throw unfinishedStreamError(this.#ctx);
-      if (INCOMPLETE_FINISH.has(finish)) throw incompleteReplyError(this.#ctx, `finish_reason ${finish}`);
+      // A stream without a finish reason is taken as whole: some OpenAI-compatible servers and
+      // proxies (LiteLLM, older LocalAI) never send one, and refusing them would fail every
+      // streamed answer. (The SDK does not say whether [DONE] came.)
+      if (finish !== null && INCOMPLETE_FINISH.has(finish)) {
+        throw incompleteReplyError(this.#ctx, `finish_reason ${finish}`);
+      }
     } catch (e) {
       throw this.#mapError(e, signal);
     }

@@ -58,8 +58,9 @@ export function joinHyphenatedLines(text: string): string {
  * entry) that worker rejects a promise of its own that nothing awaits, after the document's
  * promise has already failed: Node's default for an unhandled rejection ends the process, so
  * one bad PDF stopped every build. While PDFs are read, and for a while after, a listener
- * takes such rejections (pdfjs's own exceptions, raised from its code) and leaves any other
- * as Node would: to the application's own listeners if it has some, else thrown.
+ * takes such rejections (pdfjs's own exception classes) and leaves any other as Node would:
+ * to the application's own listeners if it has some, else as its --unhandled-rejections
+ * mode says (thrown by default).
  */
 const PDFJS_EXCEPTIONS = new Set([
   'XRefEntryException',
@@ -76,22 +77,41 @@ const LINGER_MS = 10_000;
 let reading = 0;
 let lingering: NodeJS.Timeout | undefined;
 
+/** By name only: a bundled application has no `pdfjs-dist` path in its stacks. */
 function isPdfJsRejection(reason: unknown): boolean {
-  const e = reason as { name?: unknown; stack?: unknown } | null;
-  return (
-    typeof e === 'object' &&
-    e !== null &&
-    typeof e.name === 'string' &&
-    PDFJS_EXCEPTIONS.has(e.name) &&
-    typeof e.stack === 'string' &&
-    e.stack.includes('pdfjs-dist')
-  );
+  const e = reason as { name?: unknown } | null;
+  return typeof e === 'object' && e !== null && typeof e.name === 'string' && PDFJS_EXCEPTIONS.has(e.name);
 }
 
+/** The process's `--unhandled-rejections` mode (Node's default is `throw`). */
+function rejectionMode(): string {
+  const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
+  let mode = 'throw';
+  for (const f of flags) {
+    const m = /^--unhandled-rejections=(\S+)$/.exec(f);
+    if (m) mode = m[1]!;
+  }
+  return mode;
+}
+
+/** Any other rejection is left as Node leaves it when no listener is set, in the process's mode. */
 function onRejection(reason: unknown): void {
   if (isPdfJsRejection(reason)) return;
   if (process.listenerCount('unhandledRejection') > 1) return; // the application handles it
-  throw reason;
+  const mode = rejectionMode();
+  if (mode === 'none') return;
+  if (mode === 'warn' || mode === 'warn-with-error-code') {
+    process.emitWarning(
+      `Unhandled promise rejection: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`,
+    );
+    if (mode === 'warn-with-error-code') process.exitCode = 1;
+    return;
+  }
+  throw reason instanceof Error
+    ? reason
+    : Object.assign(new Error(`Unhandled promise rejection: ${String(reason)}`), {
+        code: 'ERR_UNHANDLED_REJECTION',
+      });
 }
 
 function guardBegin(): void {
