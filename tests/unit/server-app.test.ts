@@ -425,6 +425,38 @@ describe('observability (issue 16 item 5)', () => {
     expect(JSON.stringify(lines)).not.toContain(KEY);
   });
 
+  it('a streamed answer is logged when it ends: its whole time, its tokens, or the error that ended it', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const failing = fakeEngine({
+      answerStream: async function* () {
+        yield { type: 'delta' as const, text: 'partial' };
+        throw new ProviderError('the model went away', { provider: 'openai', retryable: false });
+      },
+    });
+    for (const [engine, question] of [
+      [fakeEngine(), 'who?'],
+      [failing, 'why?'],
+    ] as const) {
+      const app = createApp({ engine, accessLog: (line) => lines.push({ ...line }) });
+      const before = lines.length;
+      const res = await post(app, '/answer', JSON.stringify({ question, stream: true }));
+      expect(res.status).toBe(200);
+      expect(lines.length).toBe(before); // not at the reply's start
+      await res.text();
+      await new Promise((r) => setImmediate(r));
+      expect(lines.length).toBe(before + 1);
+    }
+    expect(lines[0]).toMatchObject({
+      route: '/answer',
+      status: 200,
+      stream: true,
+      retrieval_tokens: 2,
+      answer_tokens: 2,
+    });
+    expect(lines[0]).not.toHaveProperty('error');
+    expect(lines[1]).toMatchObject({ route: '/answer', status: 200, stream: true, error: 'upstream_error' });
+  });
+
   it('GET /metrics: request counts and latency by route and status, index generation', async () => {
     const app = createApp({ engine: fakeEngine(), metrics: true });
     for (let i = 0; i < 3; i++) await post(app, '/answer', '{"question":"q"}');

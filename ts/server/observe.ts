@@ -35,6 +35,37 @@ export function noteFacts(c: Context, facts: RequestFacts): void {
   if (kept) Object.assign(kept, facts);
 }
 
+/** How a streamed reply ended: its log line and metrics are written then, not at its start. */
+export interface StreamOutcome {
+  /** The code of the error event that ended it, or `client_closed` when the client left. */
+  error?: string;
+  retrievalTokens?: number;
+  answerTokens?: number;
+}
+
+/** Streams being observed: the end each one will report. */
+const STREAM_ENDS = new WeakMap<Context, Promise<StreamOutcome>>();
+
+/**
+ * Called by a route whose reply is a stream, before it returns: the request's log line and
+ * metrics wait for the returned function (called once, when the stream ends). A no-op when
+ * the request is not observed.
+ */
+export function streamEnd(c: Context): (outcome: StreamOutcome) => void {
+  if (!OBSERVED.has(c)) return () => {};
+  let report!: (outcome: StreamOutcome) => void;
+  STREAM_ENDS.set(
+    c,
+    new Promise((resolve) => {
+      report = resolve;
+    }),
+  );
+  return report;
+}
+
+/** Requests the middleware measures (metrics or a log). */
+const OBSERVED = new WeakSet<Context>();
+
 /** Model calls made for the request being handled (kept only while an access log is). */
 const CALLS = new AsyncLocalStorage<{ query: number }>();
 
@@ -52,6 +83,9 @@ export interface AccessLogLine {
   path: string;
   status: number;
   ms: number;
+  /** A streamed reply: `ms` is to its end, `error` the code of the event that ended it. */
+  stream?: true;
+  error?: string;
   retrieval_tokens?: number;
   answer_tokens?: number;
   /** For a retrieval: served from the retrieval cache (no query call to the model). */
@@ -170,17 +204,28 @@ export function observe(opts: {
     const id = given !== undefined && REQUEST_ID.test(given) ? given : randomUUID();
     const calls = accessLog ? { query: 0 } : null;
     if (calls) FACTS.set(c, {});
+    if (metrics || calls) OBSERVED.add(c);
     try {
       await (calls ? CALLS.run(calls, next) : next());
     } finally {
       setHeaders(c, id, headers);
       // The route pattern and the rest are worked out only for metrics or a log.
-      if (metrics || calls) observed(c, start, id, calls);
+      if (metrics || calls) {
+        const streamed = STREAM_ENDS.get(c);
+        if (streamed) void streamed.then((outcome) => observed(c, start, id, calls, outcome));
+        else observed(c, start, id, calls);
+      }
     }
   };
 
   /** Counts the request and writes its log line (`calls`: the model calls, when logged). */
-  function observed(c: Context, start: number, id: string, calls: { query: number } | null): void {
+  function observed(
+    c: Context,
+    start: number,
+    id: string,
+    calls: { query: number } | null,
+    streamed?: StreamOutcome,
+  ): void {
     const ms = performance.now() - start;
     const route = routeOf(c);
     const status = c.res.status;
@@ -200,6 +245,13 @@ export function observe(opts: {
         ms: Math.round(ms * 100) / 100,
       };
       const facts = FACTS.get(c);
+      if (streamed) {
+        line.stream = true;
+        if (streamed.error !== undefined) line.error = streamed.error;
+        if (streamed.retrievalTokens !== undefined) line.retrieval_tokens = streamed.retrievalTokens;
+        if (streamed.answerTokens !== undefined) line.answer_tokens = streamed.answerTokens;
+        if (streamed.retrievalTokens !== undefined) line.cache_hit = calls.query === 0;
+      }
       if (facts?.retrievalTokens) line.retrieval_tokens = facts.retrievalTokens();
       if (facts?.answerTokens) line.answer_tokens = facts.answerTokens();
       // A retrieval that asked the model nothing came from the retrieval cache.

@@ -14,6 +14,7 @@ import type { Context } from 'hono';
 import { textPieces } from '../llm/text-pieces.js';
 import type { AnswerEvent, AnswerOptions, AnswerResult, SearchEngine } from './engine.js';
 import { type ErrorReply, HttpError, statusFor, withRequestSignal } from './http.js';
+import { type StreamOutcome, streamEnd } from './observe.js';
 
 /** How one API writes a streamed answer: the events (JSON values or raw strings) of each step. */
 export interface SseFormat {
@@ -94,6 +95,7 @@ export function streamAnswer(
   logError: (e: unknown) => void,
 ): Promise<Response> {
   const { engine, question, options = {}, timeoutMs } = request;
+  const ended = streamEnd(c);
   return new Promise<Response>((resolve, reject) => {
     let replied = false;
     // The signal lives until `finished`: withRequestSignal aborts it on disconnect or deadline.
@@ -104,7 +106,7 @@ export function streamAnswer(
           const events = answerEvents(engine, question, signal, options);
           events.next().then((first) => {
             replied = true;
-            resolve(eventStream(first, events, format, logError, finished));
+            resolve(eventStream(first, events, format, logError, finished, ended));
           }, failed);
         }),
       timeoutMs,
@@ -122,10 +124,20 @@ function eventStream(
   format: SseFormat,
   logError: (e: unknown) => void,
   finished: () => void,
+  ended: (outcome: StreamOutcome) => void,
 ): Response {
   const encoder = new TextEncoder();
+  /** What the access log says of the stream when it ends: the result's token counts. */
+  const outcome: StreamOutcome = {};
+  const end = (error?: string) => {
+    if (error !== undefined) outcome.error = error;
+    finished();
+    ended(outcome);
+  };
   const encode = (event: AnswerEvent): Uint8Array => {
     if (event.type === 'delta') return encoder.encode(encodeEvents(format.delta(event.text)));
+    outcome.retrievalTokens = event.result.retrievalTokens;
+    outcome.answerTokens = event.result.responseTokens;
     return encoder.encode(encodeEvents(format.done(event.result)));
   };
   const body = new ReadableStream<Uint8Array>({
@@ -133,7 +145,7 @@ function eventStream(
       if (format.start) ctl.enqueue(encoder.encode(encodeEvents(format.start())));
       if (first.done) {
         ctl.close();
-        finished();
+        end();
       } else ctl.enqueue(encode(first.value));
     },
     async pull(ctl) {
@@ -141,7 +153,7 @@ function eventStream(
         const r = await events.next();
         if (r.done) {
           ctl.close();
-          finished();
+          end();
           return;
         }
         ctl.enqueue(encode(r.value));
@@ -150,12 +162,12 @@ function eventStream(
         if (status === 500) logError(e);
         ctl.enqueue(encoder.encode(encodeEvents(format.error(error))));
         ctl.close();
-        finished();
+        end(error.code);
       }
     },
     async cancel() {
       // The client has gone: stop reading (withRequestSignal has aborted the provider).
-      finished();
+      end('client_closed');
       await events.return(undefined).catch(() => {});
     },
   });
