@@ -159,6 +159,40 @@ describe('restateForms (a sync gives shared units and phrases the form of a clea
     ).toBe(before);
   });
 
+  it('tells apart two relationships whose phrases join to the same string ("A MET | B C" and "A MET B | C")', () => {
+    const graph = new BaseGraph();
+    const tables = { units: new Map(), entities: new Map(), relationships: new Map() };
+    const unit = (text: string, source: string, relation: string, target: string) => ({
+      semantic_unit: text,
+      entities: [source, target],
+      relationships: [{ source, relation, target }],
+    });
+    const recs = [
+      record(1, [unit('One.', 'A', 'met B', 'C')]),
+      record(2, [unit('Two.', 'A', 'MET B', 'C')]),
+      record(3, [unit('Three.', 'A', 'MET', 'B C')]),
+    ];
+    mergeDecompositions(recs, 1, graph, tables, emptyCounters(), ops);
+    const ac = tables.relationships.get(
+      ops.relationshipId(ops.entityIdOfNormalized('A'), ops.entityIdOfNormalized('C'))!,
+    )!;
+    expect(ac.relations).toEqual(['A met B C']);
+    // A clean build meets chunk 2 first: A–C keeps "A MET B C", the very string of A–(B C)'s phrase.
+    restateForms(
+      recs,
+      new Map([
+        ['chunk2', 0],
+        ['chunk1', 1],
+        ['chunk3', 2],
+      ]),
+      tables,
+      graph,
+      2,
+      ops,
+    );
+    expect(ac.relations).toEqual(['A MET B C']);
+  });
+
   it('a chunk no longer in the index does not count (its form goes with it)', () => {
     const { graph, tables, recs } = merged();
     const [unit] = [...tables.units.values()];

@@ -16,7 +16,7 @@
  */
 import type { BaseGraph } from './graph-store.js';
 import type { TextOps } from './text-ops.js';
-import type { DecompositionRecord, RelationshipRow, SemanticUnitRow } from './types.js';
+import type { DecompositionRecord, EntityRow, RelationshipRow, SemanticUnitRow } from './types.js';
 
 export interface RestatedForms {
   /** Units whose context changed (their vector is cleared: it was made from the other form). */
@@ -29,7 +29,11 @@ export function restateForms(
   records: Iterable<DecompositionRecord>,
   /** Rank of each current chunk (text hash id) in a clean build's text_id order. */
   chunkRank: ReadonlyMap<string, number>,
-  tables: { units: Map<string, SemanticUnitRow>; relationships: Map<string, RelationshipRow> },
+  tables: {
+    units: Map<string, SemanticUnitRow>;
+    entities: ReadonlyMap<string, EntityRow>;
+    relationships: Map<string, RelationshipRow>;
+  },
   graph: BaseGraph,
   g: number,
   ops: TextOps,
@@ -42,9 +46,15 @@ export function restateForms(
   // form already (the merge keeps one phrase per fold): only the others are worked out.
   const unitOfText = new Map<string, string>();
   for (const u of tables.units.values()) unitOfText.set(u.context, u.hashId);
+  // A phrase joins "source relation target" with spaces, so two triples can give one string
+  // ("A met | B C" and "A met B | C"): the key names the two ends as well.
+  const phraseKey = (a: string, b: string, phrase: string) =>
+    a < b ? `${a}\u0000${b}\u0000${phrase}` : `${b}\u0000${a}\u0000${phrase}`;
   const relationshipOfPhrase = new Map<string, string | null>();
-  for (const r of tables.relationships.values())
-    for (const p of r.relations) relationshipOfPhrase.set(p, r.hashId);
+  for (const r of tables.relationships.values()) {
+    const [lo, hi] = r.uniqueRelationship.map((id) => tables.entities.get(id)?.context ?? '');
+    for (const p of r.relations) relationshipOfPhrase.set(phraseKey(lo!, hi!, p), r.hashId);
+  }
   const suspectUnits = new Set<string>();
   const suspectRelationships = new Set<string>();
   const noteUnit = (text: string): void => {
@@ -53,21 +63,23 @@ export function restateForms(
     unitOfText.set(text, id);
     suspectUnits.add(id);
   };
-  const noteRelationship = (rel: { source: string; target: string }, phrase: string): void => {
-    if (relationshipOfPhrase.has(phrase)) return;
+  type Triple = { source: string; relation: string; target: string };
+  const phrase = (rel: Triple) => [rel.source, rel.relation, rel.target].join(' ');
+  const keyOf = (rel: Triple) => phraseKey(rel.source, rel.target, phrase(rel));
+  const noteRelationship = (rel: Triple): void => {
+    const key = keyOf(rel);
+    if (relationshipOfPhrase.has(key)) return;
     // The same entity at both ends: no relationship (null).
     const id = ops.relationshipId(ops.entityIdOfNormalized(rel.source), ops.entityIdOfNormalized(rel.target));
-    relationshipOfPhrase.set(phrase, id);
+    relationshipOfPhrase.set(key, id);
     if (id !== null) suspectRelationships.add(id);
   };
-  const phrase = (rel: { source: string; relation: string; target: string }) =>
-    [rel.source, rel.relation, rel.target].join(' ');
   for (const rec of ordered) {
     for (const unit of rec.units) {
       const text = unit.semantic_unit.trim();
       if (!text) continue;
       noteUnit(text);
-      for (const rel of unit.relationships) noteRelationship(rel, phrase(rel));
+      for (const rel of unit.relationships) noteRelationship(rel);
     }
   }
   if (suspectUnits.size === 0 && suspectRelationships.size === 0) return { units: [], relationships: [] };
@@ -82,9 +94,9 @@ export function restateForms(
       const uid = unitOfText.get(text)!;
       if (suspectUnits.has(uid) && !unitForm.has(uid)) unitForm.set(uid, text);
       for (const rel of unit.relationships) {
-        const p = phrase(rel);
-        const rid = relationshipOfPhrase.get(p);
+        const rid = relationshipOfPhrase.get(keyOf(rel));
         if (rid === null || rid === undefined || !suspectRelationships.has(rid)) continue;
+        const p = phrase(rel);
         let forms = phraseForm.get(rid);
         if (!forms) {
           forms = new Map();
