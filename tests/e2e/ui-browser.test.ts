@@ -120,6 +120,9 @@ describe.skipIf(skipBrowserTests)('web UI in headless Chromium', () => {
       writeFileSync(p, text);
       return p;
     });
+    // The file input is in the tab order (a hidden one could not be reached without a mouse).
+    await page.focus('#file-input');
+    expect(await page.evaluate('document.activeElement && document.activeElement.id')).toBe('file-input');
     // Two through the file input, one dropped on the drop zone (a synthetic drop event).
     await page.setInputFiles('#file-input', paths.slice(0, 2));
     await expect.poll(() => page.locator('#file-list tbody tr').count()).toBe(2);

@@ -143,7 +143,8 @@ async function refreshStatus() {
   byId('status-detail', HTMLDivElement).textContent = detail.join(' · ');
   buildButton.disabled = s.building;
   const was = searchable;
-  searchable = s.searchable && !s.building;
+  // A finished generation stays searchable while a build runs (the server answers from it).
+  searchable = s.searchable;
   searchEngine.disabled = !searchable;
   chatTab.disabled = !(searchable && searchEngine.checked);
   if (searchable && !was) void refreshIndices();
@@ -251,6 +252,7 @@ async function refreshFiles() {
     uploadResult.textContent = messageOf(e);
     return;
   }
+  listed = new Set(r.files.map((f) => f.path));
   byId('accepted', HTMLParagraphElement).textContent =
     `Accepted: ${r.accepted.join(' ')} · up to ${sizeText(r.maxUploadBytes)} per file`;
   const rows = r.files.map((f) => {
@@ -274,6 +276,22 @@ async function refreshFiles() {
   byId('file-list', HTMLTableElement).tBodies[0]?.replaceChildren(...rows);
 }
 
+/** Paths of the files in input/, as last listed. */
+let listed = new Set();
+
+/**
+ * The question before replacing: every chosen file that exists is named, since the answer
+ * replaces them all.
+ * @param {File[]} files
+ * @returns {string}
+ */
+function replaceQuestion(files) {
+  const existing = files.map((f) => f.name).filter((n) => listed.has(n));
+  const names = existing.length ? existing : files.map((f) => f.name);
+  const shown = names.slice(0, 10).join(', ') + (names.length > 10 ? ` and ${names.length - 10} more` : '');
+  return `Already in input/: ${shown}. Replace ${names.length === 1 ? 'it' : 'them'}?`;
+}
+
 /**
  * Uploads the files; on "already exists" asks before replacing.
  * @param {File[]} files
@@ -292,9 +310,9 @@ async function upload(files, overwrite) {
   } catch (e) {
     if (
       e instanceof ApiError &&
-      e.status === 409 &&
+      e.body?.error?.code === 'file_exists' &&
       !overwrite &&
-      window.confirm(`${e.message}. Replace it?`)
+      window.confirm(replaceQuestion(files))
     ) {
       return upload(files, true);
     }
