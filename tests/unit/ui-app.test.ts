@@ -242,6 +242,28 @@ describe('ui app: config save', () => {
     );
   });
 
+  it('a file with a value out of range is shown as written, with its problems by key path', async () => {
+    const { app, folder } = makeApp();
+    const path = join(folder, 'Node_config.yaml');
+    writeFileSync(path, readFileSync(path, 'utf8').replace(/^(\s*)dim: \d+/m, '$1dim: 70000'));
+    const r = await app.request('/api/config', { headers: SAME });
+    expect(r.status).toBe(200);
+    const body = (await r.json()) as {
+      values: Record<string, Record<string, unknown>>;
+      choices: { service_provider: string[] };
+      problems: { path: string; message: string }[];
+    };
+    expect(body.values.config!.dim).toBe(70000);
+    expect(body.values.model_config!.service_provider).toBeTruthy();
+    expect(body.choices.service_provider.length).toBeGreaterThan(0);
+    expect(body.problems.map((p) => p.path)).toEqual(['config.dim']);
+    // Fixed from the form, it loads again.
+    expect((await save(app, { config: { dim: '256' } })).status).toBe(200);
+    expect(
+      ((await (await app.request('/api/config')).json()) as { problems?: unknown }).problems,
+    ).toBeUndefined();
+  });
+
   it('returns field problems by key path and leaves the file untouched', async () => {
     const { app, folder } = makeApp();
     const before = readFileSync(join(folder, 'Node_config.yaml'), 'utf8');

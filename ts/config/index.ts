@@ -46,6 +46,7 @@ export { CONFIG_FILE_NAME, renderConfigTemplate } from './template.js';
 export {
   type ConfigPatch,
   type ConfigUpdateResult,
+  readConfigForForm,
   type UpdateConfigOptions,
   updateConfigFile,
 } from './update.js';

@@ -74,6 +74,31 @@ export function updateConfigFile(
   return { ok: true, config: NodeConfig.fromYaml(out, abs, { env, requireApiKeys }) };
 }
 
+/**
+ * The file's values as written and what is wrong with them, for a form that must show a
+ * config that does not load (a value out of range) rather than nothing. Throws ConfigError
+ * only when the file is not YAML at all.
+ */
+export function readConfigForForm(
+  folder: string,
+  options: { env?: Env } = {},
+): { raw: Record<string, unknown>; problems: ConfigProblem[] } {
+  const abs = resolve(folder);
+  const path = join(abs, CONFIG_FILE_NAME);
+  const text = configPresent(path) ? readConfigText(path) : renderConfigTemplate(abs);
+  const data = parseConfigYaml(text, path).doc.toJS() as unknown;
+  const raw =
+    typeof data === 'object' && data !== null && !Array.isArray(data)
+      ? (data as Record<string, unknown>)
+      : {};
+  const check = validateConfigData(data, {
+    folder: abs,
+    env: options.env ?? process.env,
+    requireApiKeys: false,
+  });
+  return { raw, problems: check.ok ? [] : check.problems };
+}
+
 /** A mapping, or nothing yet (absent, or written bare: `config:`), which becomes one. */
 function canHoldKeys(node: unknown): boolean {
   return node === null || node === undefined || isMap(node) || (isScalar(node) && node.value === null);

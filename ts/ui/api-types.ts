@@ -35,6 +35,8 @@ export interface ConfigReply {
   apiKeySet: { model_config: boolean; embedding_config: boolean };
   choices: { service_provider: readonly string[]; language: readonly string[] };
   warnings: readonly string[];
+  /** A file that does not load: its values as written, and what is wrong, by key path. */
+  problems?: { path: string; message: string }[];
 }
 
 /** POST /api/config */

@@ -190,6 +190,29 @@ async function loadConfig() {
     f.value = '';
     f.placeholder = c.apiKeySet[section] ? 'set (type to replace)' : 'not set';
   }
+  // A file that does not load comes with its problems: shown next to their fields to fix here.
+  for (const s of form.querySelectorAll('.field-error')) s.textContent = '';
+  if (c.problems?.length) {
+    const out = byId('save-result', HTMLDivElement);
+    out.className = 'err';
+    out.textContent = `Node_config.yaml does not load: ${c.problems.length} field${c.problems.length === 1 ? '' : 's'} to fix`;
+    showProblems(c.problems, out);
+  }
+}
+
+/**
+ * Each problem next to its field; those without one after `out`'s text.
+ * @param {{ path: string, message: string }[]} problems
+ * @param {HTMLElement} out
+ */
+function showProblems(problems, out) {
+  const rest = [];
+  for (const p of problems) {
+    const slot = form.querySelector(`.field-error[data-for="${CSS.escape(p.path)}"]`);
+    if (slot) slot.textContent = p.message;
+    else rest.push(`${p.path}: ${p.message}`);
+  }
+  if (rest.length) out.textContent += ` — ${rest.join('; ')}`;
 }
 
 // Choosing the offline provider for the model also picks it for embeddings.
@@ -225,14 +248,7 @@ form.addEventListener('submit', async (ev) => {
   } catch (e) {
     out.className = 'err';
     out.textContent = messageOf(e);
-    const problems = (e instanceof ApiError && e.body?.error?.problems) || [];
-    const rest = [];
-    for (const p of problems) {
-      const slot = form.querySelector(`.field-error[data-for="${CSS.escape(p.path)}"]`);
-      if (slot) slot.textContent = p.message;
-      else rest.push(`${p.path}: ${p.message}`);
-    }
-    if (rest.length) out.textContent += ` — ${rest.join('; ')}`;
+    showProblems((e instanceof ApiError && e.body?.error?.problems) || [], out);
   }
 });
 

@@ -4,7 +4,15 @@
  * the problems by key path; refused while a build runs.
  */
 import { Hono } from 'hono';
-import { type ConfigPatch, LANGUAGES, PROVIDERS, updateConfigFile } from '../../config/index.js';
+import {
+  type ConfigPatch,
+  isUnsetApiKey,
+  LANGUAGES,
+  PROVIDERS,
+  readConfigForForm,
+  updateConfigFile,
+} from '../../config/index.js';
+import { ConfigError } from '../../errors.js';
 import { HttpError, readJsonObject } from '../../server/http.js';
 import type { ConfigReply, ConfigSaveReply, ConfigValues } from '../api-types.js';
 import type { UiContext } from '../ui-context.js';
@@ -73,15 +81,53 @@ function formSections(body: Record<string, unknown>): Record<string, unknown> {
   return body;
 }
 
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The form's values from each section's values (anything not a plain value shows as empty). */
+function formValues(sectionOf: (section: Section) => Record<string, unknown>): ConfigValues {
+  const values: ConfigValues = {};
+  for (const section of SECTIONS) {
+    const s = sectionOf(section);
+    values[section] = Object.fromEntries(
+      FORM_FIELDS[section].map((k) => {
+        const v = s[k];
+        return [k, typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? v : null];
+      }),
+    );
+  }
+  return values;
+}
+
+/** Whether a section of the file as written holds an API key (never the key itself). */
+function keyWritten(section: unknown): boolean {
+  return isObject(section) && !isUnsetApiKey(typeof section.api_keys === 'string' ? section.api_keys : null);
+}
+
 export function configRoutes(ctx: UiContext): Hono {
   return new Hono()
     .get('/config', (c) => {
-      const config = ctx.loadConfig();
-      const values: ConfigValues = {};
-      for (const section of SECTIONS) {
-        const s = config[section] as unknown as Record<string, ConfigValues[string][string]>;
-        values[section] = Object.fromEntries(FORM_FIELDS[section].map((k) => [k, s[k] ?? null]));
+      let config: ReturnType<UiContext['loadConfig']>;
+      try {
+        config = ctx.loadConfig();
+      } catch (e) {
+        if (!(e instanceof ConfigError)) throw e;
+        // A file that does not load (a value out of range) is shown as written, with its
+        // problems next to their fields, so it can be fixed here; one that is not YAML at all
+        // is refused (422) as before.
+        const { raw, problems } = readConfigForForm(ctx.root);
+        return c.json<ConfigReply>({
+          values: formValues((section) => (isObject(raw[section]) ? raw[section] : {})),
+          apiKeySet: {
+            model_config: keyWritten(raw.model_config),
+            embedding_config: keyWritten(raw.embedding_config),
+          },
+          choices: { service_provider: PROVIDERS, language: LANGUAGES },
+          warnings: [],
+          problems,
+        });
       }
+      const values = formValues((section) => config[section] as unknown as Record<string, unknown>);
       return c.json<ConfigReply>({
         values,
         apiKeySet: {
