@@ -3,6 +3,7 @@
  * (traversal names, wrong types, oversize, overwrite), config save validation, the
  * build lock and the context split. Builds and search are fakes; no addon is loaded.
  */
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   existsSync,
@@ -262,6 +263,30 @@ describe('ui app: config save', () => {
     expect(
       ((await (await app.request('/api/config')).json()) as { problems?: unknown }).problems,
     ).toBeUndefined();
+  });
+
+  it('a build another process runs (a terminal) shows as building and blocks saving the config', async () => {
+    const { app, folder } = makeApp();
+    const other = spawn('sleep', ['30']);
+    try {
+      await new Promise((r) => other.once('spawn', r));
+      mkdirSync(join(folder, 'info'), { recursive: true });
+      writeFileSync(
+        join(folder, 'info', 'build.lock'),
+        `${JSON.stringify({ pid: other.pid, started_at: new Date(Date.now() + 1000).toISOString() })}\n`,
+      );
+      const status = (await (await app.request('/api/status', { headers: SAME })).json()) as {
+        building: boolean;
+      };
+      expect(status.building).toBe(true);
+      const r = await save(app, { config: { chunk_size: '512' } });
+      expect(r.status).toBe(409);
+      expect(((await r.json()) as { error: { message: string } }).error.message).toContain(
+        `a build is running in another process (pid ${other.pid})`,
+      );
+    } finally {
+      other.kill();
+    }
   });
 
   it('returns field problems by key path and leaves the file untouched', async () => {

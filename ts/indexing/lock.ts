@@ -86,6 +86,16 @@ export function lockIsLive(info: LockInfo, lockPath: string): boolean {
   return true;
 }
 
+/**
+ * The live holder of info/build.lock (another process's build, e.g. one started in a
+ * terminal), or null: for a UI that must not change the config under a running build.
+ */
+export async function buildLockHolder(root: string): Promise<LockInfo | null> {
+  const path = resolveInProject(root, INFO_FILES.lock);
+  const holder = parseLock((await readFile(path, 'utf8').catch(() => '')) ?? '');
+  return holder !== null && lockIsLive(holder, path) ? holder : null;
+}
+
 /** Take info/build.lock or throw BuildLockedError naming the holder's pid. */
 export async function acquireBuildLock(root: string, now: () => Date = () => new Date()): Promise<BuildLock> {
   const path = resolveInProject(root, INFO_FILES.lock);

@@ -13,6 +13,7 @@ import {
   updateConfigFile,
 } from '../../config/index.js';
 import { ConfigError } from '../../errors.js';
+import { buildLockHolder } from '../../indexing/lock.js';
 import { HttpError, readJsonObject } from '../../server/http.js';
 import type { ConfigReply, ConfigSaveReply, ConfigValues } from '../api-types.js';
 import type { UiContext } from '../ui-context.js';
@@ -143,6 +144,14 @@ export function configRoutes(ctx: UiContext): Hono {
       // Checked once the body is in: a build may have started while it was read.
       if (ctx.job.running) {
         throw new HttpError(409, 'build_running', 'a build is running; save the config after it ends');
+      }
+      const other = await buildLockHolder(ctx.root);
+      if (other) {
+        throw new HttpError(
+          409,
+          'build_running',
+          `a build is running in another process (pid ${other.pid}); save the config after it ends`,
+        );
       }
       const result = updateConfigFile(ctx.root, patchFrom(formSections(body)));
       if (!result.ok) {

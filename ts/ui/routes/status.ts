@@ -1,5 +1,6 @@
 /** GET /api/status: the build state (info/state.json) and whether a build is running. */
 import { Hono } from 'hono';
+import { buildLockHolder } from '../../indexing/lock.js';
 import { readState } from '../../project/state.js';
 import type { StatusReply } from '../api-types.js';
 import type { UiContext } from '../ui-context.js';
@@ -7,7 +8,8 @@ import type { UiContext } from '../ui-context.js';
 export function statusRoutes(ctx: UiContext): Hono {
   return new Hono().get('/status', async (c) => {
     const state = await readState(ctx.root);
-    const building = ctx.job.running;
+    // This UI's build, or one another process runs (a `noderag build` in a terminal).
+    const building = ctx.job.running || (await buildLockHolder(ctx.root)) !== null;
     const finished = state !== null && state.current_state === 'FINISHED' && state.error_type === 'NO_ERROR';
     return c.json<StatusReply>({
       folder: ctx.root,
