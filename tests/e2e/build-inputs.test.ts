@@ -199,4 +199,30 @@ describe('input/ entries that are not indexed', () => {
     expect(during.length).toBeGreaterThan(0);
     for (const counts of during) expect(counts).toEqual(before);
   });
+
+  it('runBuild with an AbortSignal stops at the next safe point (exit 130); the next run finishes', async () => {
+    const { p } = await setUp();
+    const sink = new PassThrough().resume();
+    const ctl = new AbortController();
+    const stages: string[] = [];
+    const code = await runBuild({
+      folder: p.root,
+      yes: true,
+      stdout: sink,
+      stderr: sink,
+      signal: ctl.signal,
+      hooks: {
+        afterStage: (stage) => {
+          stages.push(stage);
+          if (stage === 'Text pipeline') ctl.abort();
+        },
+      },
+    });
+    expect(code).toBe(130);
+    expect(stages).toEqual(['Document pipeline', 'Text pipeline']);
+    expect(await p.readJson<{ error_type: string }>('info/state.json')).toMatchObject({
+      error_type: 'INTERRUPTED',
+    });
+    expect(await runBuild({ folder: p.root, yes: true, stdout: sink, stderr: sink })).toBe(0);
+  });
 });

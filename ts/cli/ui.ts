@@ -44,8 +44,20 @@ export default defineCommand({
     if (ensured.created) console.log(`Created ${ensured.configPath} from the template; edit it in the UI.`);
     // Aborted on stop: the page's open build-event stream ends instead of holding the shutdown.
     const closing = new AbortController();
+    const deps = realUiDeps(folder, closing.signal);
+    // The build the page started, if one runs: on stop it ends at its next safe point, and
+    // the UI says it is waiting for it (it went on silently, for as long as it took).
+    let building: Promise<number> | null = null;
     const app = createUiApp({
-      ...realUiDeps(folder),
+      ...deps,
+      runBuild: (sinks, lock) => {
+        const run = deps.runBuild(sinks, lock);
+        building = run;
+        void run.finally(() => {
+          if (building === run) building = null;
+        });
+        return run;
+      },
       ...(apiKey ? { apiKey } : {}),
       closing: closing.signal,
     });
@@ -70,8 +82,12 @@ export default defineCommand({
         process.off('SIGTERM', stop);
         console.error(`${signal}: stopping the UI; requests in flight get up to 1 s to finish.`);
         closing.abort();
+        const build = building;
+        if (build)
+          console.error('The running build stops at its next safe point (it resumes at the next build).');
         server
           .close()
+          .then(() => build?.catch(() => undefined))
           .then(() => console.error('UI stopped.'))
           .finally(done);
       };

@@ -83,6 +83,12 @@ export interface BuildOptions {
    * process. Off by default so an application that embeds the build keeps its own signals.
    */
   handleSignals?: boolean;
+  /**
+   * Stops the build at the next safe point when aborted, as a first SIGINT does (the run
+   * ends with BUILD_EXIT.INTERRUPTED and resumes from its last commit next time): for an
+   * application that runs builds and must stop (the web UI when it is stopped).
+   */
+  signal?: AbortSignal;
   /** Replace stage implementations (tests). */
   stages?: Partial<StageTable>;
   /** Observation points and settings for tests (nothing of this is read from the environment). */
@@ -358,6 +364,7 @@ export async function runBuild(options: BuildOptions): Promise<number> {
       hooks: options.hooks ?? {},
       onReport: options.onReport,
       retryNotes,
+      signal: options.signal,
     });
     return await run.execute(
       state,
@@ -391,6 +398,7 @@ interface BuildRunOptions {
   onReport?: (report: BuildReport) => void;
   /** Where provider retries are shown while a stage runs. */
   retryNotes?: RetryNotes;
+  signal?: AbortSignal;
 }
 
 /**
@@ -493,6 +501,13 @@ class BuildRun {
       process.on('SIGINT', this.#onSignal);
       process.on('SIGTERM', this.#onSignal);
     }
+    const { signal } = this.#o;
+    const onAbort = () => {
+      this.#o.log.warn('stop requested by the application: stopping (up to 10 s for requests in flight)');
+      this.#stop.stop('stopped by the application');
+    };
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
     const started = performance.now();
     const attempted = new Set<string>();
     const report = emptyReport();
@@ -568,6 +583,7 @@ class BuildRun {
     } finally {
       await dropHnswPrebuild(this.#o.root);
       this.#stop.dispose();
+      signal?.removeEventListener('abort', onAbort);
       if (handleSignals) {
         process.off('SIGINT', this.#onSignal);
         process.off('SIGTERM', this.#onSignal);

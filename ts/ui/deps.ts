@@ -10,7 +10,8 @@ import { NodeSearch } from '../search/node-search.js';
 import { validateParquetFooter } from '../store/parquet.js';
 import type { UiDeps } from './app.js';
 
-export function realUiDeps(folder: string): UiDeps {
+/** `stop`: aborted when the UI stops; a running build then stops at its next safe point. */
+export function realUiDeps(folder: string, stop?: AbortSignal): UiDeps {
   return {
     folder,
     runBuild: (sinks, lock) =>
@@ -21,6 +22,7 @@ export function realUiDeps(folder: string): UiDeps {
         stdout: sinks.stdout,
         stderr: sinks.stderr,
         ...(lock ? { lock } : {}),
+        ...(stop ? { signal: stop } : {}),
       }),
     // With watch, like the search server: a build run outside the UI (a terminal) is picked
     // up without a save or a restart.
