@@ -212,6 +212,13 @@ describe.skipIf(skipBrowserTests)('web UI in headless Chromium', () => {
     expect(dialogs).toEqual([]);
     expect(errors).toEqual([]);
     expect(external).toEqual([]);
+    // The UI server stops: the page says so instead of showing the last state.
+    const exited = new Promise((r) => child!.once('exit', r));
+    child!.kill('SIGTERM');
+    await exited;
+    await expect
+      .poll(() => page.locator('#status').textContent(), { timeout: 10_000 })
+      .toBe('Server unreachable');
     await context.close();
   }, 90_000);
 });

@@ -76,9 +76,11 @@ function authHeader() {
 
 /** @param {string} message */
 function askForKey(message) {
+  const first = keyBox.hidden;
   keyBox.hidden = false;
   keyMessage.className = 'err';
   keyMessage.textContent = message;
+  if (first) keyInput.focus();
 }
 
 /**
@@ -127,13 +129,23 @@ let searchable = false;
 async function refreshStatus() {
   /** @type {StatusReply} */
   let s;
+  const box = byId('status', HTMLDivElement);
   try {
     s = await api('/api/status');
-  } catch {
+  } catch (e) {
+    // No answer at all (not an HTTP error): the UI server has stopped. Said plainly, so the
+    // page does not keep showing "Building"; the next poll that gets through restores it.
+    if (!(e instanceof ApiError)) {
+      box.textContent = 'Server unreachable';
+      box.className = 'status error';
+      byId('status-detail', HTMLDivElement).textContent =
+        'the UI server does not answer: start it again (noderag ui) and this page picks it up';
+      const message = byId('build-message', HTMLDivElement);
+      if (message.textContent === 'Building…') message.textContent = '';
+    }
     return;
   }
   const failed = s.errorType !== null && s.errorType !== 'NO_ERROR';
-  const box = byId('status', HTMLDivElement);
   box.textContent = s.status;
   box.className = `status${s.status === 'Finished' ? ' finished' : failed ? ' error' : s.building ? ' building' : ''}`;
   const detail = [];
@@ -402,7 +414,11 @@ async function followBuildEvents() {
   for (;;) {
     try {
       const res = await fetch('/api/build/events?follow=1', { headers: authHeader() });
-      if (res.status === 401) askForKey('this UI needs its API key');
+      // The server's own words ("the API key is not valid"), not a generic line over them.
+      if (res.status === 401) {
+        const reply = /** @type {ErrorReply | null} */ (await res.json().catch(() => null));
+        askForKey(reply?.error?.message ?? 'this UI needs its API key');
+      }
       if (res.ok && res.body) {
         log.replaceChildren();
         const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -576,6 +592,12 @@ question.addEventListener('keydown', (ev) => {
 });
 
 function loadPage() {
+  // Messages of an earlier attempt (a missing or wrong key) go with it.
+  for (const id of ['save-result', 'upload-result']) {
+    const box = byId(id, HTMLDivElement);
+    box.textContent = '';
+    box.className = '';
+  }
   loadConfig().catch((e) => {
     byId('save-result', HTMLDivElement).textContent = messageOf(e);
   });
