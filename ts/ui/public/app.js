@@ -281,6 +281,7 @@ async function refreshFiles() {
     return;
   }
   listed = new Set(r.files.map((f) => f.path));
+  maxUploadBytes = r.maxUploadBytes;
   byId('accepted', HTMLParagraphElement).textContent =
     `Accepted: ${r.accepted.join(' ')} · up to ${sizeText(r.maxUploadBytes)} per file`;
   const rows = r.files.map((f) => {
@@ -328,13 +329,18 @@ function replaceQuestion(files) {
  */
 async function upload(files, overwrite) {
   if (!files.length) return;
-  const body = new FormData();
-  for (const f of files) body.append('file', f, f.name);
+  /** @type {string[]} */
+  const written = [];
   try {
-    /** @type {UploadReply} */
-    const r = await api(`/api/files${overwrite ? '?overwrite=1' : ''}`, { method: 'POST', body });
+    for (const batch of batches(files)) {
+      const body = new FormData();
+      for (const f of batch) body.append('file', f, f.name);
+      /** @type {UploadReply} */
+      const r = await api(`/api/files${overwrite ? '?overwrite=1' : ''}`, { method: 'POST', body });
+      written.push(...r.written);
+    }
     uploadResult.className = 'ok';
-    uploadResult.textContent = `Added ${r.written.join(', ')}`;
+    uploadResult.textContent = `Added ${written.join(', ')}`;
   } catch (e) {
     if (
       e instanceof ApiError &&
@@ -342,12 +348,45 @@ async function upload(files, overwrite) {
       !overwrite &&
       window.confirm(replaceQuestion(files))
     ) {
+      // The batches already written are written again, the same bytes.
       return upload(files, true);
     }
     uploadResult.className = 'err';
-    uploadResult.textContent = messageOf(e);
+    uploadResult.textContent = written.length
+      ? `Added ${written.join(', ')}; then: ${messageOf(e)}`
+      : messageOf(e);
   }
   void refreshFiles();
+}
+
+/** The server's limit per file, which is also its limit per request (from GET /api/files). */
+let maxUploadBytes = Number.POSITIVE_INFINITY;
+
+/**
+ * The files in requests of at most `maxUploadBytes` together (a file over it alone in its
+ * own, for the server to refuse by name): the page promises the limit per file.
+ * @param {File[]} files
+ * @returns {File[][]}
+ */
+function batches(files) {
+  /** @type {File[][]} */
+  const out = [];
+  /** @type {File[]} */
+  let current = [];
+  let size = 0;
+  for (const f of files) {
+    // Some room for the multipart framing of each part.
+    const cost = f.size + 512;
+    if (current.length > 0 && size + cost > maxUploadBytes) {
+      out.push(current);
+      current = [];
+      size = 0;
+    }
+    current.push(f);
+    size += cost;
+  }
+  if (current.length > 0) out.push(current);
+  return out;
 }
 
 const drop = byId('dropzone', HTMLDivElement);
