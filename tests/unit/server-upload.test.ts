@@ -73,7 +73,12 @@ describe('uploads: all files or none', () => {
     before.set('b.txt', { link: () => writeFileSync(join(input, 'b.txt'), 'the other request') });
     const r = await post(uploadApp(input), form({ 'a.txt': 'A', 'b.txt': 'B', 'c.txt': 'C' }));
     expect(r.status).toBe(409);
-    expect(((await r.json()) as { error: { code: string } }).error.code).toBe('file_exists');
+    const { error } = (await r.json()) as { error: { code: string; message: string } };
+    expect(error.code).toBe('file_exists');
+    // What to send to replace it (the API's words, not the web UI's).
+    expect(error.message).toBe(
+      '"b.txt" already exists in input/; send it again with ?overwrite=1 to replace it',
+    );
     // a.txt was placed, then taken back; b.txt is the other request's.
     expect(listing(input)).toEqual(['b.txt']);
     expect(readFileSync(join(input, 'b.txt'), 'utf8')).toBe('the other request');

@@ -68,7 +68,11 @@ function byteSize(n: number): string {
 }
 
 function exists(name: string): HttpError {
-  return new HttpError(409, 'file_exists', `"${name}" already exists in input/; confirm to replace it`);
+  return new HttpError(
+    409,
+    'file_exists',
+    `"${name}" already exists in input/; send it again with ?overwrite=1 to replace it`,
+  );
 }
 
 /** What is at `path`, without following a symbolic link: null when nothing. */
