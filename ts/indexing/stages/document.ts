@@ -278,8 +278,11 @@ interface CycleChunk {
 /** A chunk row to make again in another form: the form, its first document, the row's number. */
 type Restated = CycleChunk & { owner: DocumentRow; textId: number };
 
-/** For each chunk id, the first document by path that lists it. */
-function firstListing(rows: readonly DocumentRow[]): Map<string, DocumentRow> {
+/**
+ * For each chunk id, the first document by path that lists it; in a clean build's text_id
+ * order (documents by path, chunks in document order), which the Graph stage uses too.
+ */
+export function firstListing(rows: readonly DocumentRow[]): Map<string, DocumentRow> {
   const owner = new Map<string, DocumentRow>();
   for (const d of [...rows].sort((a, b) => compareCodePoints(a.path, b.path))) {
     for (const id of d.textHashIds) if (!owner.has(id)) owner.set(id, d);

@@ -18,12 +18,11 @@ import {
 import { graphNodeRows, TABLES } from '../../index-io/tables.js';
 import { mergeDecompositions } from '../../model/merge-decompositions.js';
 import { restateForms } from '../../model/restate-forms.js';
-import type { DocumentRow } from '../../model/types.js';
 import { resolveInProject } from '../../project/layout.js';
-import { compareCodePoints } from '../discover.js';
 import { count } from '../tree.js';
 import type { StageContext, StageResult } from './context.js';
 import { textOps } from './core.js';
+import { firstListing } from './document.js';
 import type { StageOutputs } from './outputs.js';
 
 /**
@@ -58,18 +57,6 @@ export async function stageGraphTables(
   index.graphStaged(true);
 }
 
-/**
- * Each current chunk's place in a clean build's text_id order: documents by path, chunks in
- * document order, a chunk where its first document holds it.
- */
-function cleanChunkRanks(documents: readonly DocumentRow[]): Map<string, number> {
-  const rank = new Map<string, number>();
-  for (const d of [...documents].sort((a, b) => compareCodePoints(a.path, b.path))) {
-    for (const id of d.textHashIds) if (!rank.has(id)) rank.set(id, rank.size);
-  }
-  return rank;
-}
-
 export async function graphStage(ctx: StageContext): Promise<StageResult> {
   const decompositions = await ctx.index.decompositions();
   const records = [...decompositions.values()].filter((r) => r.generation === ctx.g && r.status === 'ok');
@@ -88,7 +75,8 @@ export async function graphStage(ctx: StageContext): Promise<StageResult> {
   const restated = ctx.state.is_incremental
     ? restateForms(
         decompositions.values(),
-        cleanChunkRanks(await ctx.index.documents()),
+        // Each current chunk's place in a clean build's text_id order.
+        new Map([...firstListing(await ctx.index.documents()).keys()].map((id, rank) => [id, rank])),
         tables,
         graph,
         ctx.g,
