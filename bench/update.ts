@@ -35,6 +35,7 @@ import { NodeConfig } from '../ts/config/node-config.js';
 import { IndexData } from '../ts/index-io/index-data.js';
 import { runBuild } from '../ts/indexing/pipeline.js';
 import { NodeSearch } from '../ts/search/node-search.js';
+import { comparableIndex } from './lib/comparable-index.js';
 import { loadCorpus, loadQuestions, localConfigYaml, paragraphFileName, REPO_ROOT } from './lib/hotpot.js';
 
 async function freePort(): Promise<number> {
@@ -68,7 +69,6 @@ async function serve(root: string): Promise<{ child: ChildProcess; url: string; 
 }
 
 const DIM = 256;
-const BASE = new Set(['semantic_unit', 'entity', 'relationship']);
 
 function writeProject(root: string, files: [string, string][]): void {
   mkdirSync(join(root, 'input'), { recursive: true });
@@ -153,38 +153,6 @@ async function build(root: string): Promise<{
   const attribute = /\d+ important entities of [^\n]*/.exec(printed)?.[0] ?? 'no Attribute summary';
   const summary = /[\d,]+ nodes? in the community graph[^\n]*/.exec(printed)?.[0] ?? 'no Summary summary';
   return { seconds, cpuSeconds, calls, byStage, stageSeconds, stageCpu, attribute, summary };
-}
-
-const sortedList = <T>(xs: Iterable<T>) => [...xs].sort();
-
-async function comparable(root: string): Promise<Record<string, string[]>> {
-  const index = new IndexData(root, DIM);
-  const graph = await index.graph();
-  const isBase = (id: string) => BASE.has(graph.nodes.get(id)?.type ?? '');
-  return {
-    text: sortedList([...(await index.texts()).values()].map((t) => `${t.hashId} ${t.context}`)),
-    units: sortedList(
-      [...(await index.units()).values()].map((u) =>
-        JSON.stringify([u.hashId, u.context, u.weight, sortedList(u.textHashIds)]),
-      ),
-    ),
-    entities: sortedList(
-      [...(await index.entities()).values()].map((e) => JSON.stringify([e.hashId, e.context, e.weight])),
-    ),
-    relationships: sortedList(
-      [...(await index.relationships()).values()].map((r) =>
-        JSON.stringify([r.hashId, r.uniqueRelationship, r.weight, sortedList(r.relations)]),
-      ),
-    ),
-    baseNodes: sortedList(
-      [...graph.nodes].filter(([id]) => isBase(id)).map(([id, n]) => `${id} ${n.weight}`),
-    ),
-    baseEdges: sortedList(
-      [...graph.edges.values()]
-        .filter((e) => isBase(e.source) && isBase(e.target))
-        .map((e) => `${e.source} ${e.target} ${e.weight}`),
-    ),
-  };
 }
 
 const corpus = loadCorpus();
@@ -279,9 +247,11 @@ try {
   writeProject(clean, finalFiles);
   const cleanRun = await build(clean);
 
-  const mine = await comparable(root);
-  const theirs = await comparable(clean);
-  const differing = Object.keys(mine).filter((k) => JSON.stringify(mine[k]) !== JSON.stringify(theirs[k]));
+  const mine = await comparableIndex(root, DIM);
+  const theirs = await comparableIndex(clean, DIM);
+  const differing = (Object.keys(mine) as (keyof typeof mine)[]).filter(
+    (k) => JSON.stringify(mine[k]) !== JSON.stringify(theirs[k]),
+  );
   const tablesEqual = differing.length === 0 ? 1 : 0;
 
   // Retrieval: nothing removed comes back.

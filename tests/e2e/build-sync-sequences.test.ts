@@ -14,9 +14,9 @@ import { readdir, readFile, rename } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
+import { comparableIndex } from '../../bench/lib/comparable-index.js';
 import { mulberry32 as random } from '../../bench/lib/random.js';
 import { runBuild } from '../../ts/indexing/pipeline.js';
-import { comparableIndex } from '../helpers/comparable-index.js';
 import { createProject, type Project, REPO_ROOT } from '../helpers/project.js';
 
 const DIM = 32;

@@ -12,6 +12,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
+import { comparableIndex } from '../../bench/lib/comparable-index.js';
 import { NodeConfig } from '../../ts/config/node-config.js';
 import { COMMUNITY_INPUTS_FILE, readCommunityInputs } from '../../ts/index-io/community-inputs.js';
 import { IndexData } from '../../ts/index-io/index-data.js';
@@ -21,7 +22,6 @@ import { STAGES } from '../../ts/project/state.js';
 import { LoadedIndex } from '../../ts/search/loaded-index.js';
 import { NodeSearch, type SearchProviders } from '../../ts/search/node-search.js';
 import { attributeId } from '../../ts/text/index.js';
-import { comparableIndex } from '../helpers/comparable-index.js';
 import { startFakeOpenAI } from '../helpers/fake-providers/index.js';
 import { CLI, createProject, indexFingerprints, type Project, REPO_ROOT } from '../helpers/project.js';
 

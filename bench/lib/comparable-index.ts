@@ -2,7 +2,8 @@
  * What a sync must leave equal to a clean build of the same folder (docs/method.md §4.5): the
  * text, semantic-unit, entity and relationship tables and the base graph (semantic_unit,
  * entity and relationship nodes and the edges between them), without numbers, generations
- * or orders that may legitimately differ. Compared with toEqual.
+ * or orders that may legitimately differ: `npm run bench -- update`'s tables_equal and the sync
+ * tests compare two of these.
  */
 import { IndexData } from '../../ts/index-io/index-data.js';
 
