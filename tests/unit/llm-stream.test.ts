@@ -24,6 +24,11 @@ import {
   startFakeOpenAI,
 } from '../helpers/fake-providers/index.js';
 
+/** The fake server's next reply on `route`: this server-sent event body, as written. */
+function streamReply(server: FakeOpenAIServer | FakeGeminiServer, route: string, body: string): void {
+  server.inject({ route, fault: { kind: 'raw', contentType: 'text/event-stream', body } });
+}
+
 const REQUEST = buildRequest({
   task: 'answer',
   language: 'English',
@@ -173,14 +178,7 @@ describe('OpenAI adapter (openai SDK, stream: true)', () => {
       choices: [{ index: 0, delta: { content }, finish_reason: finish }],
     });
     // Cut at the token limit: the provider's own word for it; asking again gets the same cut.
-    server.inject({
-      route: 'chat',
-      fault: {
-        kind: 'raw',
-        contentType: 'text/event-stream',
-        body: sse(piece('The observatory was'), piece(' founded', 'length')),
-      },
-    });
+    streamReply(server, 'chat', sse(piece('The observatory was'), piece(' founded', 'length')));
     await expect(collect(p.chatStream(REQUEST))).rejects.toThrow(
       /reply of openai \(model_config, model gpt-4o-mini\) was cut at the token limit \(finish_reason length\); raise model_config.max_tokens/,
     );
@@ -211,10 +209,7 @@ describe('OpenAI adapter (openai SDK, stream: true)', () => {
     cache.close();
     // A stream without a finish reason is taken as whole (some OpenAI-compatible servers
     // never send one).
-    server.inject({
-      route: 'chat',
-      fault: { kind: 'raw', contentType: 'text/event-stream', body: sse(piece('The observatory was')) },
-    });
+    streamReply(server, 'chat', sse(piece('The observatory was')));
     expect((await collect(cached(adapter()).chatStream(REQUEST))).join('')).toBe('The observatory was');
   });
 
@@ -308,43 +303,19 @@ describe('Gemini adapter (@google/genai generateContentStream)', () => {
     });
     const sse = (...chunks: object[]) => chunks.map((c) => `data: ${JSON.stringify(c)}\r\n\r\n`).join('');
     const p = cached(adapter());
-    server.inject({
-      route: 'streamGenerateContent',
-      fault: {
-        kind: 'raw',
-        contentType: 'text/event-stream',
-        body: sse(chunk('The observatory'), chunk(' was', 'MAX_TOKENS')),
-      },
-    });
+    streamReply(server, 'streamGenerateContent', sse(chunk('The observatory'), chunk(' was', 'MAX_TOKENS')));
     await expect(collect(p.chatStream(REQUEST))).rejects.toThrow(
       /cut at the token limit \(finishReason MAX_TOKENS\)/,
     );
-    server.inject({
-      route: 'streamGenerateContent',
-      fault: {
-        kind: 'raw',
-        contentType: 'text/event-stream',
-        body: sse(chunk('The observatory'), chunk(' was', 'SAFETY')),
-      },
-    });
+    streamReply(server, 'streamGenerateContent', sse(chunk('The observatory'), chunk(' was', 'SAFETY')));
     await expect(collect(p.chatStream(REQUEST))).rejects.toThrow(
       /stopped by the provider \(finishReason SAFETY\)/,
     );
-    server.inject({
-      route: 'streamGenerateContent',
-      fault: { kind: 'raw', contentType: 'text/event-stream', body: sse(chunk('The observatory')) },
-    });
+    streamReply(server, 'streamGenerateContent', sse(chunk('The observatory')));
     await expect(collect(p.chatStream(REQUEST))).rejects.toThrow(/ended before the reply was complete/);
     // A blocked prompt: one request, not retried.
     const before = server.count('streamGenerateContent');
-    server.inject({
-      route: 'streamGenerateContent',
-      fault: {
-        kind: 'raw',
-        contentType: 'text/event-stream',
-        body: sse({ promptFeedback: { blockReason: 'SAFETY' } }),
-      },
-    });
+    streamReply(server, 'streamGenerateContent', sse({ promptFeedback: { blockReason: 'SAFETY' } }));
     await expect(collect(p.chatStream(REQUEST))).rejects.toThrow(
       /stopped by the provider \(blockReason SAFETY\)/,
     );
