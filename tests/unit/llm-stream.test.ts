@@ -213,6 +213,45 @@ describe('OpenAI adapter (openai SDK, stream: true)', () => {
     expect((await collect(cached(adapter()).chatStream(REQUEST))).join('')).toBe('The observatory was');
   });
 
+  it('a reply the server aborted (vLLM finish_reason abort) is retried and never cached', async () => {
+    const cache = ResponseCache.open(dir);
+    const p = cached(adapter(), cache);
+    const aborted = JSON.stringify({
+      id: 'c',
+      object: 'chat.completion',
+      created: 0,
+      model: 'gpt-4o-mini',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'The obs' }, finish_reason: 'abort' }],
+    });
+    // Once: the next attempt gets the whole reply, and only that one is kept.
+    server.inject({ route: 'chat', fault: { kind: 'raw', body: aborted } });
+    const whole = await p.chat(REQUEST);
+    expect(whole).not.toBe('The obs');
+    expect(server.count('chat')).toBe(2);
+    expect(cache.replyCount).toBe(1);
+    // Every attempt aborted: the error says so.
+    server.inject({ route: 'chat', fault: { kind: 'raw', body: aborted }, times: 3 });
+    await expect(
+      p.chat({ ...REQUEST, messages: [{ role: 'user', content: 'another question' }] }),
+    ).rejects.toThrow(
+      /reply of openai \(model_config, model gpt-4o-mini\) was aborted by the server before it was complete \(finish_reason abort\).*gave up after 3/,
+    );
+    expect(cache.replyCount).toBe(1);
+    cache.close();
+    // Streamed, before its first delta: asked again.
+    const chunk = {
+      id: 'c',
+      object: 'chat.completion.chunk',
+      created: 0,
+      model: 'gpt-4o-mini',
+      choices: [{ index: 0, delta: {}, finish_reason: 'abort' }],
+    };
+    streamReply(server, 'chat', `data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`);
+    const before = server.count('chat');
+    expect((await collect(cached(adapter()).chatStream(REQUEST))).join('').length).toBeGreaterThan(0);
+    expect(server.count('chat')).toBe(before + 2);
+  });
+
   it('a 200 holding an error object or an HTML page is described as what it is', async () => {
     const p = cached(adapter());
     server.inject({

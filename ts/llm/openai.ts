@@ -29,6 +29,7 @@ import { ProviderError } from '../errors.js';
 import { httpFetch, httpPostWhole, type WholeReply } from './http-fetch.js';
 import { promptSet } from './prompts/index.js';
 import {
+  abortedReplyError,
   abortReason,
   clean,
   type ErrorContext,
@@ -88,6 +89,17 @@ function rejectsParam(e: InstanceType<typeof OpenAI.APIError>, ...names: string[
 
 /** finish_reason values of a reply that is not whole (cut at max_tokens, or filtered). */
 const INCOMPLETE_FINISH = new Set(['length', 'content_filter']);
+
+/**
+ * The error for a finish_reason that says the reply is not whole, or null: cut or filtered
+ * (asking again gets the same), or aborted by the server (vLLM `abort`: worth another try).
+ */
+function unfinishedReply(ctx: ErrorContext, finish: string | null | undefined): ProviderError | null {
+  if (!finish) return null;
+  if (INCOMPLETE_FINISH.has(finish)) return incompleteReplyError(ctx, `finish_reason ${finish}`);
+  if (finish === 'abort') return abortedReplyError(ctx, `finish_reason ${finish}`);
+  return null;
+}
 
 export class OpenAIProvider implements Provider {
   readonly identity: ProviderIdentity;
@@ -151,9 +163,8 @@ export class OpenAIProvider implements Provider {
       // A stream without a finish reason is taken as whole: some OpenAI-compatible servers and
       // proxies (LiteLLM, older LocalAI) never send one, and refusing them would fail every
       // streamed answer. (The SDK does not say whether [DONE] came.)
-      if (finish !== null && INCOMPLETE_FINISH.has(finish)) {
-        throw incompleteReplyError(this.#ctx, `finish_reason ${finish}`);
-      }
+      const unfinished = unfinishedReply(this.#ctx, finish);
+      if (unfinished) throw unfinished;
     } catch (e) {
       throw this.#mapError(e, signal);
     }
@@ -362,8 +373,8 @@ export class OpenAIProvider implements Provider {
     const message = res.choices?.[0]?.message;
     if (message?.refusal) throw invalidReplyError(this.#ctx, 'reply (refusal)', message.refusal);
     const finish = res.choices?.[0]?.finish_reason;
-    if (finish && INCOMPLETE_FINISH.has(finish))
-      throw incompleteReplyError(this.#ctx, `finish_reason ${finish}`);
+    const unfinished = unfinishedReply(this.#ctx, finish);
+    if (unfinished) throw unfinished;
     const content = message?.content;
     if (typeof content !== 'string') throw invalidReplyError(this.#ctx, 'reply', 'no message content');
     return content;

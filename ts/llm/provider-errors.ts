@@ -116,6 +116,21 @@ export function incompleteReplyError(ctx: ErrorContext, reason: string): Provide
   return new ProviderError(`the reply of ${who(ctx)} ${why}`, { provider: ctx.provider, retryable: false });
 }
 
+/**
+ * A reply the server itself gave up on (vLLM's finish_reason `abort`: the request was
+ * preempted or cancelled on the server). Not the model's answer, so never kept; retried,
+ * since the next attempt usually runs whole.
+ */
+export function abortedReplyError(ctx: ErrorContext, reason: string): ProviderError {
+  return new ProviderError(
+    `the reply of ${who(ctx)} was aborted by the server before it was complete (${reason})`,
+    {
+      provider: ctx.provider,
+      retryable: true,
+    },
+  );
+}
+
 /** A stream that ended without the provider saying the reply was complete (retried before its first delta). */
 export function unfinishedStreamError(ctx: ErrorContext): ProviderError {
   return new ProviderError(
