@@ -3,7 +3,8 @@
 //! <queries.f32> <dim> [k] [ef] [rounds]`. The queries file holds the question vectors as
 //! little-endian f32 rows (bench/lib writes one for HotpotQA-100). Prints the CPU time per
 //! search of each round and a hash of every result (labels and distance bits), so a change
-//! of the search loop can be checked to return the very same hits.
+//! of the search loop can be checked to return the very same hits. `VNNI=0` walks with the
+//! AVX2 code distance instead of VNNI's (same hits, for A/B on one machine).
 
 use std::hash::{Hash, Hasher};
 
@@ -36,6 +37,9 @@ fn main() {
   let k: usize = rest.first().map_or(100, |s| s.parse().expect("k"));
   let ef: usize = rest.get(1).map_or(100, |s| s.parse().expect("ef"));
   let rounds: usize = rest.get(2).map_or(20, |s| s.parse().expect("rounds"));
+  if std::env::var("VNNI").is_ok_and(|v| v == "0") {
+    noderag_hnsw::set_code_vnni(false);
+  }
   let index = HnswIndex::load_for_search(std::path::Path::new(path), dim, None).expect("index");
   let bytes = std::fs::read(queries).expect("queries");
   let values: Vec<f32> = bytes

@@ -93,6 +93,11 @@ impl<'a> CodeQuery<'a> {
     }
   }
 
+  /// Whether `distance` runs on the VNNI instruction (else it is `code_l2`).
+  pub(crate) fn uses_vnni(&self) -> bool {
+    self.vnni != Vnni::None
+  }
+
   /// `code_l2(query, row)`: the squared L2 of two code rows of the same padded length;
   /// `label` indexes `sums`.
   #[inline]

@@ -65,6 +65,33 @@ fn the_vnni_code_distance_builds_the_bytes_of_the_portable_one() {
   }
 }
 
+/// The search walk, too, takes the VNNI code distance where the CPU has it (view.rs); its
+/// hits and distances are those of the AVX2/portable walk, bit for bit.
+#[test]
+fn the_vnni_code_distance_walks_to_the_hits_of_the_portable_one() {
+  let dim = 170;
+  let data = clustered(2 * BATCH + 50, dim, ClusterShape::tight(6), 34);
+  let queries = clustered(40, dim, ClusterShape::tight(6), 35);
+  for space in [Space::L2, Space::Cosine] {
+    let index = built(space, dim, &data, 2);
+    let run = |vnni: bool| {
+      noderag_hnsw::set_code_vnni(vnni);
+      queries
+        .chunks_exact(dim)
+        .map(|q| {
+          let r = index.search_graph(q, 20, 40).unwrap();
+          let bits: Vec<u32> = r.distances.iter().map(|d| d.to_bits()).collect();
+          (r.labels, bits)
+        })
+        .collect::<Vec<_>>()
+    };
+    let portable = run(false);
+    let vnni = run(true);
+    assert!(portable.iter().all(|(labels, _)| labels.len() == 20));
+    assert!(portable == vnni, "{space:?}: the VNNI walk found other hits");
+  }
+}
+
 #[test]
 fn how_the_insertion_is_split_into_calls_changes_nothing() {
   let dim = 16;
