@@ -190,6 +190,43 @@ describe('build --rebuild', () => {
     expect(await rebuildLeftovers(p.root)).toEqual([]);
   });
 
+  it('a rebuild declined, or ended by SIGTERM/SIGHUP, at its question leaves the index as it was', async () => {
+    for (const how of ['n', 'SIGTERM', 'SIGHUP'] as const) {
+      const input = Object.assign(new PassThrough(), { isTTY: true });
+      const stdout = Object.assign(new PassThrough(), { isTTY: true });
+      const stderr = new PassThrough();
+      let out = '';
+      let err = '';
+      stdout.on('data', (d) => {
+        out += d;
+        // The index is aside while the question waits; the answer comes then.
+        if (!String(d).includes('Start the build?')) return;
+        if (how === 'n') input.end('n\n');
+        else for (const l of process.listeners(how).filter((x) => !before.includes(x))) (l as () => void)();
+      });
+      stderr.on('data', (d) => {
+        err += d;
+      });
+      const before = how === 'n' ? [] : process.listeners(how);
+      const code = await runBuild({
+        folder: p.root,
+        rebuild: true,
+        handleSignals: false,
+        stdin: input,
+        stdout,
+        stderr,
+      });
+      expect(code, how).toBe(how === 'n' ? 4 : 130);
+      expect(out, how).toContain('Rebuild from scratch: the previous index waits');
+      expect(err, how).toContain('Build cancelled; nothing changed.');
+      expect(err, how).not.toContain('did not finish');
+      const log = readFileSync(p.path('info', 'info.log'), 'utf8');
+      expect(log).toContain('rebuild from scratch not started: the previous index is back in place');
+      expect(snapshot(p.root), how).toEqual(original);
+      expect(await rebuildLeftovers(p.root), how).toEqual([]);
+    }
+  });
+
   it('a kill in the middle of a rebuild leaves a disk from which the next build restores the previous index', async () => {
     const killedCopy = await mkdtemp(join(tmpdir(), 'noderag-rebuild-killed-'));
     scratch.push(killedCopy);

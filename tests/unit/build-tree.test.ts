@@ -320,34 +320,41 @@ describe('outlook and confirmation', () => {
     expect(io.written()).toBe('Start the build? [y/N] ');
   });
 
-  it('declining (or end of input) cancels with exit 4', async () => {
-    for (const lines of [['nope'], null]) {
-      const io = tty(lines);
+  it('declining (or end of input, whose message starts a line) cancels with exit 4', async () => {
+    for (const [lines, message] of [
+      [['nope'], 'Build cancelled; nothing changed.'],
+      [null, '\nBuild cancelled; nothing changed.'],
+    ] as const) {
+      const io = tty(lines === null ? null : [...lines]);
       expect(await confirmBuild({ hasWork: true, yes: false, input: io.input, output: io.output })).toEqual({
         proceed: false,
         exitCode: 4,
-        message: 'Build cancelled; nothing changed.',
+        message,
       });
     }
   });
 
-  it('Ctrl-C at the prompt cancels with exit 130 and says so on a line of its own', async () => {
-    const input = Object.assign(new PassThrough(), { isTTY: true });
-    const output = Object.assign(new PassThrough(), { isTTY: true });
-    const before = process.listeners('SIGINT');
-    const asked = confirmBuild({ hasWork: true, yes: false, input, output });
-    // The prompt listens for SIGINT while it waits (the default action would end the
-    // process mid-line); its listener stands in for the terminal's signal here.
-    const added = process.listeners('SIGINT').filter((l) => !before.includes(l));
-    expect(added).toHaveLength(1);
-    (added[0] as () => void)();
-    expect(await asked).toEqual({
-      proceed: false,
-      exitCode: 130,
-      message: '\nBuild cancelled; nothing changed.',
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    it(`${signal} at the prompt cancels with exit 130 and says so on a line of its own`, async () => {
+      const input = Object.assign(new PassThrough(), { isTTY: true });
+      const output = Object.assign(new PassThrough(), { isTTY: true });
+      const before = process.listeners(signal);
+      const asked = confirmBuild({ hasWork: true, yes: false, input, output });
+      // The prompt listens for the signal while it waits (the default action would end the
+      // process mid-line, before a --rebuild puts the index back); its listener stands in
+      // for the signal here.
+      const added = process.listeners(signal).filter((l) => !before.includes(l));
+      expect(added).toHaveLength(1);
+      (added[0] as () => void)();
+      expect(await asked).toEqual({
+        proceed: false,
+        exitCode: 130,
+        message: '\nBuild cancelled; nothing changed.',
+      });
+      for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
+        expect(process.listeners(s).filter((l) => l === added[0])).toHaveLength(0);
     });
-    expect(process.listeners('SIGINT')).toEqual(before);
-  });
+  }
 
   it('without a terminal and without --yes it refuses with exit 2; up to date exits 0', async () => {
     const input = new PassThrough();

@@ -242,6 +242,8 @@ export async function runBuild(options: BuildOptions): Promise<number> {
 
   let providers: ModelProviders | undefined;
   let asideForRebuild = false;
+  /** Whether the stages were started (past the confirmation). */
+  let started = false;
   try {
     // Step 2: a rebuild and staging left by a crash.
     const undone = await recoverRebuild(root);
@@ -330,7 +332,6 @@ export async function runBuild(options: BuildOptions): Promise<number> {
       );
     }
     const note = changedDeletedNote(init.plan.changed.length, init.plan.deleted.length);
-    if (note) log.info(`sync: ${note}`);
     for (const u of init.plan.unreadable) log.warn(`skipped ${u.path}: ${u.reason}`);
     for (const e of init.plan.skipped) if (e.kind === 'outside') log.warn(`skipped ${e.path}: ${e.reason}`);
     const decision = await confirmBuild({
@@ -348,9 +349,15 @@ export async function runBuild(options: BuildOptions): Promise<number> {
           log.warn(message);
           complain(`warning: ${message}`);
         }
-      } else complain(decision.message);
+      } else {
+        complain(decision.message);
+        // A declined build changed nothing: info.log says so, not what the sync would have done.
+        log.info(`build not started (exit ${decision.exitCode}): ${decision.message.trim()}`);
+      }
       return decision.exitCode;
     }
+    if (note) log.info(`sync: ${note}`);
+    started = true;
 
     const run = new BuildRun({
       root,
@@ -377,9 +384,14 @@ export async function runBuild(options: BuildOptions): Promise<number> {
     providers?.close();
     // The previous index is dropped if the new one is searchable, put back otherwise.
     if (asideForRebuild && (await recoverRebuild(root)) === 'restored') {
-      complain(
-        'The previous index is back in place (the rebuild did not finish). Model replies received meanwhile are kept in cache/response_cache/: running `build --rebuild` again does not pay for them twice.',
-      );
+      if (started) {
+        complain(
+          'The previous index is back in place (the rebuild did not finish). Model replies received meanwhile are kept in cache/response_cache/: running `build --rebuild` again does not pay for them twice.',
+        );
+      } else {
+        // Declined or interrupted at the question: nothing was rebuilt, nothing to explain.
+        log.info('rebuild from scratch not started: the previous index is back in place');
+      }
     }
     await lock.release();
   }

@@ -255,6 +255,8 @@ export const INTERRUPTED_ANSWER = Symbol('interrupted');
  * Ask once on `input`/`output`; end of input counts as "no", a SIGINT while asking is
  * INTERRUPTED_ANSWER (the default action would end the process mid-line, without a word).
  */
+const QUESTION_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
 export function askQuestion(
   input: NodeJS.ReadableStream,
   output: NodeJS.WritableStream,
@@ -263,19 +265,22 @@ export function askQuestion(
   return new Promise((resolve) => {
     const rl = createInterface({ input, output, terminal: false });
     let answered = false;
-    const onSigint = () => {
+    // Ctrl-C, a `kill` or a closed terminal while the question waits: the build is cancelled
+    // and returns, so its cleanup runs (a --rebuild has moved the index aside by now and
+    // must put it back) instead of the process dying with the signal.
+    const onSignal = () => {
       answered = true;
       rl.close();
       resolve(INTERRUPTED_ANSWER);
     };
-    process.once('SIGINT', onSigint);
+    for (const signal of QUESTION_SIGNALS) process.once(signal, onSignal);
     rl.once('line', (line) => {
       answered = true;
       rl.close();
       resolve(line);
     });
     rl.once('close', () => {
-      process.off('SIGINT', onSigint);
+      for (const signal of QUESTION_SIGNALS) process.off(signal, onSignal);
       if (!answered) resolve(null);
     });
     output.write(question);
@@ -308,7 +313,9 @@ export async function confirmBuild(options: {
         return { proceed: false, exitCode: BUILD_EXIT.INTERRUPTED, message: `\n${MESSAGES.cancelled}` };
       }
       if (isAffirmative(answer)) return { proceed: true };
-      return { proceed: false, exitCode: BUILD_EXIT.DECLINED, message: MESSAGES.cancelled };
+      // End of input (Ctrl-D) leaves the prompt's line open too.
+      const cancelled = answer === null ? `\n${MESSAGES.cancelled}` : MESSAGES.cancelled;
+      return { proceed: false, exitCode: BUILD_EXIT.DECLINED, message: cancelled };
     }
   }
 }
