@@ -418,6 +418,38 @@ describe('build syncs the index to its input folder', () => {
     expect(comparedCommunities).toBeGreaterThan(0);
   }, 120_000);
 
+  it('a sync stopped after its Document commit and resumed reports the cycle it finished', async () => {
+    const all = exampleFiles();
+    const names = Object.keys(all).slice(0, 3);
+    const p = await project(Object.fromEntries(names.map((n) => [n, all[n]!])));
+    expect((await build(p.root)).code).toBe(0);
+    await rm(p.path('input', names[0]!));
+    await writeFile(p.path('input', 'added.md'), 'The Zeta Dome was built in 2001 by Ana Lopez.\n');
+    // Stopped as the Text stage starts: the Document stage (and its report) is committed.
+    const stop = new AbortController();
+    const stopped = await runBuild({
+      folder: p.root,
+      yes: true,
+      handleSignals: false,
+      stdout: new PassThrough(),
+      stderr: new PassThrough(),
+      signal: stop.signal,
+      hooks: { afterStage: (stage) => stage === 'Document pipeline' && stop.abort() },
+      onReport: () => {
+        throw new Error('an interrupted run reports nothing');
+      },
+    });
+    expect(stopped).toBe(130);
+    const resumed = await build(p.root);
+    expect(resumed.code, resumed.out).toBe(0);
+    expect(resumed.report!.added).toEqual(['added.md']);
+    expect(resumed.report!.deleted).toEqual([names[0]]);
+    expect(resumed.report!.removedChunks.length).toBeGreaterThan(0);
+    expect(resumed.report!.removedUnits.length).toBeGreaterThan(0);
+    // The next run, with nothing to do, reports nothing (the record is of a finished cycle).
+    expect((await build(p.root)).report).toBeNull();
+  }, 60_000);
+
   it('deleting every document but one leaves an index of that one', async () => {
     const all = exampleFiles();
     const names = Object.keys(all).slice(0, 3);

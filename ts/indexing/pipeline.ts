@@ -37,6 +37,7 @@ import {
 } from '../project/state.js';
 import { shellArg } from '../shell-arg.js';
 import { type CommitStep, recoverStaging, StageCommit } from './commit.js';
+import { readCycleSync } from './cycle-sync.js';
 import { type DiscoveryPlan, type DocuType, discoverDocuments } from './discover.js';
 import { BuildLockedError, NoDocumentsError } from './errors.js';
 import { type DocumentHashes, readDocumentHashes, readIndices, serializeIndices } from './info-files.js';
@@ -531,8 +532,11 @@ class BuildRun {
         while (this.#state.current_state !== 'FINISHED') {
           const result = await this.#runStage(plan, hashes);
           for (const p of result.attempted) attempted.add(p);
-          if (result.sync) addToReport(report, result.sync);
         }
+        // The cycle's changes, as its Document stage committed them (in this run or in the
+        // interrupted one this run resumed).
+        const sync = await readCycleSync(root, this.#state.generation);
+        if (sync) addToReport(report, sync);
         // Documents that appeared while the cycle's set was fixed: a follow-up cycle.
         hashes = await readDocumentHashes(root);
         plan = await discoverDocuments(
@@ -631,10 +635,7 @@ class BuildRun {
   }
 
   /** Runs `current_state` and commits it; returns the paths the Document pipeline attempted. */
-  async #runStage(
-    plan: DiscoveryPlan,
-    hashes: DocumentHashes,
-  ): Promise<{ attempted: string[]; sync?: CycleSync }> {
+  async #runStage(plan: DiscoveryPlan, hashes: DocumentHashes): Promise<{ attempted: string[] }> {
     const { root, log, config } = this.#o;
     this.#stop.check();
     const name = this.#state.current_state as StageName;
@@ -689,6 +690,6 @@ class BuildRun {
     // A first build's vector index starts now, while the Summary stage waits for the model
     // (ts/indexing/stages/hnsw-prebuild.ts); the HNSW stage takes it over.
     if (name === 'Embedding pipeline') startHnswPrebuild(root, config, this.#index);
-    return { attempted: result.attempted ?? [], sync: result.sync };
+    return { attempted: result.attempted ?? [] };
   }
 }

@@ -43,7 +43,12 @@ const KEPT_IN_CACHE = new Set([
 ]);
 
 /** The index files of info/; info.log and build.lock stay. state.json is handled last. */
-const INFO_INDEX_FILES = [INFO_FILES.indices, INFO_FILES.documentHash, INFO_FILES.unindexable];
+const INFO_INDEX_FILES = [
+  INFO_FILES.indices,
+  INFO_FILES.documentHash,
+  INFO_FILES.unindexable,
+  INFO_FILES.cycleSync,
+];
 
 /** Index entries present in the project, relative, state.json last. */
 async function indexEntries(root: string): Promise<string[]> {

@@ -16,6 +16,11 @@ export const INFO_FILES = {
   documentHash: 'info/document_hash.json',
   /** Input files whose content could not be indexed, left out until they change (ts/indexing/unindexable.ts). */
   unindexable: 'info/unindexable.json',
+  /**
+   * What the cycle's Document stage changed (runBuild's report), committed with that stage,
+   * so a run that resumes the cycle at a later stage reports it too.
+   */
+  cycleSync: 'info/cycle_sync.json',
   log: 'info/info.log',
   lock: 'info/build.lock',
 } as const;

@@ -47,8 +47,6 @@ export interface StageResult {
   skipped?: { path: string; reason: string }[];
   /** Input paths this cycle tried to index (Document pipeline); a follow-up cycle skips them. */
   attempted?: string[];
-  /** What the Document pipeline changed in the document set (runBuild's report). */
-  sync?: CycleSync;
 }
 
 /** One cycle's changes to the document set and the chunks and nodes they removed. */

@@ -28,12 +28,13 @@ import { type PruneResult, pruneChunks } from '../../model/prune.js';
 import type { AttributeRow, DocumentRow, SemanticUnitRow, TextRow } from '../../model/types.js';
 import { CACHE_FILES, INFO_FILES } from '../../project/layout.js';
 import { textId } from '../../text/index.js';
+import { serializeCycleSync } from '../cycle-sync.js';
 import { compareCodePoints } from '../discover.js';
 import { documentFormat, type ExtractedDocument, extractFiles } from '../extract.js';
 import { type DocumentHashes, serializeDocumentHashes, withCycleDocuments } from '../info-files.js';
 import { count } from '../tree.js';
 import { serializeUnindexable, type UnindexableRecord } from '../unindexable.js';
-import type { StageContext, StageResult } from './context.js';
+import type { CycleSync, StageContext, StageResult } from './context.js';
 import { chunkDocument, textOps } from './core.js';
 import { stageGraphTables } from './graph.js';
 
@@ -240,8 +241,21 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
   await ctx.out.file(INFO_FILES.documentHash, serializeDocumentHashes(hashes));
   await ctx.out.file(INFO_FILES.unindexable, serializeUnindexable(unindexable));
 
-  for (const s of skipped) ctx.progress.note(`skipped ${s.path}: ${s.reason}`);
   const changedPaths = new Set(plan.changed);
+  const sync: CycleSync = {
+    added: added.filter((a) => !changedPaths.has(a.path)).map((a) => a.path),
+    changed: [...plan.changed],
+    deleted: [...plan.deleted],
+    renamed: plan.renamed.map((r) => ({ ...r })),
+    removedChunks,
+    removedUnits: pruned?.removed.semantic_unit ?? [],
+    removedEntities: pruned?.removed.entity ?? [],
+    removedRelationships: pruned?.removed.relationship ?? [],
+    skipped: skipped.map((s) => ({ ...s })),
+  };
+  await ctx.out.file(INFO_FILES.cycleSync, serializeCycleSync(g, sync));
+
+  for (const s of skipped) ctx.progress.note(`skipped ${s.path}: ${s.reason}`);
   const addedCount = added.filter((a) => !changedPaths.has(a.path)).length;
   const removedSummary =
     removedPaths.size > 0 ? `, ${plan.changed.length} changed, ${plan.deleted.length} deleted` : '';
@@ -253,17 +267,6 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
     summary: `${count(addedCount, 'document')} added, ${plan.renamed.length} renamed${removedSummary}, ${skipped.length} skipped; ${count(newChunks, 'new chunk')}, ${sharedChunks} shared${prunedSummary}`,
     skipped,
     attempted: [...plan.cycle],
-    sync: {
-      added: added.filter((a) => !changedPaths.has(a.path)).map((a) => a.path),
-      changed: [...plan.changed],
-      deleted: [...plan.deleted],
-      renamed: plan.renamed.map((r) => ({ ...r })),
-      removedChunks,
-      removedUnits: pruned?.removed.semantic_unit ?? [],
-      removedEntities: pruned?.removed.entity ?? [],
-      removedRelationships: pruned?.removed.relationship ?? [],
-      skipped: skipped.map((s) => ({ ...s })),
-    },
   };
 }
 
