@@ -229,6 +229,23 @@ describe('-f and the project folder', () => {
     }
   });
 
+  it("-q followed by one of the client's own flags has no question; a question may start with a dash", () => {
+    for (const args of [
+      ['-f', '/tmp/nowhere', '-q', '-r'],
+      ['-f', '/tmp/nowhere', '--question', '--port', '5077'],
+      ['-f', '/tmp/nowhere', '-q', '--port=5077'],
+      ['-q', '-a', '--url', 'http://127.0.0.1:1'],
+    ]) {
+      const r = cli(...args);
+      expect(r.status, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toContain('missing or empty -q "<question>"');
+    }
+    // "-5 degrees?" is a question: the client goes on and finds no server there.
+    const dashed = cli('-q', '-5 degrees?', '--url', 'http://127.0.0.1:1', '--timeout', '2');
+    expect(dashed.stderr).not.toContain('missing or empty -q');
+    expect(dashed.status).toBe(1);
+  });
+
   it('-f given the input/ folder itself points to the project folder, and writes nothing there', () => {
     const project = join(dir, 'proj-input');
     mkdirSync(join(project, 'input'), { recursive: true });

@@ -21,6 +21,10 @@ export function folderValue(raw: unknown): string {
   return raw;
 }
 
+export function missingQuestion(): never {
+  throw new CliExit(EXIT.USAGE, 'missing or empty -q "<question>". Run `noderag --help` for usage.');
+}
+
 /** A port from 1 to 65535 (`--port`), or `fallback` when the flag is absent. */
 export function parsePort(
   raw: string | undefined,

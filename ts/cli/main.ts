@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { stripVTControlCharacters } from 'node:util';
 import { type ArgsDef, type CommandDef, defineCommand, renderUsage, runCommand, runMain } from 'citty';
 import { NodeRagError } from '../errors.js';
-import { folderArg, folderValue } from './args.js';
+import { folderArg, folderValue, missingQuestion } from './args.js';
 import { CliExit, EXIT } from './exit.js';
 import { SUB_COMMAND_METAS } from './metas.js';
 import { nearestName, unknownOption } from './unknown-options.js';
@@ -62,6 +62,15 @@ export function subCommandOf(rawArgs: readonly string[]): string | undefined {
   const at = firstPositional(rawArgs);
   const a = at < 0 ? undefined : rawArgs[at]!;
   return a !== undefined && Object.hasOwn(subCommands, a) ? a : undefined;
+}
+
+/** Whether `arg` is one of the root command's flags (`-r`, `--port`, `--port=5000`, `--help`…). */
+function isRootFlag(arg: string): boolean {
+  const name = arg.split('=')[0]!;
+  if (name === '-h' || name === '--help' || name === '-V' || name === '--version') return true;
+  return Object.entries(rootArgs).some(
+    ([long, def]) => name === `--${long}` || ('alias' in def && name === `-${def.alias}`),
+  );
 }
 
 /** Index of the first argument that is not a root flag or a root flag's value, or -1. */
@@ -187,6 +196,10 @@ async function cli(): Promise<void> {
     // `-f -q x` would make citty take "-q" as the folder: a flag is never a folder name.
     const f = given.findIndex((a) => a === '-f' || a === '--folder');
     if (f >= 0 && (given[f + 1] === undefined || given[f + 1]!.startsWith('-'))) folderValue('');
+    // Nor is one of the root's own flags a question (`-q -r` would ask "-r"); a question
+    // that merely starts with a dash ("-5 degrees?") is still one.
+    const q = given.findIndex((a) => a === '-q' || a === '--question');
+    if (q >= 0 && given[q + 1] !== undefined && isRootFlag(given[q + 1]!)) missingQuestion();
     rawArgs = commandLine(given);
   } catch (e) {
     process.exitCode = report(e);

@@ -13,7 +13,7 @@ import { basename, resolve } from 'node:path';
 import { NodeConfig } from '../config/index.js';
 import { ConfigError } from '../errors.js';
 import { shellArg } from '../shell-arg.js';
-import { folderValue, parsePort } from './args.js';
+import { folderValue, missingQuestion, parsePort } from './args.js';
 import { askServer, streamAnswer } from './client.js';
 import { CliExit, EXIT } from './exit.js';
 
@@ -83,9 +83,7 @@ export async function runQuery(args: QueryArgs): Promise<void> {
     throw new CliExit(EXIT.USAGE, 'missing -f <folder>. Run `noderag --help` for usage.');
   }
   const folderText = args.folder === undefined ? undefined : folderValue(args.folder);
-  if (args.question === undefined || args.question.trim() === '') {
-    throw new CliExit(EXIT.USAGE, 'missing or empty -q "<question>". Run `noderag --help` for usage.');
-  }
+  if (args.question === undefined || args.question.trim() === '') missingQuestion();
   const timeoutS = args.timeout === undefined ? 300 : Number(args.timeout);
   // Node's timers hold at most 2^31 − 1 ms (about 24.8 days); a longer one fires at once.
   if (!Number.isFinite(timeoutS) || timeoutS <= 0 || timeoutS * 1000 > MAX_TIMER_MS) {
