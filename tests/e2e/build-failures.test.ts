@@ -26,6 +26,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
+import { comparableIndex } from '../../bench/lib/comparable-index.js';
 import { runBuild } from '../../ts/indexing/pipeline.js';
 import { rebuildLeftovers } from '../../ts/indexing/rebuild.js';
 import type { StageContext, StageTable } from '../../ts/indexing/stages/context.js';
@@ -153,6 +154,53 @@ describe('a failure while the disk is full', () => {
       error_type: 'ERROR',
     });
   });
+});
+
+describe('a commit whose renames fail part way', () => {
+  it('keeps its staged files: the next run rolls it forward and the index is whole', async () => {
+    const p = await project();
+    expect((await build(p.root)).code).toBe(0);
+    writeFileSync(p.path('input', 'd.txt'), 'The Kestrel Telescope was built by Ada Moss in 1931.');
+    // The Document stage's commit stops after moving its first file into place, as a rename
+    // refused by the filesystem (a permission, another filesystem, a folder in the way) would.
+    let renamed = 0;
+    const stdout = new PassThrough();
+    const stderr = new PassThrough();
+    let err = '';
+    stderr.on('data', (d) => {
+      err += d;
+    });
+    const failed = await runBuild({
+      folder: p.root,
+      yes: true,
+      handleSignals: false,
+      stdout,
+      stderr,
+      hooks: {
+        afterCommitStep: (stage, step) => {
+          if (stage === 'Document pipeline' && step === 'file-renamed' && ++renamed === 1) {
+            throw Object.assign(new Error('EPERM: operation not permitted, rename'), {
+              code: 'EPERM',
+              syscall: 'rename',
+            });
+          }
+        },
+      },
+    });
+    expect(failed).toBe(1);
+    expect(err).toContain('The project folder is not writable');
+    // Past the commit point the staged files wait for the roll forward.
+    expect(readdirSync(p.path('cache', '.staging')).length).toBeGreaterThan(1);
+    const resumed = await build(p.root);
+    expect(resumed.stderr).toBe('');
+    expect(resumed.code).toBe(0);
+    expect(await readFile(p.path('info', 'info.log'), 'utf8')).toContain('completed an interrupted commit');
+    // The same index as a build of the final folder in one go.
+    const clean = await project();
+    writeFileSync(clean.path('input', 'd.txt'), 'The Kestrel Telescope was built by Ada Moss in 1931.');
+    expect((await build(clean.root)).code).toBe(0);
+    expect(await comparableIndex(p.root, 64)).toEqual(await comparableIndex(clean.root, 64));
+  }, 60_000);
 });
 
 describe('build --rebuild', () => {

@@ -201,6 +201,7 @@ export class StageCommit {
       files: commitOrder(this.entries),
     };
     await writeFileAtomic(resolveInProject(this.root, COMMIT_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
+    this.#pastCommitPoint = true;
     await this.hooks.afterStep?.('manifest-written');
 
     await applyManifest(this.root, manifest, this.hooks);
@@ -273,10 +274,23 @@ export class StageCommit {
     await this.#putNow(CHECKSUMS_FILE, serializeChecksums(checksums));
   }
 
-  /** Drop everything staged (a stage that failed before committing). */
+  /**
+   * COMMIT.json is written: the commit will complete (here, or by the next run's
+   * `recoverStaging`), so its staged files must stay until they are moved into place.
+   */
+  #pastCommitPoint = false;
+
+  /**
+   * Drop everything staged (a stage that failed before committing). Past the commit point
+   * (a rename that failed part way: a permission, a file in the way, another filesystem)
+   * nothing is dropped: the next run rolls the commit forward once the cause is fixed. (A
+   * staged file deleted here would read as "already moved" then, leaving the new tables
+   * beside the old ones that were never replaced.)
+   */
   async discard(): Promise<void> {
     this.finished = true;
     await Promise.allSettled(this.writing);
+    if (this.#pastCommitPoint) return;
     for (const entry of this.entries) {
       await rm(resolveInProject(this.root, `${STAGING_DIR}/${entry.staged}`), { force: true });
     }

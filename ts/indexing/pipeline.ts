@@ -149,6 +149,8 @@ export function systemErrorHint(error: unknown): string | null {
   if (typeof code !== 'string' || !(error instanceof Error) || !('syscall' in error)) return null;
   if (code === 'ENOSPC' || code === 'EDQUOT')
     return 'The disk is full: free some space, then run the build again.';
+  if (code === 'EXDEV')
+    return 'A file could not be moved between cache/ and info/: they must be on the same filesystem (move the project, or do not link one of them elsewhere), then run the build again.';
   if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS')
     return 'The project folder is not writable: fix its permissions, then run the build again.';
   return `A file operation failed (${code}); fix the cause, then run the build again.`;
