@@ -184,6 +184,43 @@ describe('ResponseCache', () => {
     r2.close();
   });
 
+  it('a damaged embedding record inside the file costs that record only; worse damage is kept aside', () => {
+    const c = ResponseCache.open(dir);
+    const keys = [0, 1, 2, 3, 4].map((i) => cacheKey(identity, 'embedding', `v${i}`));
+    c.putEmbeddings(keys.map((key, i) => ({ key, vector: new Float32Array([i, i + 0.5, -i]) })));
+    c.close();
+    const path = join(dir, EMBEDDINGS_FILE);
+    const record = 36 + 12;
+    // A flipped length field in the second record (as a bad sector or a stray write would).
+    const bytes = readFileSync(path);
+    bytes.writeUInt32LE(0x7fffffff, record + 32);
+    writeFileSync(path, bytes);
+    const r = ResponseCache.open(dir);
+    expect(r.loadReport.skippedRecords).toBe(1);
+    expect(r.loadReport.damagedEmbeddingBytes).toBe(0);
+    expect(r.embeddingCount).toBe(4);
+    expect(r.getEmbedding(keys[1]!)).toBeUndefined();
+    for (const i of [0, 2, 3, 4]) expect(Array.from(r.getEmbedding(keys[i]!)!)).toEqual([i, i + 0.5, -i]);
+    // Appending goes on after the last whole record.
+    const more = cacheKey(identity, 'embedding', 'more');
+    r.putEmbeddings([{ key: more, vector: new Float32Array([9, 9, 9]) }]);
+    r.close();
+    const again = ResponseCache.open(dir);
+    expect(again.embeddingCount).toBe(5);
+    expect(Array.from(again.getEmbedding(more)!)).toEqual([9, 9, 9]);
+    again.close();
+    // The first record damaged, with no length known yet: what cannot be read is cut, and
+    // the file as it was is kept beside it.
+    const damaged = readFileSync(path);
+    damaged.writeUInt32LE(0, 32);
+    writeFileSync(path, damaged);
+    const cut = ResponseCache.open(dir);
+    expect(cut.embeddingCount).toBe(0);
+    expect(cut.loadReport.damagedEmbeddingBytes).toBe(damaged.length);
+    expect(readFileSync(`${path}.damaged`)).toEqual(damaged);
+    cut.close();
+  });
+
   it('skips a damaged complete line without losing the others', () => {
     writeFileSync(join(dir, REPLIES_FILE), 'not json\n');
     const c = ResponseCache.open(dir);

@@ -21,6 +21,7 @@ import { ConfigError, IndexFileError, NodeRagError } from '../errors.js';
 import { IndexData } from '../index-io/index-data.js';
 import { parquetFooterOk } from '../index-io/parquet.js';
 import { createProviders, type ModelProviders, o200kTokenCounter } from '../llm/create-providers.js';
+import type { CacheLoadReport } from '../llm/response-cache.js';
 import type { RetryPolicy } from '../llm/retry.js';
 import { INFO_FILES, INPUT_DIR, resolveInProject } from '../project/layout.js';
 import {
@@ -154,6 +155,24 @@ export function systemErrorHint(error: unknown): string | null {
   if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS')
     return 'The project folder is not writable: fix its permissions, then run the build again.';
   return `A file operation failed (${code}); fix the cause, then run the build again.`;
+}
+
+/**
+ * What opening the response cache found damaged, or null: records inside its files that
+ * were skipped (their replies will be asked again), and more than a torn last record cut.
+ */
+function responseCacheDamage(r: CacheLoadReport): string | null {
+  const parts: string[] = [];
+  if (r.skippedLines > 0) parts.push(`${count(r.skippedLines, 'damaged reply line')} in llm.jsonl skipped`);
+  if (r.skippedRecords > 0)
+    parts.push(`${count(r.skippedRecords, 'damaged embedding record')} in embeddings.bin skipped`);
+  // A torn last record (a process killed while writing one) is routine and not reported.
+  if (r.damagedEmbeddingBytes > 0)
+    parts.push(
+      `the last ${r.damagedEmbeddingBytes} bytes of embeddings.bin could not be read (the file as it was is kept as embeddings.bin.damaged)`,
+    );
+  if (parts.length === 0) return null;
+  return `response cache (cache/response_cache/): ${parts.join('; ')}; those model replies are requested again when needed`;
 }
 
 /** Adds one cycle's changes to the run's report. */
@@ -326,6 +345,11 @@ export async function runBuild(options: BuildOptions): Promise<number> {
     const cache = providers.cache
       ? { replies: providers.cache.replyCount, embeddings: providers.cache.embeddingCount }
       : null;
+    const damage = providers.cache ? responseCacheDamage(providers.cache.loadReport) : null;
+    if (damage) {
+      log.warn(damage);
+      complain(`warning: ${damage}`);
+    }
 
     // Step 4: the state tree and the confirmation.
     stdout.write(renderStateTree({ root, state, plan: init.plan, cache }));

@@ -16,6 +16,7 @@
  */
 import {
   closeSync,
+  copyFileSync,
   fstatSync,
   fsyncSync,
   ftruncateSync,
@@ -55,6 +56,14 @@ export interface CacheLoadReport {
   truncatedBytes: { replies: number; embeddings: number };
   /** Complete lines that were not valid records (skipped). */
   skippedLines: number;
+  /** Damaged embedding records inside the file (skipped; the records after them are kept). */
+  skippedRecords: number;
+  /**
+   * Bytes cut from the end of embeddings.bin that were more than a torn last record (a
+   * damaged record with no whole record found after it): the file as it was is kept beside
+   * it as embeddings.bin.damaged. 0 when nothing or only a torn record was cut.
+   */
+  damagedEmbeddingBytes: number;
 }
 
 interface VectorLocation {
@@ -87,6 +96,8 @@ export class ResponseCache {
       embeddings: this.#vectors.size,
       truncatedBytes: { replies: replies.truncated, embeddings: embeddings.truncated },
       skippedLines: replies.skipped,
+      skippedRecords: embeddings.skipped,
+      damagedEmbeddingBytes: embeddings.damaged ? embeddings.truncated : 0,
     };
     const interval = options.fsyncIntervalMs ?? 1000;
     this.#timer = setInterval(() => this.flush(), interval);
@@ -221,17 +232,55 @@ export class ResponseCache {
     return { fd, truncated, skipped };
   }
 
-  #loadEmbeddings(): { fd: number; size: number; truncated: number } {
+  #loadEmbeddings(): { fd: number; size: number; truncated: number; skipped: number; damaged: boolean } {
     const path = join(this.dir, EMBEDDINGS_FILE);
     const fd = openSync(path, 'a+');
     const size = fstatSync(fd).size;
     const header = Buffer.alloc(HEADER_BYTES);
-    let pos = 0;
-    while (pos + HEADER_BYTES <= size) {
-      if (readSync(fd, header, 0, HEADER_BYTES, pos) !== HEADER_BYTES) break;
+    /** The record length at `at` when its header is sane and the record ends within the file. */
+    const recordEnd = (at: number): number | null => {
+      if (at + HEADER_BYTES > size || readSync(fd, header, 0, HEADER_BYTES, at) !== HEADER_BYTES) return null;
       const length = header.readUInt32LE(KEY_BYTES);
-      const end = pos + HEADER_BYTES + length * 4;
-      if (length === 0 || length > MAX_VECTOR_LENGTH || end > size) break;
+      const end = at + HEADER_BYTES + length * 4;
+      return length === 0 || length > MAX_VECTOR_LENGTH || end > size ? null : end;
+    };
+    /** Whether the records from `at` chain to the end of the file (a torn last one allowed). */
+    const chainsToEnd = (at: number, torn: number): boolean => {
+      let q = at;
+      for (let end = recordEnd(q); end !== null; end = recordEnd(q)) q = end;
+      return size - q < torn;
+    };
+    const lengths: number[] = [];
+    let pos = 0;
+    let skipped = 0;
+    let tornTail = true;
+    while (pos + HEADER_BYTES <= size) {
+      const end = recordEnd(pos);
+      if (end === null) {
+        // A torn tail (the record being written when a process died) is cut off below. A bad
+        // header with whole records after it is damage inside the file (a flipped byte):
+        // only that record is dropped, found by the length of the records around it, so
+        // the vectors after it are not thrown away and paid for again.
+        const resume = lengths
+          .map((l) => pos + HEADER_BYTES + l * 4)
+          .find((q) => q < size && chainsToEnd(q, HEADER_BYTES + lengths[0]! * 4));
+        if (resume === undefined) {
+          // A torn tail is a last record that runs past the end of the file (or a header cut
+          // short); anything else that cannot be read is damage, kept aside below.
+          // (The search above read other headers into `header`: this record's is read again.)
+          const whole = readSync(fd, header, 0, HEADER_BYTES, pos) === HEADER_BYTES;
+          const declared = whole ? header.readUInt32LE(KEY_BYTES) : 0;
+          tornTail =
+            pos + HEADER_BYTES > size ||
+            (declared > 0 && declared <= MAX_VECTOR_LENGTH && pos + HEADER_BYTES + declared * 4 > size);
+          break;
+        }
+        skipped++;
+        pos = resume;
+        continue;
+      }
+      const length = (end - pos - HEADER_BYTES) / 4;
+      if (!lengths.includes(length)) lengths.push(length);
       this.#vectors.set(header.subarray(0, KEY_BYTES).toString('hex'), {
         offset: pos + HEADER_BYTES,
         length,
@@ -239,8 +288,12 @@ export class ResponseCache {
       pos = end;
     }
     const truncated = size - pos;
+    // More than one record's worth is not a torn tail: the bytes are kept beside the cache
+    // (EMBEDDINGS_FILE.damaged) before they are cut off.
+    const damaged = truncated > 0 && !tornTail;
+    if (damaged) copyFileSync(path, `${path}.damaged`);
     if (truncated > 0) ftruncateSync(fd, pos);
-    return { fd, size: pos, truncated };
+    return { fd, size: pos, truncated, skipped, damaged };
   }
 }
 
