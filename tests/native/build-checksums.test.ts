@@ -83,6 +83,41 @@ describe('INIT checks the recorded checksums', () => {
     );
   });
 
+  it('a checksums.json emptied, garbled or made a folder, or gone beside the graph snapshot, is damage, not "no checks"', async () => {
+    await commitAllOutputs();
+    await flipByte('cache/text.parquet');
+    const path = join(root, CHECKSUMS_FILE);
+    const whole = await readFile(path);
+    const expectDamaged = (reason: RegExp) =>
+      expect(checkCommittedIndexFiles(root, at('FINISHED'), async () => true)).rejects.toThrow(reason);
+    await writeFile(path, '');
+    await expectDamaged(
+      /index damaged: cache\/checksums\.json is empty; without it the index files cannot be checked: .*--rebuild/,
+    );
+    await writeFile(path, '{"version": 1, "fil');
+    await expectDamaged(/cache\/checksums\.json is not a checksums file/);
+    await rm(path);
+    await mkdir(path);
+    await expectDamaged(/cache\/checksums\.json is unreadable \(EISDIR\)/);
+    await rm(path, { recursive: true });
+    // Beside the graph snapshot (written only by versions that record checksums).
+    await writeFile(join(root, 'cache', 'search_graph.bin'), 'snapshot');
+    await expectDamaged(
+      /cache\/checksums\.json is missing, but the index was written by commits that record it/,
+    );
+    await expect(verifyCommittedFiles(root, ['cache/text.parquet'])).rejects.toThrow(
+      /checksums\.json is missing/,
+    );
+    // An index of a version before checksums (no snapshot either): the probe's checks only.
+    await rm(join(root, 'cache', 'search_graph.bin'));
+    expect((await checkCommittedIndexFiles(root, at('FINISHED'), async () => true)).state.current_state).toBe(
+      'FINISHED',
+    );
+    // And the file put back: the flipped byte is found again.
+    await writeFile(path, whole);
+    await expectDamaged(/cache\/text\.parquet is damaged/);
+  });
+
   for (const file of ['cache/HNSW.bin', 'cache/id_map.parquet', 'cache/hnsw_graph.parquet']) {
     it(`one flipped byte in ${file} sends the build back to the HNSW pipeline, the file moved aside`, async () => {
       await commitAllOutputs();

@@ -43,7 +43,7 @@ export async function sha256File(path: string): Promise<FileChecksum> {
  * an older version, or an unreadable checksums.json, which then only loses the check).
  */
 export async function readChecksums(root: string): Promise<Map<string, FileChecksum>> {
-  return parseChecksums(await readChecksumsText(root));
+  return parseChecksums(await readChecksumsText(root)) ?? new Map();
 }
 
 /** The text of checksums.json, '' when there is none (or it cannot be read). */
@@ -51,17 +51,55 @@ function readChecksumsText(root: string): Promise<string> {
   return readFile(resolveInProject(root, CHECKSUMS_FILE), 'utf8').catch(() => '');
 }
 
-function parseChecksums(text: string): Map<string, FileChecksum> {
+/**
+ * The recorded checksums for the checks of a committed index (INIT, vis, search), refusing a
+ * checksums.json that cannot be what a commit wrote, which would otherwise turn every check
+ * off in silence:
+ * - one that is there but unreadable, empty, not JSON or of another shape (a commit writes it
+ *   whole, by rename);
+ * - a missing one beside cache/search_graph.bin: the versions that write the snapshot record
+ *   checksums with every commit (an index of an older version has neither).
+ * An empty map means an older index: the checks fall back to probing the files.
+ */
+export async function readChecksumsForCheck(root: string): Promise<Map<string, FileChecksum>> {
+  const path = resolveInProject(root, CHECKSUMS_FILE);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') {
+      if (await isFile(resolveInProject(root, `${CACHE_DIR}/search_graph.bin`))) {
+        throw checksumsDamaged(root, 'missing, but the index was written by commits that record it');
+      }
+      return new Map();
+    }
+    throw checksumsDamaged(root, `unreadable (${code ?? (e as Error).message})`);
+  }
+  const parsed = parseChecksums(text);
+  if (parsed === null) throw checksumsDamaged(root, text.trim() === '' ? 'empty' : 'not a checksums file');
+  return parsed;
+}
+
+function checksumsDamaged(root: string, reason: string): IndexFileError {
+  return new IndexFileError(
+    'index_damaged',
+    `index damaged: ${CHECKSUMS_FILE} is ${reason}; without it the index files cannot be checked: ${rebuildHint(root)}`,
+  );
+}
+
+/** The recorded checksums, or null when `text` is not a checksums file of this version. */
+function parseChecksums(text: string): Map<string, FileChecksum> | null {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch {
-    return new Map();
+    return null;
   }
   const out = new Map<string, FileChecksum>();
   const files = (raw as { version?: unknown; files?: unknown } | null)?.files;
   if ((raw as { version?: unknown })?.version !== CHECKSUMS_VERSION || typeof files !== 'object' || !files) {
-    return out;
+    return null;
   }
   for (const [path, value] of Object.entries(files as Record<string, unknown>)) {
     const v = value as Partial<FileChecksum> | null;
@@ -111,7 +149,7 @@ export async function verifyCommittedFiles(
   let problem: { relative: string; reason: string } | null = null;
   for (let attempt = 0; attempt < VERIFY_ATTEMPTS; attempt++) {
     const before = await readChecksumsText(root);
-    const recorded = parseChecksums(before);
+    const recorded = parseChecksums(before) ?? (await readChecksumsForCheck(root));
     problem = null;
     for (const relative of [...files, ...optional.filter((f) => recorded.has(f))]) {
       const reason = await checksumProblem(resolveInProject(root, relative), recorded.get(relative));

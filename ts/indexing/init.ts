@@ -6,7 +6,12 @@
  */
 import { rename } from 'node:fs/promises';
 import { IndexFileError } from '../errors.js';
-import { CHECKSUMS_FILE, checksumProblem, type FileChecksum, readChecksums } from '../index-io/checksums.js';
+import {
+  CHECKSUMS_FILE,
+  checksumProblem,
+  type FileChecksum,
+  readChecksumsForCheck,
+} from '../index-io/checksums.js';
 import { isFile } from '../project/fs-probe.js';
 import { CACHE_FILES, INFO_FILES, INPUT_DIR, resolveInProject } from '../project/layout.js';
 import {
@@ -99,7 +104,7 @@ export async function checkCommittedIndexFiles(
   state: BuildState,
   probe?: FileProbe,
 ): Promise<IndexCheck> {
-  const recorded = await readChecksums(root);
+  const recorded = await readChecksumsForCheck(root);
   const repaired: { file: string; reason: string }[] = [];
   // Every file a commit recorded is there with its bytes (commits only add or replace
   // files): the records a later stage reads back (graph_delta.json, element_members.json, …)
