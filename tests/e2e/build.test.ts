@@ -337,6 +337,33 @@ describe('build: renames, copies, queued documents, embedding changes', () => {
     expect(r.stderr).toContain('--rebuild` (cached model replies are reused)');
   });
 
+  it('says when chunk_size, language or the chat model changed since the documents were indexed', async () => {
+    const p = await project({ files: { 'a.md': 'Marie Curie worked in Paris with Pierre Curie.' } });
+    expect((await p.build()).code).toBe(0);
+    const recorded = (await p.readJson('info/build_settings.json')) as { chunk_size: number };
+    expect(recorded).toMatchObject({ language: 'English' });
+    expect((recorded as unknown as { chat_model: string }).chat_model).toMatch(/^local\//);
+    const size = recorded.chunk_size;
+    await p.writeConfig({ config: { ...p.options.config, chunk_size: 64 } });
+    const idle = await p.build();
+    expect(idle.code).toBe(0);
+    expect(idle.stdout).toContain('Index is up to date.');
+    expect(idle.stderr).toContain(
+      `warning: config.chunk_size ${size} → 64 since the indexed documents were indexed: it applies to documents indexed from now on; \``,
+    );
+    expect(idle.stderr).toContain(
+      '--rebuild` applies it to every document (cached model replies are reused)',
+    );
+    await p.writeInput('b.md', 'Lise Meitner worked in Berlin.');
+    const sync = await p.build();
+    expect(sync.code).toBe(0);
+    expect(sync.stderr).toContain(
+      'this build applies it to the documents it indexes, the others keep theirs',
+    );
+    // Recorded with the documents it indexed: the next build has nothing to say.
+    expect((await p.build()).stderr).not.toContain('chunk_size');
+  });
+
   it('refuses to mix embedding models (exit 2) and names the recorded one', async () => {
     const p = await project({ files: { 'a.md': 'Marie Curie worked in Paris with Pierre Curie.' } });
     expect((await p.build()).code).toBe(0);

@@ -37,6 +37,7 @@ import {
   writeState,
 } from '../project/state.js';
 import { shellArg } from '../shell-arg.js';
+import { buildSettings, buildSettingsChange, readBuildSettings } from './build-settings.js';
 import { type CommitStep, recoverStaging, StageCommit } from './commit.js';
 import { readCycleSync } from './cycle-sync.js';
 import { type DiscoveryPlan, type DocuType, discoverDocuments } from './discover.js';
@@ -357,6 +358,19 @@ export async function runBuild(options: BuildOptions): Promise<number> {
       say(
         `Rebuild from scratch: the previous index waits in ${PREVIOUS_INDEX_DIR} until this build finishes (it comes back if the build fails or stops); cache/response_cache/ is kept.`,
       );
+    }
+    // Settings a sync applies only to what it indexes: said before the question.
+    const settingsChange = asideForRebuild
+      ? null
+      : buildSettingsChange(await readBuildSettings(root), buildSettings(config, providers.chat.identity));
+    if (settingsChange) {
+      const message = `${settingsChange} since the indexed documents were indexed: ${
+        init.outlook.hasWork
+          ? 'this build applies it to the documents it indexes, the others keep theirs'
+          : 'it applies to documents indexed from now on'
+      }; \`noderag build -f ${shellArg(root)} --rebuild\` applies it to every document (cached model replies are reused)`;
+      log.warn(message);
+      complain(`warning: ${message}`);
     }
     const note = changedDeletedNote(init.plan.changed.length, init.plan.deleted.length);
     for (const u of init.plan.unreadable) log.warn(`skipped ${u.path}: ${u.reason}`);

@@ -48,6 +48,7 @@ const INFO_INDEX_FILES = [
   INFO_FILES.documentHash,
   INFO_FILES.unindexable,
   INFO_FILES.cycleSync,
+  INFO_FILES.buildSettings,
 ];
 
 /** Index entries present in the project, relative, state.json last. */

@@ -21,6 +21,8 @@ export const INFO_FILES = {
    * so a run that resumes the cycle at a later stage reports it too.
    */
   cycleSync: 'info/cycle_sync.json',
+  /** chunk_size, language and chat model of the indexed documents (ts/indexing/build-settings.ts). */
+  buildSettings: 'info/build_settings.json',
   log: 'info/info.log',
   lock: 'info/build.lock',
 } as const;

@@ -28,6 +28,7 @@ import { type PruneResult, pruneChunks } from '../../model/prune.js';
 import type { AttributeRow, DocumentRow, SemanticUnitRow, TextRow } from '../../model/types.js';
 import { CACHE_FILES, INFO_FILES } from '../../project/layout.js';
 import { textId } from '../../text/index.js';
+import { buildSettings, serializeBuildSettings } from '../build-settings.js';
 import { serializeCycleSync } from '../cycle-sync.js';
 import { compareCodePoints } from '../discover.js';
 import { documentFormat, type ExtractedDocument, extractFiles } from '../extract.js';
@@ -254,6 +255,10 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
     skipped: skipped.map((s) => ({ ...s })),
   };
   await ctx.out.file(INFO_FILES.cycleSync, serializeCycleSync(g, sync));
+  await ctx.out.file(
+    INFO_FILES.buildSettings,
+    serializeBuildSettings(buildSettings(ctx.config, ctx.providers.chat.identity)),
+  );
 
   for (const s of skipped) ctx.progress.note(`skipped ${s.path}: ${s.reason}`);
   const addedCount = added.filter((a) => !changedPaths.has(a.path)).length;
