@@ -7,7 +7,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runBuild } from '../../ts/indexing/pipeline.js';
 import { createProject, type Project, REPO_ROOT, runCli } from '../helpers/project.js';
 
 function exampleFiles(count: number): Record<string, string> {
@@ -109,6 +111,31 @@ describe('build: a damaged index', () => {
     const rebuilt = await p.build(['--rebuild']);
     expect(rebuilt.code, rebuilt.stderr).toBe(0);
     expect((await p.build()).stdout).toContain('Index is up to date.');
+  });
+
+  it('vis over an unfinished build cycle draws it, and says it is unfinished and how to finish it', async () => {
+    const p = await createProject({ files: exampleFiles(2) });
+    projects.push(p);
+    expect((await p.build()).code).toBe(0);
+    const finished = await runCli(['vis', '-f', p.root]);
+    expect(finished.code).toBe(0);
+    expect(finished.stderr).not.toContain('unfinished');
+    await writeFile(p.path('input', 'added.md'), 'The Zeta Dome was built in 2001 by Ana Lopez.\n');
+    const stop = new AbortController();
+    const stopped = await runBuild({
+      folder: p.root,
+      yes: true,
+      handleSignals: false,
+      stdout: new PassThrough(),
+      stderr: new PassThrough(),
+      signal: stop.signal,
+      hooks: { afterStage: (stage) => stage === 'Graph pipeline' && stop.abort() },
+    });
+    expect(stopped).toBe(130);
+    const r = await runCli(['vis', '-f', p.root]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('Note: build generation 2 is unfinished (at the Attribute pipeline)');
+    expect(r.stderr).toContain(`\`noderag build -f ${p.root}\` finishes it`);
   });
 
   it('vis refuses a damaged or swapped table instead of drawing a wrong graph', async () => {

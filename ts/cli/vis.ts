@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { defineCommand } from 'citty';
 import { NodeConfig } from '../config/index.js';
 import { ConfigError, IndexNotBuiltError } from '../errors.js';
+import { shellArg } from '../shell-arg.js';
 import { RECOMMENDED_MAX_NODES, writeVisualisation } from '../vis/write.js';
 import { folderArg, folderValue } from './args.js';
 import { CliExit, EXIT } from './exit.js';
@@ -43,6 +44,12 @@ export default defineCommand({
       if (r.nodes > RECOMMENDED_MAX_NODES) {
         console.error(
           `Warning: ${r.nodes} nodes drawn; browsers may struggle above ${RECOMMENDED_MAX_NODES}.`,
+        );
+      }
+      if (r.unfinishedCycle) {
+        const { generation, stage } = r.unfinishedCycle;
+        console.error(
+          `Note: build generation ${generation} is unfinished (at the ${stage}): the drawing shows the tables its stages committed so far, part of the changes it indexes; \`noderag build -f ${shellArg(folder)}\` finishes it.`,
         );
       }
       if (r.unreachableComponents > 0) {

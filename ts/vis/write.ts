@@ -12,7 +12,7 @@ import { IndexData } from '../index-io/index-data.js';
 import { nodeText } from '../model/node-text.js';
 import { writeFileAtomic } from '../project/atomic.js';
 import { CACHE_FILES } from '../project/layout.js';
-import { isSearchable, readState, requireSameDim } from '../project/state.js';
+import { isCycleUnfinished, isSearchable, readState, requireSameDim } from '../project/state.js';
 import { shellArg } from '../shell-arg.js';
 import { chooseNodes } from './choose.js';
 import { renderGraphHtml } from './html.js';
@@ -27,6 +27,11 @@ export interface VisResult {
   linking: number;
   unreachableComponents: number;
   ms: number;
+  /**
+   * Set when a build cycle is unfinished (interrupted, or running): the tables drawn are the
+   * ones its stages committed so far, neither the last finished generation nor the next.
+   */
+  unfinishedCycle: { generation: number; stage: string } | null;
 }
 
 /** The files the drawing is made from. */
@@ -94,5 +99,8 @@ export async function writeVisualisation(folder: string, n: number, dim: number)
     linking: chosen.nodes.filter((c) => c.linking).length,
     unreachableComponents: chosen.unreachableComponents,
     ms: performance.now() - started,
+    unfinishedCycle: isCycleUnfinished(state)
+      ? { generation: state.generation, stage: state.current_state }
+      : null,
   };
 }
