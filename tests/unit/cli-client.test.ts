@@ -96,6 +96,62 @@ describe('terminal client (docs/method.md §7.3)', () => {
     ]);
   });
 
+  it("a server that is not noderag's: no answer field, an HTML error page, a stalled body, CRLF events", async () => {
+    let mode = '';
+    const raw = createServer((_req, res) => {
+      if (mode === 'json') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"status":"ok"}');
+      } else if (mode === 'html404') {
+        res.writeHead(404, { 'content-type': 'text/html' });
+        res.end('<html>Not Found</html>');
+      } else if (mode === 'stall') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"answer":');
+      } else {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(`data: ${JSON.stringify({ type: 'delta', text: 'crlf ' })}\r`);
+        setTimeout(() => {
+          res.end(
+            `\n\r\ndata: ${JSON.stringify({ type: 'delta', text: 'works' })}\r\n\r\n` +
+              `data: ${JSON.stringify({ type: 'done', sources: [], citations: [] })}\r\n\r\n`,
+          );
+        }, 20);
+      }
+    });
+    await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
+    const port = (raw.address() as { port: number }).port;
+    const request = { host: '127.0.0.1', port, question: 'q', retrieval: false, answer: true, startHint: '' };
+    const failure = (p: Promise<unknown>) =>
+      p.then(
+        () => null,
+        (e: unknown) => (e as CliExit).message,
+      );
+    try {
+      mode = 'json';
+      expect(await failure(askServer({ ...request, timeoutMs: 5000 }))).toBe(
+        `The server at http://127.0.0.1:${port}/answer answered without "answer": it is not a noderag search server (or not one of this version).`,
+      );
+      mode = 'html404';
+      const html = `The server at http://127.0.0.1:${port}/answer did not answer with JSON (status 404).`;
+      expect(await failure(askServer({ ...request, timeoutMs: 5000 }))).toBe(html);
+      expect(await failure(streamAnswer({ ...request, timeoutMs: 5000 }, () => undefined))).toBe(html);
+      mode = 'stall';
+      expect(await failure(askServer({ ...request, timeoutMs: 300 }))).toBe(
+        `No reply from http://127.0.0.1:${port} within 0.3 s.`,
+      );
+      mode = 'crlf';
+      let written = '';
+      await streamAnswer({ ...request, timeoutMs: 5000 }, (t) => {
+        written += t;
+      });
+      expect(written).toBe('crlf works');
+    } finally {
+      raw.closeAllConnections();
+      raw.close();
+    }
+  });
+
   it('says how to start the server when nothing listens', async () => {
     const closed = await serveApp(createApp({ engine: {} as never }), { host: '127.0.0.1', port: 0 });
     const port = closed.port;

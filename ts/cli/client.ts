@@ -64,15 +64,28 @@ export async function askServer(req: ClientRequest): Promise<string> {
   let body: unknown;
   try {
     body = await res.json();
-  } catch {
-    throw new CliExit(EXIT.FAILURE, `The server at ${url} did not answer with JSON (status ${res.status}).`);
+  } catch (e) {
+    if (isTimeout(e)) throw noReply(req);
+    throw notJson(url, res.status);
   }
   const obj = (body ?? {}) as Record<string, unknown>;
   if (!res.ok) throw replyError(res.status, obj.error);
+  const fields = route === '/answer_retrieval' ? ['answer', 'retrieval'] : [route.slice(1)];
+  const missing = fields.filter((f) => typeof obj[f] !== 'string');
+  if (missing.length > 0) {
+    throw new CliExit(
+      EXIT.FAILURE,
+      `The server at ${url} answered without ${missing.map((f) => `"${f}"`).join(' and ')}: it is not a noderag search server (or not one of this version).`,
+    );
+  }
   if (route === '/answer_retrieval') {
     return JSON.stringify({ answer: obj.answer, retrieval: obj.retrieval }, null, 2);
   }
-  return String(route === '/answer' ? obj.answer : obj.retrieval);
+  return obj[fields[0]!] as string;
+}
+
+function notJson(url: string, status: number): CliExit {
+  return new CliExit(EXIT.FAILURE, `The server at ${url} did not answer with JSON (status ${status}).`);
 }
 
 /**
@@ -84,7 +97,13 @@ export async function streamAnswer(req: ClientRequest, write: (text: string) => 
   const { res, url } = await post(req, '/answer', { question: req.question, stream: true });
   checkProject(req, res);
   if (!res.ok || !(res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
-    const obj = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+    let obj: Record<string, unknown>;
+    try {
+      obj = ((await res.json()) ?? {}) as Record<string, unknown>;
+    } catch (e) {
+      if (isTimeout(e)) throw noReply(req);
+      throw notJson(url, res.status);
+    }
     if (!res.ok) throw replyError(res.status, obj.error);
     throw new CliExit(EXIT.FAILURE, `The server at ${url} did not stream the answer (status ${res.status}).`);
   }

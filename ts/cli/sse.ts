@@ -20,12 +20,18 @@ export async function* sseData(res: Response): AsyncGenerator<unknown, void, und
   const decoder = new TextDecoder();
   let buffer = '';
   for await (const chunk of res.body ?? []) {
+    // Line ends normalised to LF as they arrive (a CR at the end of a chunk waits for the
+    // next one, which may start with its LF), so an event ends at a blank line whichever
+    // line ends the server writes.
     buffer += decoder.decode(chunk, { stream: true });
-    for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
+    const keepCr = buffer.endsWith('\r');
+    let text = (keepCr ? buffer.slice(0, -1) : buffer).replace(/\r\n?/g, '\n');
+    for (let end = text.indexOf('\n\n'); end >= 0; end = text.indexOf('\n\n')) {
+      const block = text.slice(0, end);
+      text = text.slice(end + 2);
       const data = eventField(block, 'data').join('\n');
       if (data !== '' && data !== '[DONE]') yield JSON.parse(data);
     }
+    buffer = keepCr ? `${text}\r` : text;
   }
 }
