@@ -508,6 +508,10 @@ describe('loading', () => {
     const e = await s2.ready().catch((x: unknown) => x);
     expect(e).toBeInstanceOf(IndexNotBuiltError);
     expect((e as Error).message).toMatch(/index damaged: .*HNSW\.bin/);
+    // With the way out: a build re-derives the vector index from the stored vectors.
+    expect((e as Error).message).toContain(
+      `run \`noderag build -f ${root}\`: it rebuilds the vector index from the stored vectors`,
+    );
 
     // An edge to a node the graph does not hold (endpoints are read dictionary-encoded).
     const third = tempDir();

@@ -152,6 +152,9 @@ describe('state.json format', () => {
       /current_state: expected one of INIT, .*; generation: expected an integer ≥ 0, got -1; embedding\.model: .*; embedding\.dim/,
     );
     expect(() => parseState('not json')).toThrow(/info\/state\.json is not valid JSON/);
+    // Read from a project, the way out names its folder (not a placeholder).
+    await writeFile(join(root, 'info', 'state.json'), '[1]');
+    await expect(readState(root)).rejects.toThrow(`\`noderag build -f ${root} --rebuild\``);
     expect(() => parseState('{"format_version": "1"}')).toThrow(/format_version must be a positive integer/);
   });
 });

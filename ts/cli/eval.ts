@@ -158,7 +158,7 @@ export default defineCommand({
     }
     // The naive baseline compares every chunk's vector: a build that stopped before its
     // Embedding stage left the new chunks without one.
-    const state = parseStateText(stateText);
+    const state = parseStateText(stateText, folder);
     if (state.current_state !== 'FINISHED') {
       throw new CliExit(
         EXIT.FAILURE,

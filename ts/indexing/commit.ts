@@ -311,7 +311,7 @@ async function applyManifest(root: string, manifest: Manifest, hooks: CommitHook
       // Only a rename removes a staged file, so the destination must be there.
       throw new IndexFileError(
         'index_damaged',
-        `${COMMIT_FILE} lists ${entry.staged} for ${entry.destination}, but neither file exists; the index is damaged: ${rebuildHint()}`,
+        `${COMMIT_FILE} lists ${entry.staged} for ${entry.destination}, but neither file exists; the index is damaged: ${rebuildHint(root)}`,
       );
     }
     touched.add(dirname(to));

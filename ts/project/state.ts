@@ -194,27 +194,26 @@ export function rebuildHint(folder = '<project folder>'): string {
   return `rebuild from scratch with \`noderag build -f ${shellArg(folder)} --rebuild\` (it keeps the model replies in cache/response_cache/)`;
 }
 
-const REBUILD_HINT = rebuildHint();
-
 /** Parse and validate the text of info/state.json; every problem names the key. */
-export function parseState(text: string, label: string = INFO_FILES.state): BuildState {
+export function parseState(text: string, label: string = INFO_FILES.state, root?: string): BuildState {
+  const hint = rebuildHint(root);
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (error) {
     throw new IndexFileError(
       'index_damaged',
-      `${label} is not valid JSON (${(error as Error).message}); ${REBUILD_HINT}`,
+      `${label} is not valid JSON (${(error as Error).message}); ${hint}`,
     );
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw new IndexFileError('index_damaged', `${label} must hold a JSON object; ${REBUILD_HINT}`);
+    throw new IndexFileError('index_damaged', `${label} must hold a JSON object; ${hint}`);
   }
   const o = raw as Record<string, unknown>;
   if ('Current_state' in o || 'Error_type' in o) {
     throw new IndexFileError(
       'index_format_unsupported',
-      `${label} has the original NodeRAG's keys (Current_state, Error_type); this index was not written by noderag: ${REBUILD_HINT}`,
+      `${label} has the original NodeRAG's keys (Current_state, Error_type); this index was not written by noderag: ${hint}`,
     );
   }
   const version = o.format_version;
@@ -227,7 +226,7 @@ export function parseState(text: string, label: string = INFO_FILES.state): Buil
   if (version !== STATE_FORMAT_VERSION) {
     throw new IndexFileError(
       'index_format_unsupported',
-      `${label} has format_version ${version}, but this version of noderag reads only format_version ${STATE_FORMAT_VERSION}: upgrade noderag, or ${REBUILD_HINT}`,
+      `${label} has format_version ${version}, but this version of noderag reads only format_version ${STATE_FORMAT_VERSION}: upgrade noderag, or ${hint}`,
     );
   }
   const problems: string[] = [];
@@ -292,7 +291,7 @@ export async function readState(root: string): Promise<BuildState | null> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw error;
   }
-  return parseState(text);
+  return parseState(text, INFO_FILES.state, root);
 }
 
 /**

@@ -75,9 +75,9 @@ export async function indexFingerprint(root: string): Promise<string> {
 }
 
 /** Parses state.json text; a damaged file is "not built" (the server answers 503). */
-export function parseStateText(text: string): BuildState {
+export function parseStateText(text: string, root?: string): BuildState {
   try {
-    return parseState(text);
+    return parseState(text, undefined, root);
   } catch (e) {
     throw new IndexNotBuiltError(`index damaged: ${(e as Error).message}`, { cause: e });
   }
@@ -88,7 +88,7 @@ function requireSearchable(root: string, stateText: string | null): BuildState {
   if (stateText === null) {
     throw new IndexNotBuiltError(`no index in ${root} yet: ${buildHint(root)} first`);
   }
-  const state = parseStateText(stateText);
+  const state = parseStateText(stateText, root);
   if (!isSearchable(state)) {
     throw new IndexNotBuiltError(
       `the index in ${root} is not built yet (build state: ${state.current_state}); ${buildHint(root)} and wait for it to finish`,

@@ -10,6 +10,7 @@
  * follow ascending hash id, so the native ranking's tie-break by index is the method's
  * tie-break by id.
  */
+
 import { stat } from 'node:fs/promises';
 import { IndexFileError, IndexNotBuiltError } from '../errors.js';
 import { PhraseMatcher, SearchGraph } from '../graph/index.js';
@@ -17,6 +18,7 @@ import { arraysFromTables, type SearchArrays, TYPE_CODE } from '../index-io/sear
 import { NODE_TYPES, type NodeType } from '../model/types.js';
 import { CACHE_FILES, resolveInProject } from '../project/layout.js';
 import { requireSameDim } from '../project/state.js';
+import { shellArg } from '../shell-arg.js';
 import { VectorIndex } from '../vector/index.js';
 import { type IndexSnapshot, readSnapshot } from './index-files.js';
 
@@ -147,7 +149,7 @@ export class LoadedIndex {
     const t2 = performance.now();
     // The native parts build on the pool; meanwhile the main thread, which would only wait,
     // checks the snapshot's payload checksum.
-    const building = buildNative(snapshot, arrays, options, early);
+    const building = buildNative(root, snapshot, arrays, options, early);
     const whole = snapshot.graph?.verify() ?? true;
     let native: Native;
     try {
@@ -340,6 +342,7 @@ async function loadVectors(
 }
 
 async function buildNative(
+  root: string,
   snapshot: IndexSnapshot,
   a: SearchArrays,
   options: LoadOptions,
@@ -364,8 +367,13 @@ async function buildNative(
     if (vectors.status === 'fulfilled') vectors.value?.close();
     if (matcher.status === 'fulfilled') matcher.value.close();
     const e = (failure as PromiseRejectedResult).reason;
+    // Only the vector index loads from a file here, and a build re-derives it from the
+    // vectors stored in the tables (ts/indexing/init.ts): that is the way out to name.
     if (e instanceof IndexFileError)
-      throw new IndexNotBuiltError(`index damaged: ${e.message}`, { cause: e });
+      throw new IndexNotBuiltError(
+        `index damaged: ${e.message}; run \`noderag build -f ${shellArg(root)}\`: it rebuilds the vector index from the stored vectors`,
+        { cause: e },
+      );
     throw e;
   }
   const index = vectors.status === 'fulfilled' ? vectors.value : null;

@@ -405,7 +405,7 @@ export class NodeSearch {
       if (fingerprint === this.#reloadFailedOn) return;
       const stateText = await readStateText(root);
       if (stateText === null) return;
-      const state = parseStateText(stateText);
+      const state = parseStateText(stateText, root);
       if (state.current_state !== 'FINISHED') return;
       // The files as the finished build left them: a fingerprint read before the build
       // finished would make the next check load the same generation again.
