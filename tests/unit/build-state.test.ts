@@ -155,6 +155,12 @@ describe('state.json format', () => {
     // Read from a project, the way out names its folder (not a placeholder).
     await writeFile(join(root, 'info', 'state.json'), '[1]');
     await expect(readState(root)).rejects.toThrow(`\`noderag build -f ${root} --rebuild\``);
+    // A folder in its place is named as such (it was a bare EISDIR naming no file).
+    await rm(join(root, 'info', 'state.json'));
+    await mkdir(join(root, 'info', 'state.json'));
+    await expect(readState(root)).rejects.toThrow(
+      `${join(root, 'info', 'state.json')} is a folder, where a file was expected`,
+    );
     expect(() => parseState('{"format_version": "1"}')).toThrow(/format_version must be a positive integer/);
   });
 });

@@ -4,11 +4,13 @@
  * `current_state` has not (unless FINISHED). Transitions are pure functions returning a
  * new state; only commit.ts and writeState put one on disk.
  */
+
 import { readFile } from 'node:fs/promises';
 import { IndexFileError, IndexNotBuiltError } from '../errors.js';
 import { shellArg } from '../shell-arg.js';
 import { writeFileAtomic } from './atomic.js';
 import { INFO_FILES, resolveInProject } from './layout.js';
+import { unreadableFile } from './read-optional.js';
 
 const STATE_FORMAT_VERSION = 1;
 
@@ -285,11 +287,12 @@ export function parseState(text: string, label: string = INFO_FILES.state, root?
 /** info/state.json of a project, or null when the project was never built. */
 export async function readState(root: string): Promise<BuildState | null> {
   let text: string;
+  const path = resolveInProject(root, INFO_FILES.state);
   try {
-    text = await readFile(resolveInProject(root, INFO_FILES.state), 'utf8');
+    text = await readFile(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
+    throw unreadableFile(path, error);
   }
   return parseState(text, INFO_FILES.state, root);
 }

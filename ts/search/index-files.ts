@@ -10,6 +10,7 @@
  * or already moved, and every other file from its usual place. A reader never mixes files of
  * two commits.
  */
+
 import { readFile, stat } from 'node:fs/promises';
 import { IndexFileError, IndexNotBuiltError } from '../errors.js';
 import {
@@ -28,6 +29,7 @@ import {
   resolveInProject,
   STAGING_DIR,
 } from '../project/layout.js';
+import { readTextIfExists } from '../project/read-optional.js';
 import { type BuildState, isSearchable, parseState } from '../project/state.js';
 import { shellArg } from '../shell-arg.js';
 
@@ -50,10 +52,10 @@ function buildHint(root: string): string {
 /** info/state.json as text, or null when the project was never built. */
 export async function readStateText(root: string): Promise<string | null> {
   try {
-    return await readFile(resolveInProject(root, INFO_FILES.state), 'utf8');
+    return await readTextIfExists(resolveInProject(root, INFO_FILES.state));
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw e;
+    // Served as "not searchable" (503) with the reason, like a damaged state.json.
+    throw new IndexNotBuiltError(`index damaged: ${(e as Error).message}`, { cause: e });
   }
 }
 
