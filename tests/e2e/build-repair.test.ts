@@ -136,6 +136,12 @@ describe('build: a damaged index', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('Note: build generation 2 is unfinished (at the Attribute pipeline)');
     expect(r.stderr).toContain(`\`noderag build -f ${p.root}\` finishes it`);
+    // The page of a vis stopped before its rename (a dead process) is swept; a live writer's is not.
+    await writeFile(p.path('.index.html.4194300.0badf00d.tmp'), 'half a page');
+    await writeFile(p.path(`.index.html.${process.pid}.0badf00d.tmp`), 'being written');
+    expect((await runCli(['vis', '-f', p.root])).code).toBe(0);
+    expect(p.exists('.index.html.4194300.0badf00d.tmp')).toBe(false);
+    expect(p.exists(`.index.html.${process.pid}.0badf00d.tmp`)).toBe(true);
   });
 
   it('vis refuses a damaged or swapped table instead of drawing a wrong graph', async () => {

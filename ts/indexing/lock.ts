@@ -12,6 +12,7 @@ import { link, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { tempPathBeside } from '../project/atomic.js';
 import { INFO_FILES, resolveInProject } from '../project/layout.js';
+import { processAlive } from '../project/process-alive.js';
 import { BuildLockedError } from './errors.js';
 
 interface LockInfo {
@@ -47,16 +48,6 @@ function parseLock(text: string): LockInfo | null {
   return null;
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * Start time of a process in ms since the epoch, from /proc (Linux), or null elsewhere.
  * /proc/<pid>/stat field 22 is the start in clock ticks after boot (USER_HZ, 100 on Linux).
@@ -78,7 +69,7 @@ function processStartMs(pid: number): number | null {
 /** Whether the process that wrote `info` still holds the lock. */
 export function lockIsLive(info: LockInfo, lockPath: string): boolean {
   if (info.pid === process.pid) return held.has(lockPath);
-  if (!pidAlive(info.pid)) return false;
+  if (!processAlive(info.pid)) return false;
   const lockedAt = Date.parse(info.started_at);
   const startedAt = processStartMs(info.pid);
   // A process always starts before it takes its lock; allow for clock granularity.
@@ -105,7 +96,13 @@ export async function acquireBuildLock(root: string, now: () => Date = () => new
 
   for (let attempt = 0; attempt < 5; attempt++) {
     const temp = tempPathBeside(path);
-    await writeFile(temp, content);
+    try {
+      await writeFile(temp, content);
+    } catch (error) {
+      // A full disk leaves the file created empty: gone with the failure, not left behind.
+      await rm(temp, { force: true });
+      throw error;
+    }
     try {
       await link(temp, path);
       held.add(path);

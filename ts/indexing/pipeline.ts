@@ -260,6 +260,14 @@ export async function runBuild(options: BuildOptions): Promise<number> {
       complain(error.message);
       return BUILD_EXIT.USAGE;
     }
+    // The lock is the first file a build writes: a read-only project or a full disk shows here.
+    const hint = systemErrorHint(error);
+    if (hint) {
+      complain(
+        `error: taking the build lock (${INFO_FILES.lock}) failed: ${(error as Error).message}. ${hint}`,
+      );
+      return BUILD_EXIT.STAGE_FAILED;
+    }
     throw error;
   }
 

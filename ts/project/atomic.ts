@@ -3,9 +3,11 @@
  * the target, fsync the directory. A reader (or a crash) sees the old file or the new one,
  * never a torn one (docs/method.md §4.4).
  */
+
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { processAlive } from './process-alive.js';
 
 /** fsync a directory so a rename or unlink in it survives power loss. */
 export async function fsyncDir(dir: string): Promise<void> {
@@ -35,6 +37,26 @@ export async function fsyncFile(path: string): Promise<void> {
 /** A unique temp name in the same directory as `path`, so the final rename stays on one filesystem. */
 export function tempPathBeside(path: string): string {
   return join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+}
+
+/**
+ * Removes the temp files `tempPathBeside(path)` names that processes no longer running left
+ * (a Ctrl-C or a kill between the write and the rename). Best effort.
+ */
+export async function removeDeadTempsBeside(path: string): Promise<void> {
+  const prefix = `.${basename(path)}.`;
+  let names: string[];
+  try {
+    names = await readdir(dirname(path));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const m = /^(\d+)\.[0-9a-f]+\.tmp$/.exec(name.slice(prefix.length));
+    if (m && !processAlive(Number(m[1])))
+      await rm(join(dirname(path), name), { force: true }).catch(() => {});
+  }
 }
 
 /** Write `data` to a new file and fsync it (the file must not be visible to readers yet). */

@@ -8,12 +8,14 @@
  * so does one whose placing fails part way (a name taken meanwhile by another request): the
  * files it placed are taken back and the ones it replaced restored.
  */
+
 import { randomBytes } from 'node:crypto';
 import { constants, readdirSync, unlinkSync } from 'node:fs';
 import { type FileHandle, link, lstat, open, rename, rm, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Context } from 'hono';
 import { fsyncDir } from '../project/atomic.js';
+import { processAlive } from '../project/process-alive.js';
 import { fileTypeProblem, nameProblem } from './file-names.js';
 import { bodyChunks, HttpError } from './http.js';
 import { multipartBoundary, readMultipart } from './multipart.js';
@@ -272,15 +274,5 @@ export function removeStaleUploads(inputDir: string): void {
     } catch {
       // Gone already, or not ours to remove: leave it.
     }
-  }
-}
-
-function processAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -10,7 +10,7 @@ import { verifyCommittedFiles } from '../index-io/checksums.js';
 import { GRAPH_DELTA_FILE } from '../index-io/graph-delta.js';
 import { IndexData } from '../index-io/index-data.js';
 import { nodeText } from '../model/node-text.js';
-import { writeFileAtomic } from '../project/atomic.js';
+import { removeDeadTempsBeside, writeFileAtomic } from '../project/atomic.js';
 import { CACHE_FILES } from '../project/layout.js';
 import { isCycleUnfinished, isSearchable, readState, requireSameDim } from '../project/state.js';
 import { shellArg } from '../shell-arg.js';
@@ -84,6 +84,8 @@ export async function writeVisualisation(folder: string, n: number, dim: number)
     edges: chosen.edges,
   });
   const path = join(folder, VIS_FILE);
+  // Pages of runs stopped before their rename (a Ctrl-C) are not left in the project.
+  await removeDeadTempsBeside(path);
   // (The atomic rename would fail with a bare EISDIR.)
   if ((await lstat(path).catch(() => null))?.isDirectory()) {
     throw new NodeRagError(
