@@ -52,6 +52,28 @@ describe('build: a damaged index', () => {
     expect(again.stderr).toBe('');
   });
 
+  it('an up-to-date build writes a missing or damaged search graph snapshot again', async () => {
+    const p = await createProject({ files: exampleFiles(2) });
+    projects.push(p);
+    expect((await p.build()).code).toBe(0);
+    const original = await readFile(p.path('cache/search_graph.bin'));
+    for (const damage of ['remove', 'truncate'] as const) {
+      if (damage === 'remove') await rm(p.path('cache/search_graph.bin'));
+      else await writeFile(p.path('cache/search_graph.bin'), original.subarray(0, 1000));
+      const r = await p.build();
+      expect(r.code, damage).toBe(0);
+      expect(r.stdout).toContain('Index is up to date.');
+      expect((await readFile(p.path('cache/search_graph.bin'))).equals(original), damage).toBe(true);
+      expect(await readFile(p.path('info/info.log'), 'utf8')).toContain(
+        'cache/search_graph.bin was missing or stale: derived again from the graph tables',
+      );
+    }
+    // Intact: nothing is committed.
+    const state = await readFile(p.path('info/state.json'));
+    expect((await p.build()).code).toBe(0);
+    expect((await readFile(p.path('info/state.json'))).equals(state)).toBe(true);
+  });
+
   it('stops on a flipped byte in a table that cannot be re-derived, naming it and the way out', async () => {
     const p = await createProject({ files: exampleFiles(2) });
     projects.push(p);

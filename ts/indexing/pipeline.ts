@@ -18,12 +18,14 @@ import { renameSync, writeFileSync } from 'node:fs';
 import type { NodeConfig as NodeConfigType } from '../config/node-config.js';
 import { ensureConfig, firstRunProblem, NodeConfig } from '../config/node-config.js';
 import { ConfigError, IndexFileError, NodeRagError } from '../errors.js';
+import { readChecksums } from '../index-io/checksums.js';
+import { GRAPH_SNAPSHOT_SOURCES, graphSnapshotCurrent } from '../index-io/graph-snapshot.js';
 import { IndexData } from '../index-io/index-data.js';
 import { parquetFooterOk } from '../index-io/parquet.js';
 import { createProviders, type ModelProviders, o200kTokenCounter } from '../llm/create-providers.js';
 import type { CacheLoadReport } from '../llm/response-cache.js';
 import type { RetryPolicy } from '../llm/retry.js';
-import { INFO_FILES, INPUT_DIR, resolveInProject } from '../project/layout.js';
+import { CACHE_FILES, INFO_FILES, INPUT_DIR, resolveInProject } from '../project/layout.js';
 import {
   advanceState,
   type BuildState,
@@ -174,6 +176,28 @@ function responseCacheDamage(r: CacheLoadReport): string | null {
     );
   if (parts.length === 0) return null;
   return `response cache (cache/response_cache/): ${parts.join('; ')}; those model replies are requested again when needed`;
+}
+
+/**
+ * An index that is up to date but whose search snapshot (cache/search_graph.bin) is missing,
+ * damaged or stale gets it again, by a commit of the unchanged state (StageCommit derives a
+ * missing or stale snapshot with it), instead of search reading the slower tables until some
+ * input changes. True when it did.
+ */
+async function rederiveGraphSnapshot(root: string, state: BuildState): Promise<boolean> {
+  if (state.current_state !== 'FINISHED') return false;
+  const recorded = await readChecksums(root);
+  const sources: Record<string, string> = {};
+  for (const f of GRAPH_SNAPSHOT_SOURCES) {
+    const sum = recorded.get(f);
+    if (!sum) return false; // an index of an older version: its next commit writes it
+    sources[f] = sum.sha256;
+  }
+  if (await graphSnapshotCurrent(resolveInProject(root, CACHE_FILES.searchGraph), sources)) return false;
+  const commit = await StageCommit.begin(root);
+  await commit.put(INFO_FILES.state, serializeState(state));
+  await commit.commit();
+  return true;
 }
 
 /** Adds one cycle's changes to the run's report. */
@@ -392,6 +416,9 @@ export async function runBuild(options: BuildOptions): Promise<number> {
     if (!decision.proceed) {
       if (decision.exitCode === BUILD_EXIT.OK) {
         say(upToDateMessage());
+        if (await rederiveGraphSnapshot(root, state)) {
+          log.info(`${CACHE_FILES.searchGraph} was missing or stale: derived again from the graph tables`);
+        }
         const changed = await vectorIndexParamsChange(root, indexParams(config));
         if (changed) {
           const message = `config.space, m or ef differ from the vector index's (${changed}): they apply when the vector index is next built, at the next build that adds, changes or deletes a document, or now with \`noderag build -f ${shellArg(root)} --rebuild\` (cached model replies are reused)`;
