@@ -392,7 +392,12 @@ describe('retrieval cache', () => {
       'Who married Pierre Curie?',
       'Where?',
     ]);
-    expect(() => new NodeSearch(small.config, { retrievalCacheSize: -1 })).toThrow(RangeError);
+    expect(() => new NodeSearch(small.config, { retrievalCacheSize: -1 })).toThrow(
+      expect.objectContaining({
+        code: 'invalid_argument',
+        message: expect.stringContaining('retrievalCacheSize'),
+      }),
+    );
   });
 });
 
@@ -404,6 +409,27 @@ describe('errors', () => {
     await expect(search.answer('   ')).rejects.toMatchObject({ code: 'empty_question' });
     await expect(search.search('x'.repeat(8001))).rejects.toBeInstanceOf(InvalidQuestionError);
     await expect(search.search(42 as unknown as string)).rejects.toMatchObject({ code: 'invalid_question' });
+    // Library wording, not the HTTP body's.
+    await expect(search.search(undefined as unknown as string)).rejects.toThrow(
+      '"question" is missing: a question (a string) is required',
+    );
+    // A history that is not a list of user/assistant turns is refused before anything runs.
+    const bad = async (history: unknown, message: string) =>
+      expect(search.answer('Where?', { history } as never)).rejects.toMatchObject({
+        code: 'invalid_history',
+        message,
+      });
+    await bad('x', 'history must be an array of turns, got a string');
+    await bad(
+      [{ role: 'system', content: 'x' }],
+      'history[0].role must be "user" or "assistant", got "system"',
+    );
+    await bad(
+      [{ role: 'user', content: 'a' }, { role: 'user' }],
+      'history[1].content must be a string, got nothing',
+    );
+    const events = search.answerStream('Where?', { history: [null] } as never);
+    await expect(events.next()).rejects.toMatchObject({ code: 'invalid_history' });
   });
 
   it('a provider failure fails the question with the ProviderError', async () => {

@@ -25,7 +25,7 @@ import type { CallOptions } from '../llm/types.js';
 import { type AnswerEvent, type AnswerOptions, type EngineStatus, RESULT_JSON } from './engine-types.js';
 import { indexFingerprint, parseStateText, readStateText } from './index-files.js';
 import { LoadedIndex } from './loaded-index.js';
-import { validateQuestion } from './question.js';
+import { validateHistory, validateQuestion } from './question.js';
 import { answerResult, retrievalResult, type SearchAnswer, type SearchRetrieval } from './results.js';
 import { RetrievalCache } from './retrieval-cache.js';
 import {
@@ -211,6 +211,7 @@ export class NodeSearch {
    * files) and the `citations` the answer makes.
    */
   async answer(question: string, options: AnswerQuestionOptions = {}): Promise<SearchAnswer> {
+    validateHistory(options.history);
     const { retrieval: r, chunkOf } = await this.#retrieve(question, options);
     const response = await this.#whileOpen(
       this.#providers.run('answer', answerInput(r, question, options), this.#callOf(options)),
@@ -234,6 +235,7 @@ export class NodeSearch {
     question: string,
     options: AnswerQuestionOptions = {},
   ): AsyncGenerator<AnswerEvent<SearchAnswer>, void, undefined> {
+    validateHistory(options.history);
     const { retrieval: r, chunkOf } = await this.#retrieve(question, options);
     const input = answerInput(r, question, options);
     const call = this.#callOf(options);

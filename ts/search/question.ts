@@ -12,7 +12,10 @@ const MAX_QUESTION_CHARS = 8000;
  */
 export function validateQuestion(question: unknown, field = 'question'): string {
   if (question === undefined)
-    throw new InvalidQuestionError('missing_question', `the body needs a "${field}" field`);
+    throw new InvalidQuestionError(
+      'missing_question',
+      `"${field}" is missing: a question (a string) is required`,
+    );
   if (typeof question !== 'string') {
     throw new InvalidQuestionError(
       'invalid_question',
@@ -31,6 +34,42 @@ export function validateQuestion(question: unknown, field = 'question'): string 
     }
   }
   return question;
+}
+
+/**
+ * The earlier turns of `answer(q, { history })`: an array of `{ role: 'user' | 'assistant',
+ * content: string }`, or InvalidQuestionError naming the first bad entry (a library caller's
+ * mistake failed deep inside, as `history.map is not a function`, or went to the model).
+ */
+export function validateHistory(history: unknown): void {
+  if (history === undefined) return;
+  if (!Array.isArray(history)) {
+    throw new InvalidQuestionError(
+      'invalid_history',
+      `history must be an array of turns, got ${jsonType(history)}`,
+    );
+  }
+  history.forEach((turn: unknown, i) => {
+    const t = turn as { role?: unknown; content?: unknown } | null;
+    if (typeof t !== 'object' || t === null || Array.isArray(t)) {
+      throw new InvalidQuestionError(
+        'invalid_history',
+        `history[${i}] must be an object, got ${jsonType(t)}`,
+      );
+    }
+    if (t.role !== 'user' && t.role !== 'assistant') {
+      throw new InvalidQuestionError(
+        'invalid_history',
+        `history[${i}].role must be "user" or "assistant", got ${JSON.stringify(t.role) ?? 'nothing'}`,
+      );
+    }
+    if (typeof t.content !== 'string') {
+      throw new InvalidQuestionError(
+        'invalid_history',
+        `history[${i}].content must be a string, got ${t.content === undefined ? 'nothing' : jsonType(t.content)}`,
+      );
+    }
+  });
 }
 
 export function jsonType(v: unknown): string {

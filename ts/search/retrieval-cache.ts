@@ -10,6 +10,7 @@
  * Entries are frozen so that no caller can change what the next caller of the same question
  * gets.
  */
+import { InvalidArgumentError } from '../errors.js';
 import type { Retrieval } from './retrieve.js';
 
 /** Default capacity: ~20 KB per entry on HotpotQA-sized contexts, so about 20 MB. */
@@ -24,7 +25,10 @@ export class RetrievalCache {
   /** `capacity` 0 disables the cache. */
   constructor(capacity: number = DEFAULT_RETRIEVAL_CACHE_SIZE) {
     if (!Number.isSafeInteger(capacity) || capacity < 0) {
-      throw new RangeError(`retrieval cache size must be a non-negative integer, got ${capacity}`);
+      throw new InvalidArgumentError(
+        'invalid_argument',
+        `retrievalCacheSize must be a non-negative integer, got ${capacity}`,
+      );
     }
     this.capacity = capacity;
   }
