@@ -9,7 +9,8 @@
  * it). While no build has finished (or the index is damaged), every call re-reads
  * info/state.json and looks at the index files, and loads the index as soon as they
  * changed, so a server started before the first build needs no restart. A loaded engine
- * keeps its snapshot; restart it to see a newer build.
+ * keeps its snapshot, unless made with `watch: true`: it then loads each new generation a
+ * build commits and swaps it in (questions in flight finish on the old one).
  *
  * Per question, the embedding and the decomposition run concurrently; the rest is a
  * synchronous retrieval on the immutable loaded index, taken in turns (one per turn of the
