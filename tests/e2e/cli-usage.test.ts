@@ -246,6 +246,17 @@ describe('-f and the project folder', () => {
     expect(dashed.status).toBe(1);
   });
 
+  it('a stray argument of a sub-command is a usage error, not ignored', () => {
+    const vis = cli('vis', '-f', '/tmp/nowhere', '5');
+    expect(vis.status).toBe(2);
+    expect(vis.stderr).toContain('noderag vis: unexpected argument "5" (did you mean -n 5?)');
+    const build = cli('build', '-f', '/tmp/nowhere', 'y');
+    expect(build.status).toBe(2);
+    expect(build.stderr).toContain(
+      'noderag build: unexpected argument "y". Run `noderag build --help` for usage.',
+    );
+  });
+
   it('-f given the input/ folder itself points to the project folder, and writes nothing there', () => {
     const project = join(dir, 'proj-input');
     mkdirSync(join(project, 'input'), { recursive: true });

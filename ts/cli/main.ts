@@ -14,7 +14,7 @@ import { NodeRagError } from '../errors.js';
 import { folderArg, folderValue, missingQuestion } from './args.js';
 import { CliExit, EXIT } from './exit.js';
 import { SUB_COMMAND_METAS } from './metas.js';
-import { nearestName, unknownOption } from './unknown-options.js';
+import { nearestName, strayArgument, unknownOption } from './unknown-options.js';
 
 /** A citty value that may be given as a function or a promise. */
 async function resolveValue<T>(v: T | Promise<T> | (() => T | Promise<T>)): Promise<T> {
@@ -231,6 +231,15 @@ async function cli(): Promise<void> {
       defined,
     );
     if (unknown) throw unknownOptionExit(sub, unknown);
+    const stray = sub === undefined ? null : strayArgument(rawArgs.slice(rawArgs.indexOf(sub) + 1), defined);
+    if (stray !== null) {
+      // A number is most likely a value whose option was left out (`vis -f DIR 5`).
+      const hint = /^\d+$/.test(stray) && 'nodes' in defined ? ` (did you mean -n ${stray}?)` : '';
+      throw new CliExit(
+        EXIT.USAGE,
+        `noderag ${sub}: unexpected argument "${stray}"${hint}. Run \`noderag ${sub} --help\` for usage.`,
+      );
+    }
     await runCommand(main, { rawArgs });
   } catch (e) {
     process.exitCode = report(e);

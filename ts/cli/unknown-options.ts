@@ -59,17 +59,39 @@ export function unknownOption(
   rawArgs: readonly string[],
   args: ArgsDef,
 ): { option: string; suggestion: string | null } | null {
+  return scan(rawArgs, args).unknown;
+}
+
+/**
+ * The first argument that is neither an option nor an option's value, when `args` defines
+ * no positional argument (citty ignored it: `vis -f DIR 5` drew the default 500 nodes), or
+ * null.
+ */
+export function strayArgument(rawArgs: readonly string[], args: ArgsDef): string | null {
+  if (Object.values(args).some((d) => d.type === 'positional')) return null;
+  return scan(rawArgs, args).positional;
+}
+
+function scan(
+  rawArgs: readonly string[],
+  args: ArgsDef,
+): { unknown: { option: string; suggestion: string | null } | null; positional: string | null } {
   const { long, short } = spellings(args);
+  let positional: string | null = null;
+  const found = (unknown: { option: string; suggestion: string | null }) => ({ unknown, positional });
   for (let i = 0; i < rawArgs.length; i++) {
     const token = rawArgs[i]!;
-    if (token === '--') return null;
-    if (!token.startsWith('-') || token === '-') continue;
+    if (token === '--') break;
+    if (!token.startsWith('-') || token === '-') {
+      positional ??= token;
+      continue;
+    }
     if (token.startsWith('--')) {
       const [name, value] = [token.slice(2).split('=')[0]!, token.includes('=')];
       const takesValue = long.get(name);
       if (takesValue === undefined) {
         const best = nearestName(name, long.keys());
-        return { option: `--${name}`, suggestion: best === null ? null : `--${best}` };
+        return found({ option: `--${name}`, suggestion: best === null ? null : `--${best}` });
       }
       if (takesValue && !value) i++;
       continue;
@@ -78,7 +100,7 @@ export function unknownOption(
     const letters = token.slice(1).split('=')[0]!;
     for (let k = 0; k < letters.length; k++) {
       const takesValue = short.get(letters[k]!);
-      if (takesValue === undefined) return { option: `-${letters[k]}`, suggestion: null };
+      if (takesValue === undefined) return found({ option: `-${letters[k]}`, suggestion: null });
       // A short option taking a value takes the rest of the token, or the next argument.
       if (takesValue) {
         if (k === letters.length - 1 && !token.includes('=')) i++;
@@ -86,5 +108,5 @@ export function unknownOption(
       }
     }
   }
-  return null;
+  return { unknown: null, positional };
 }
