@@ -265,6 +265,10 @@ describe('renderStateTree', () => {
     expect(formatNameList(['new\nline.txt', 'tab\there.md', 'bell\u0007.txt'])).toBe(
       'new\\nline.txt, tab\\there.md, bell\\u0007.txt',
     );
+    // So would a bidirectional override, which reorders the rest of the terminal line.
+    expect(formatNameList(['evil\u202edm.txt', 'a\u2066b\u2069.md', 'c1\u009b.txt', 'café.txt'])).toBe(
+      'evil\\u202edm.txt, a\\u2066b\\u2069.md, c1\\u009b.txt, café.txt',
+    );
     const text = renderStateTree({
       root: '/p',
       state: initialState(T),

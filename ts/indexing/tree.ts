@@ -82,8 +82,10 @@ export function formatNameList(names: readonly string[], cap = NAME_LIST_CAP): s
 
 /** A file name with its control characters escaped (`new\nline.txt`): one line in the tree. */
 function visibleName(name: string): string {
+  // C0/C1 controls, and the bidirectional formatting characters, which would reorder the rest
+  // of the terminal line ("evil\u202Edm.txt" shows as "eviltxt.md").
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds
-  return name.replace(/[\u0000-\u001f\u007f]/g, (c) =>
+  return name.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) =>
     c === '\n' ? '\\n' : c === '\t' ? '\\t' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );
 }
