@@ -364,6 +364,18 @@ describe('build: renames, copies, queued documents, embedding changes', () => {
     expect((await p.build()).stderr).not.toContain('chunk_size');
   });
 
+  it('a changed config.dim is named as such when it refuses', async () => {
+    const p = await project({ files: { 'a.md': 'Marie Curie worked in Paris with Pierre Curie.' } });
+    expect((await p.build()).code).toBe(0);
+    await p.writeConfig({ config: { ...p.options.config, dim: 32 } });
+    await p.writeInput('b.md', 'Lise Meitner worked in Berlin.');
+    const r = await p.build();
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      'embeddings were made with local/feature-hash (64), the config asks for config.dim 32;',
+    );
+  });
+
   it('refuses to mix embedding models (exit 2) and names the recorded one', async () => {
     const p = await project({ files: { 'a.md': 'Marie Curie worked in Paris with Pierre Curie.' } });
     expect((await p.build()).code).toBe(0);
@@ -372,7 +384,7 @@ describe('build: renames, copies, queued documents, embedding changes', () => {
     const r = await p.build();
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(
-      'embeddings were made with local/feature-hash (64); changing the embedding model needs a rebuild from scratch',
+      'embeddings were made with local/feature-hash (64), the config asks for embedding_config local/another-model; changing the embedding model needs a rebuild from scratch',
     );
   });
 });

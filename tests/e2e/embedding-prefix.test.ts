@@ -240,7 +240,7 @@ describe('builds and searches', () => {
     const r = await p.build();
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(
-      'embeddings were made with local/feature-hash (64, document_prefix "passage: "); changing the embedding model needs a rebuild from scratch',
+      'embeddings were made with local/feature-hash (64, document_prefix "passage: "), the config asks for embedding_config.document_prefix "search_document: "; changing the embedding model needs a rebuild from scratch',
     );
     // Nothing was indexed with the new prefix.
     expect(
@@ -272,7 +272,9 @@ describe('builds and searches', () => {
     await p.writeInput('b.md', 'Lise Meitner worked in Berlin.');
     const r = await p.build();
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('embeddings were made with local/feature-hash (64);');
+    expect(r.stderr).toContain(
+      'embeddings were made with local/feature-hash (64), the config asks for embedding_config.document_prefix "passage: ";',
+    );
   });
 
   it('a changed query_prefix needs no rebuild', async () => {

@@ -233,6 +233,17 @@ function describeEmbedding(e: EmbeddingIdentity): string {
   return `${e.provider}/${e.model} (${e.dim}${prefix})`;
 }
 
+/** What differs between the recorded embedding and the configured one, named by config key. */
+function embeddingChange(was: EmbeddingIdentity, now: EmbeddingIdentity): string {
+  const parts: string[] = [];
+  if (was.provider !== now.provider || was.model !== now.model)
+    parts.push(`embedding_config ${now.provider}/${now.model}`);
+  if (was.dim !== now.dim) parts.push(`config.dim ${now.dim}`);
+  if ((was.document_prefix ?? '') !== (now.document_prefix ?? ''))
+    parts.push(`embedding_config.document_prefix ${JSON.stringify(now.document_prefix ?? '')}`);
+  return parts.join(' and ');
+}
+
 const probe: FileProbe = async (absPath, relative) => {
   if (relative.endsWith('.parquet')) return parquetFooterOk(absPath);
   return probeIndexFile(absPath, relative);
@@ -356,7 +367,7 @@ export async function runBuild(options: BuildOptions): Promise<number> {
     const wanted = configuredEmbedding(config);
     if (state.embedding && !sameEmbedding(state.embedding, wanted)) {
       const e = state.embedding;
-      const message = `embeddings were made with ${describeEmbedding(e)}; changing the embedding model needs a ${rebuildHint(root).replace('rebuild from scratch with', 'rebuild from scratch:')}, or set embedding_config back`;
+      const message = `embeddings were made with ${describeEmbedding(e)}, the config asks for ${embeddingChange(e, wanted)}; changing the embedding model needs a ${rebuildHint(root).replace('rebuild from scratch with', 'rebuild from scratch:')}, or set embedding_config back`;
       log.error(message);
       complain(`error: ${message}`);
       return BUILD_EXIT.USAGE;
