@@ -52,6 +52,30 @@ describe('build: a damaged index', () => {
     expect(again.stderr).toBe('');
   });
 
+  it('declining after HNSW.bin was found damaged says it was moved aside, not that nothing changed', async () => {
+    const p = await createProject({ files: exampleFiles(2) });
+    projects.push(p);
+    expect((await p.build()).code).toBe(0);
+    await flipByte(p, 'cache/HNSW.bin', 0.7);
+    const input = Object.assign(new PassThrough(), { isTTY: true });
+    const stdout = Object.assign(new PassThrough(), { isTTY: true });
+    const stderr = new PassThrough();
+    let err = '';
+    stderr.on('data', (d) => {
+      err += d;
+    });
+    stdout.on('data', (d) => {
+      if (String(d).includes('Start the build?')) input.end('n\n');
+    });
+    const code = await runBuild({ folder: p.root, handleSignals: false, stdin: input, stdout, stderr });
+    expect(code).toBe(4);
+    expect(err).toContain('Build cancelled; nothing changed.');
+    expect(err).toContain(
+      '(cache/HNSW.bin was found damaged and moved aside as *.damaged: the next build rebuilds it from the stored vectors.)',
+    );
+    expect(p.exists('cache/HNSW.bin.damaged')).toBe(true);
+  });
+
   it('an up-to-date build writes a missing or damaged search graph snapshot again', async () => {
     const p = await createProject({ files: exampleFiles(2) });
     projects.push(p);

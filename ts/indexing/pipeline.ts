@@ -438,6 +438,12 @@ export async function runBuild(options: BuildOptions): Promise<number> {
         }
       } else {
         complain(decision.message);
+        // INIT has already moved damaged vector-index files aside: not "nothing changed".
+        if (init.repaired.length > 0) {
+          complain(
+            `(${init.repaired.map((r) => r.file).join(', ')} ${init.repaired.length === 1 ? 'was' : 'were'} found damaged and moved aside as *.damaged: the next build rebuilds ${init.repaired.length === 1 ? 'it' : 'them'} from the stored vectors.)`,
+          );
+        }
         // A declined build changed nothing: info.log says so, not what the sync would have done.
         log.info(`build not started (exit ${decision.exitCode}): ${decision.message.trim()}`);
       }
