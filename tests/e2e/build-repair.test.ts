@@ -9,7 +9,9 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
+import { NodeConfig } from '../../ts/config/node-config.js';
 import { runBuild } from '../../ts/indexing/pipeline.js';
+import { NodeSearch } from '../../ts/search/node-search.js';
 import { createProject, type Project, REPO_ROOT, runCli } from '../helpers/project.js';
 
 function exampleFiles(count: number): Record<string, string> {
@@ -74,6 +76,24 @@ describe('build: a damaged index', () => {
       '(cache/HNSW.bin was found damaged and moved aside as *.damaged: the next build rebuilds it from the stored vectors.)',
     );
     expect(p.exists('cache/HNSW.bin.damaged')).toBe(true);
+  });
+
+  it('without info/state.json, search says the index is damaged as build does, not "not built yet"', async () => {
+    const p = await createProject({ files: exampleFiles(2) });
+    projects.push(p);
+    expect((await p.build()).code).toBe(0);
+    await rm(p.path('info/state.json'));
+    const search = new NodeSearch(NodeConfig.fromMainFolder(p.root));
+    try {
+      await expect(search.ready()).rejects.toThrow(
+        'index damaged: info/state.json is missing, but cache/ holds an index (cache/checksums.json); restore it, or rebuild from scratch',
+      );
+    } finally {
+      search.close();
+    }
+    const build = await p.build();
+    expect(build.code).toBe(1);
+    expect(build.stderr).toContain('index damaged: info/state.json is missing, but cache/ holds an index');
   });
 
   it('an up-to-date build writes a missing or damaged search graph snapshot again', async () => {

@@ -11,8 +11,10 @@
  * two commits.
  */
 
+import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { IndexFileError, IndexNotBuiltError } from '../errors.js';
+import { CHECKSUMS_FILE } from '../index-io/checksums.js';
 import {
   GRAPH_SNAPSHOT_FILE,
   GRAPH_SNAPSHOT_SOURCES,
@@ -30,7 +32,7 @@ import {
   STAGING_DIR,
 } from '../project/layout.js';
 import { readTextIfExists } from '../project/read-optional.js';
-import { type BuildState, isSearchable, parseState } from '../project/state.js';
+import { type BuildState, isSearchable, parseState, rebuildHint } from '../project/state.js';
 import { shellArg } from '../shell-arg.js';
 
 /** Files a searchable index must have (besides info/state.json). */
@@ -88,6 +90,12 @@ export function parseStateText(text: string, root?: string): BuildState {
 /** Throws IndexNotBuiltError unless a first build has finished. */
 function requireSearchable(root: string, stateText: string | null): BuildState {
   if (stateText === null) {
+    // As a build says it (ts/indexing/init.ts): an index without its state is damaged, not unbuilt.
+    if (existsSync(resolveInProject(root, CHECKSUMS_FILE))) {
+      throw new IndexNotBuiltError(
+        `index damaged: ${INFO_FILES.state} is missing, but cache/ holds an index (${CHECKSUMS_FILE}); restore it, or ${rebuildHint(root)}`,
+      );
+    }
     throw new IndexNotBuiltError(`no index in ${root} yet: ${buildHint(root)} first`);
   }
   const state = parseStateText(stateText, root);
