@@ -255,6 +255,13 @@ describe('renderStateTree', () => {
     });
     expect(text).toContain('  duplicate: b.txt (copy of a.txt)\n  renamed: o.txt → n.txt\n');
     expect(text).toContain('(generation 2, incremental)');
+    // `mv a.txt b.txt` and a new a.txt: b.txt holds the version of a.txt that is indexed.
+    const moved = renderStateTree({
+      root: '/p',
+      state: finished(1),
+      plan: plan({ found: 2, duplicate: [{ path: 'b.txt', of: 'a.txt' }], changed: ['a.txt'] }),
+    });
+    expect(moved).toContain('  duplicate: b.txt (copy of the indexed version of a.txt)\n');
   });
 
   it('caps name lists at 20', () => {

@@ -190,7 +190,12 @@ export function renderStateTree(input: TreeInput): string {
     list('new', plan.new);
     list(
       'duplicate',
-      plan.duplicate.map((d) => `${d.path} (copy of ${d.of})`),
+      // Of a file that changed since: a copy of the version that is indexed, not of the file.
+      plan.duplicate.map((d) =>
+        plan.changed.includes(d.of)
+          ? `${d.path} (copy of the indexed version of ${d.of})`
+          : `${d.path} (copy of ${d.of})`,
+      ),
     );
     list(
       'renamed',
