@@ -24,6 +24,7 @@ const ALL = [
   'server',
   'crash',
   'update',
+  'scale',
   'install',
 ];
 

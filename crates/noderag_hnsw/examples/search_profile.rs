@@ -1,7 +1,11 @@
 //! Speed of the searches a question makes on a saved index, for tuning the search loop on
 //! real data: `cargo run --release -p noderag_hnsw --example search_profile -- <HNSW.bin>
 //! <queries.f32> <dim> [k] [ef] [rounds]`. The queries file holds the question vectors as
-//! little-endian f32 rows (bench/lib writes one for HotpotQA-100). Prints the CPU time per
+//! little-endian f32 rows; for HotpotQA-100's questions under the `local` provider:
+//! `node --import tsx -e "import('./ts/llm/local/feature-hash.ts').then(async (f) => { const q =
+//! (await import('./bench/lib/hotpot.ts')).loadQuestions().map((x) => x.question); const v =
+//! f.featureHashBatch(q, 256); require('fs').writeFileSync('/tmp/q.f32', Buffer.from(v.buffer)); })"`
+//! (run from the repository root). Prints the CPU time per
 //! search of each round and a hash of every result (labels and distance bits), so a change
 //! of the search loop can be checked to return the very same hits. `VNNI=0` walks with the
 //! AVX2 code distance instead of VNNI's (same hits, for A/B on one machine).
