@@ -14,38 +14,15 @@
  *
  * Last line: RESULT build seconds=<s> peak_rss_mb=<m> nodes=<n> edges=<e> (the full build).
  */
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
+import { timedBuild } from './lib/timed-build.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const CORPUS = process.env.BENCH_BUILD_CORPUS ?? join(HERE, 'data', 'hotpotqa', 'corpus.json');
-
-// ----------------------------------------------------------------------------- worker
-
-if (process.argv[2] === '--worker') {
-  const folder = process.argv[3]!;
-  const { runBuild } = await import('../ts/indexing/pipeline.js');
-  const started = performance.now();
-  const sink = { write: () => true, isTTY: false } as unknown as NodeJS.WritableStream & { isTTY: false };
-  const code = await runBuild({
-    folder,
-    yes: true,
-    stdout: sink,
-    stderr: process.stderr,
-    handleSignals: false,
-  });
-  const inProcess = (performance.now() - started) / 1000;
-  const cpu = process.cpuUsage();
-  const cpuSeconds = (cpu.user + cpu.system) / 1e6;
-  process.stdout.write(
-    `${JSON.stringify({ code, inProcess, cpuSeconds, maxRssKb: process.resourceUsage().maxRSS })}\n`,
-  );
-  process.exit(code);
-}
 
 // ----------------------------------------------------------------------------- driver
 
@@ -78,20 +55,9 @@ function writeProject(root: string, docs: [string, string][]): void {
 
 function runWorker(root: string): RunResult {
   const started = performance.now();
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(HERE, 'build.ts'), '--worker', root], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const report = timedBuild(root);
   const wall = (performance.now() - started) / 1000;
-  const last = r.stdout.trim().split('\n').at(-1) ?? '';
-  const report = JSON.parse(last) as {
-    code: number;
-    inProcess: number;
-    cpuSeconds: number;
-    maxRssKb: number;
-  };
-  if (r.status !== 0 || report.code !== 0) throw new Error(`build of ${root} failed (exit ${r.status})`);
-  return { wall, inProcess: report.inProcess, cpu: report.cpuSeconds, peakRssMb: report.maxRssKb / 1024 };
+  return { wall, inProcess: report.seconds, cpu: report.cpuSeconds, peakRssMb: report.peakRssMb };
 }
 
 /** "<stage> (generation g) finished in N s" lines of info.log, per generation. */

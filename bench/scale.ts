@@ -12,12 +12,12 @@
  * Ends with `RESULT scale corpus_mb=M clean_s=C sync_s=S seconds_ratio=S/C sync_peak_rss_mb=R
  * clean_peak_rss_mb=R2`.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadCorpus, localConfigYaml, REPO_ROOT } from './lib/hotpot.js';
+import { loadCorpus, localConfigYaml } from './lib/hotpot.js';
+import { type TimedBuild, timedBuild } from './lib/timed-build.js';
 
 const { values } = parseArgs({ options: { mb: { type: 'string', default: '10' } } });
 const mb = Number(values.mb);
@@ -54,25 +54,6 @@ function project(root: string, files: [string, string][]): void {
   writeFileSync(join(root, 'Node_config.yaml'), localConfigYaml(root));
 }
 
-interface Timed {
-  seconds: number;
-  cpuSeconds: number;
-  peakRssMb: number;
-  stages: Record<string, number>;
-}
-
-function timedBuild(root: string): Timed {
-  const r = spawnSync(
-    process.execPath,
-    ['--import', 'tsx', join(REPO_ROOT, 'bench', 'lib', 'timed-build.ts'), root],
-    { cwd: REPO_ROOT, encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 },
-  );
-  const line = (r.stdout ?? '').trim().split('\n').at(-1) ?? '';
-  const out = JSON.parse(line || '{}') as Timed & { code?: number };
-  if (r.status !== 0 || out.code !== 0) throw new Error(`build of ${root} failed:\n${r.stderr}${r.stdout}`);
-  return out;
-}
-
 const files = corpusFiles(mb);
 const bytes = files.reduce((n, [, t]) => n + Buffer.byteLength(t), 0);
 const work = mkdtempSync(join(tmpdir(), 'noderag-bench-scale-'));
@@ -89,7 +70,7 @@ try {
   project(clean, [...files, ADDED]);
   const cleanRun = timedBuild(clean);
 
-  const row = (label: string, t: Timed) =>
+  const row = (label: string, t: TimedBuild) =>
     `| ${label} | ${t.seconds.toFixed(1)} | ${t.cpuSeconds.toFixed(1)} | ${t.peakRssMb.toFixed(0)} |`;
   console.log('| run | wall s | CPU s | peak RSS MiB |');
   console.log('|---|---:|---:|---:|');

@@ -13,6 +13,7 @@ import { NodeConfig } from '../../ts/config/node-config.js';
 import { runBuild } from '../../ts/indexing/pipeline.js';
 import { NodeSearch } from '../../ts/search/node-search.js';
 import { createProject, type Project, REPO_ROOT, runCli } from '../helpers/project.js';
+import { buildStoppedAfter } from '../helpers/stopped-build.js';
 
 function exampleFiles(count: number): Record<string, string> {
   const dir = join(REPO_ROOT, 'examples', 'observatory', 'input');
@@ -187,17 +188,7 @@ describe('build: a damaged index', () => {
     expect(finished.code).toBe(0);
     expect(finished.stderr).not.toContain('unfinished');
     await writeFile(p.path('input', 'added.md'), 'The Zeta Dome was built in 2001 by Ana Lopez.\n');
-    const stop = new AbortController();
-    const stopped = await runBuild({
-      folder: p.root,
-      yes: true,
-      handleSignals: false,
-      stdout: new PassThrough(),
-      stderr: new PassThrough(),
-      signal: stop.signal,
-      hooks: { afterStage: (stage) => stage === 'Graph pipeline' && stop.abort() },
-    });
-    expect(stopped).toBe(130);
+    expect(await buildStoppedAfter(p.root, 'Graph pipeline')).toBe(130);
     const r = await runCli(['vis', '-f', p.root]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('Note: build generation 2 is unfinished (at the Attribute pipeline)');

@@ -24,6 +24,7 @@ import { NodeSearch, type SearchProviders } from '../../ts/search/node-search.js
 import { attributeId } from '../../ts/text/index.js';
 import { startFakeOpenAI } from '../helpers/fake-providers/index.js';
 import { CLI, createProject, indexFingerprints, type Project, REPO_ROOT } from '../helpers/project.js';
+import { buildStoppedAfter } from '../helpers/stopped-build.js';
 
 const DIM = 64;
 
@@ -426,15 +427,7 @@ describe('build syncs the index to its input folder', () => {
     await rm(p.path('input', names[0]!));
     await writeFile(p.path('input', 'added.md'), 'The Zeta Dome was built in 2001 by Ana Lopez.\n');
     // Stopped as the Text stage starts: the Document stage (and its report) is committed.
-    const stop = new AbortController();
-    const stopped = await runBuild({
-      folder: p.root,
-      yes: true,
-      handleSignals: false,
-      stdout: new PassThrough(),
-      stderr: new PassThrough(),
-      signal: stop.signal,
-      hooks: { afterStage: (stage) => stage === 'Document pipeline' && stop.abort() },
+    const stopped = await buildStoppedAfter(p.root, 'Document pipeline', {
       onReport: () => {
         throw new Error('an interrupted run reports nothing');
       },
