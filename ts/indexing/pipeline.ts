@@ -193,11 +193,13 @@ async function rederiveGraphSnapshot(root: string, state: BuildState): Promise<b
     if (!sum) return false; // an index of an older version: its next commit writes it
     sources[f] = sum.sha256;
   }
-  if (await graphSnapshotCurrent(resolveInProject(root, CACHE_FILES.searchGraph), sources)) return false;
+  const path = resolveInProject(root, CACHE_FILES.searchGraph);
+  if (await graphSnapshotCurrent(path, sources)) return false;
   const commit = await StageCommit.begin(root);
   await commit.put(INFO_FILES.state, serializeState(state));
   await commit.commit();
-  return true;
+  // (Tables the snapshot cannot represent get none: search reads them, and this says nothing.)
+  return graphSnapshotCurrent(path, sources);
 }
 
 /** Adds one cycle's changes to the run's report. */
