@@ -296,6 +296,8 @@ describe('build: renames, copies, queued documents, embedding changes', () => {
     const r = await p.build();
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('1 duplicate, 1 renamed, 0 changed, 0 deleted');
+    // The Document stage's summary counts the copy as the tree does.
+    expect(r.stdout).toContain('0 documents added (and 1 duplicate), 1 renamed');
     const after = await p.readJson<Counters>('info/indices.json');
     expect(after).toEqual({ ...before, document_index: before.document_index + 1 });
     const hashes = await p.readJson<Record<string, string>>('info/document_hash.json');

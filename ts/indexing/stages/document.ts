@@ -261,7 +261,10 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
   );
 
   for (const s of skipped) ctx.progress.note(`skipped ${s.path}: ${s.reason}`);
-  const addedCount = added.filter((a) => !changedPaths.has(a.path)).length;
+  // Copies of indexed content are added documents too, counted apart as the state tree lists them.
+  const copies = new Set(plan.duplicate.map((d) => d.path));
+  const copiedCount = added.filter((a) => copies.has(a.path)).length;
+  const addedCount = added.filter((a) => !changedPaths.has(a.path) && !copies.has(a.path)).length;
   const removedSummary =
     removedPaths.size > 0 ? `, ${plan.changed.length} changed, ${plan.deleted.length} deleted` : '';
   const prunedSummary = pruned
@@ -269,7 +272,7 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
     : '';
   return {
     counts: { items: added.length + plan.renamed.length + plan.deleted.length, drops: skipped.length },
-    summary: `${count(addedCount, 'document')} added, ${plan.renamed.length} renamed${removedSummary}, ${skipped.length} skipped; ${count(newChunks, 'new chunk')}, ${sharedChunks} shared${prunedSummary}`,
+    summary: `${count(addedCount, 'document')} added${copiedCount > 0 ? ` (and ${count(copiedCount, 'duplicate')})` : ''}, ${plan.renamed.length} renamed${removedSummary}, ${skipped.length} skipped; ${count(newChunks, 'new chunk')}, ${sharedChunks} shared${prunedSummary}`,
     skipped,
     attempted: [...plan.cycle],
   };
