@@ -326,4 +326,17 @@ describe('text_decomposition.jsonl', () => {
       /text_decomposition.jsonl, line 2/,
     );
   });
+
+  it('names the project in the way out when read from one', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'noderag-decomp-'));
+    try {
+      await mkdir(join(dir, 'cache'));
+      await writeFile(join(dir, 'cache', 'text_decomposition.jsonl'), '{"text_hash_id": 3}\n');
+      await expect(
+        readDecompositions(join(dir, 'cache', 'text_decomposition.jsonl'), 'cache/text_decomposition.jsonl'),
+      ).rejects.toThrow(`\`noderag build -f ${dir} --rebuild\``);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });

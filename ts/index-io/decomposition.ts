@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { IndexFileError } from '../errors.js';
 import type { DecompositionRecord, ParsedUnit } from '../model/types.js';
+import { projectOf } from '../project/layout.js';
 import { rebuildHint } from '../project/state.js';
 
 /**
@@ -82,13 +83,14 @@ function parseUnit(v: unknown): ParsedUnit | null {
   return { semantic_unit: u.semantic_unit, entities: u.entities, relationships };
 }
 
-export function parseDecompositions(text: string, label: string): DecompositionRecord[] {
+/** `root`: the project folder, named in the way out of damage. */
+export function parseDecompositions(text: string, label: string, root?: string): DecompositionRecord[] {
   const out: DecompositionRecord[] = [];
   const lines = text.split('\n');
   lines.forEach((line, i) => {
     if (line === '') return;
     const bad = (what: string): never => {
-      throw new IndexFileError('index_damaged', `${label}, line ${i + 1}: ${what}; ${rebuildHint()}`);
+      throw new IndexFileError('index_damaged', `${label}, line ${i + 1}: ${what}; ${rebuildHint(root)}`);
     };
     let raw: unknown;
     try {
@@ -137,5 +139,5 @@ export async function readDecompositions(path: string, label: string): Promise<D
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw error;
   }
-  return parseDecompositions(text, label);
+  return parseDecompositions(text, label, projectOf(path, label));
 }

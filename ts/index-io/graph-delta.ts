@@ -16,7 +16,9 @@
 import { IndexFileError } from '../errors.js';
 import { type BaseGraph, edgeKey } from '../model/graph-store.js';
 import { type GraphEdge, type GraphNode, NODE_TYPES, type NodeType } from '../model/types.js';
+import { projectOf } from '../project/layout.js';
 import { readTextIfExists } from '../project/read-optional.js';
+import { rebuildHint } from '../project/state.js';
 
 export const GRAPH_DELTA_FILE = 'cache/graph_delta.json';
 const VERSION = 1;
@@ -133,11 +135,12 @@ const NODE_TYPE_SET: ReadonlySet<string> = new Set(NODE_TYPES);
 const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
 const isId = (v: unknown): v is string => typeof v === 'string' && v !== '';
 
-export function parseGraphDelta(text: string, label: string): GraphDelta {
+/** `root`: the project folder, named in the way out of damage. */
+export function parseGraphDelta(text: string, label: string, root?: string): GraphDelta {
   const bad = (what: string): never => {
     throw new IndexFileError(
       'index_damaged',
-      `${label}: ${what}; the index is damaged: rebuild from scratch with \`noderag build -f <folder> --rebuild\``,
+      `${label}: ${what}; the index is damaged: ${rebuildHint(root)}`,
     );
   };
   let raw: unknown;
@@ -187,5 +190,5 @@ export function parseGraphDelta(text: string, label: string): GraphDelta {
 /** The committed delta at `path`, or null when there is none (a first build, older indexes). */
 export async function readGraphDelta(path: string, label: string): Promise<GraphDelta | null> {
   const text = await readTextIfExists(path);
-  return text === null ? null : parseGraphDelta(text, label);
+  return text === null ? null : parseGraphDelta(text, label, projectOf(path, label));
 }

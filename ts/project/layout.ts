@@ -53,3 +53,12 @@ export const CACHE_FILES = {
 export function resolveInProject(root: string, relative: string): string {
   return join(root, ...relative.split('/'));
 }
+
+/**
+ * The project folder of `path` when it is `<project>/<relative>`, else undefined (a file read
+ * from cache/.staging/ while its commit is pending): for naming the project in messages.
+ */
+export function projectOf(path: string, relative: string): string | undefined {
+  const suffix = `/${relative}`;
+  return path.endsWith(suffix) ? path.slice(0, -suffix.length) : undefined;
+}
