@@ -10,7 +10,7 @@
  *   would leave it (a copy taken from inside a stage) comes back to the previous index on
  *   the next build.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import {
   cpSync,
   existsSync,
@@ -274,6 +274,37 @@ describe('build --rebuild', () => {
       expect(await rebuildLeftovers(p.root), how).toEqual([]);
     }
   });
+
+  // A closed terminal: SIGHUP, and every later write fails with EIO (a real pseudo-terminal,
+  // through util-linux `script`; skipped where there is none).
+  it.skipIf(spawnSync('script', ['--version']).status !== 0)(
+    "a terminal closed at the rebuild's question puts the index back and leaves no lock",
+    async () => {
+      const shell = `${process.execPath} --import tsx ${CLI} build -f ${p.root} --rebuild`;
+      const script = spawn('script', ['-qfc', shell, '/dev/null'], { cwd: REPO_ROOT });
+      let out = '';
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no question within 30 s: ${out}`)), 30_000);
+        script.stdout.on('data', (d) => {
+          out += d;
+          if (out.includes('Start the build?')) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+      });
+      expect(existsSync(p.path('cache', '.previous-index'))).toBe(true);
+      script.kill('SIGKILL');
+      // The build, hung up, cancels and cleans up on its own.
+      for (let i = 0; i < 100 && existsSync(p.path('info', 'build.lock')); i++) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(existsSync(p.path('info', 'build.lock'))).toBe(false);
+      expect(await rebuildLeftovers(p.root)).toEqual([]);
+      expect(snapshot(p.root)).toEqual(original);
+    },
+    60_000,
+  );
 
   it('a kill in the middle of a rebuild leaves a disk from which the next build restores the previous index', async () => {
     const killedCopy = await mkdtemp(join(tmpdir(), 'noderag-rebuild-killed-'));

@@ -362,7 +362,9 @@ describe('build: renames, copies, queued documents, embedding changes', () => {
     expect(sync.stderr).toContain(
       'this build applies it to the documents it indexes, the others keep theirs',
     );
-    // Recorded with the documents it indexed: the next build has nothing to say.
+    // The index now holds both chunk sizes: the next build says so again, until a rebuild.
+    expect((await p.build()).stderr).toContain(`config.chunk_size ${size} → 64`);
+    expect((await p.build(['--rebuild'])).code).toBe(0);
     expect((await p.build()).stderr).not.toContain('chunk_size');
   });
 

@@ -234,6 +234,8 @@ describe('-f and the project folder', () => {
       ['-f', '/tmp/nowhere', '-q', '-r'],
       ['-f', '/tmp/nowhere', '--question', '--port', '5077'],
       ['-f', '/tmp/nowhere', '-q', '--port=5077'],
+      ['-f', '/tmp/nowhere', '-q', '--no-stream', '--port', '59999'],
+      ['-f', '/tmp/nowhere', '-q', '-ra'],
       ['-q', '-a', '--url', 'http://127.0.0.1:1'],
     ]) {
       const r = cli(...args);

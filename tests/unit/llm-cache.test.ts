@@ -201,13 +201,18 @@ describe('ResponseCache', () => {
     expect(r.embeddingCount).toBe(4);
     expect(r.getEmbedding(keys[1]!)).toBeUndefined();
     for (const i of [0, 2, 3, 4]) expect(Array.from(r.getEmbedding(keys[i]!)!)).toEqual([i, i + 0.5, -i]);
-    // Appending goes on after the last whole record.
+    // The file was repaired (the damaged record taken out, the original kept aside): appending
+    // goes on, and the next open finds nothing to skip or report.
+    expect(readFileSync(`${path}.damaged`)).toEqual(bytes);
+    expect(statSync(path).size).toBe(4 * record);
     const more = cacheKey(identity, 'embedding', 'more');
     r.putEmbeddings([{ key: more, vector: new Float32Array([9, 9, 9]) }]);
     r.close();
     const again = ResponseCache.open(dir);
+    expect(again.loadReport.skippedRecords).toBe(0);
     expect(again.embeddingCount).toBe(5);
     expect(Array.from(again.getEmbedding(more)!)).toEqual([9, 9, 9]);
+    expect(Array.from(again.getEmbedding(keys[4]!)!)).toEqual([4, 4.5, -4]);
     again.close();
     // The first record damaged, with no length known yet: what cannot be read is cut, and
     // the file as it was is kept beside it.
@@ -219,6 +224,28 @@ describe('ResponseCache', () => {
     expect(cut.loadReport.damagedEmbeddingBytes).toBe(damaged.length);
     expect(readFileSync(`${path}.damaged`)).toEqual(damaged);
     cut.close();
+  });
+
+  it('a torn last record after records of two lengths is a torn record, not damage', () => {
+    const c = ResponseCache.open(dir);
+    const short = [0, 1, 2].map((i) => cacheKey(identity, 'embedding', `s${i}`));
+    const long = [0, 1].map((i) => cacheKey(identity, 'embedding', `l${i}`));
+    c.putEmbeddings(short.map((key) => ({ key, vector: new Float32Array(24).fill(1) })));
+    c.putEmbeddings(long.map((key) => ({ key, vector: new Float32Array(64).fill(2) })));
+    c.close();
+    const path = join(dir, EMBEDDINGS_FILE);
+    const whole = statSync(path).size;
+    // A kill in the middle of a third long record: its header and 200 of its 256 bytes.
+    const torn = Buffer.alloc(36 + 200);
+    cacheKey(identity, 'embedding', 'l2').copy(torn);
+    torn.writeUInt32LE(64, 32);
+    appendFileSync(path, torn);
+    const r = ResponseCache.open(dir);
+    expect(r.loadReport).toMatchObject({ skippedRecords: 0, damagedEmbeddingBytes: 0 });
+    expect(r.loadReport.truncatedBytes.embeddings).toBe(236);
+    expect(r.embeddingCount).toBe(5);
+    expect(statSync(path).size).toBe(whole);
+    r.close();
   });
 
   it('skips a damaged complete line without losing the others', () => {

@@ -64,13 +64,22 @@ export function subCommandOf(rawArgs: readonly string[]): string | undefined {
   return a !== undefined && Object.hasOwn(subCommands, a) ? a : undefined;
 }
 
-/** Whether `arg` is one of the root command's flags (`-r`, `--port`, `--port=5000`, `--help`…). */
+/**
+ * Whether `arg` is one of the root command's flags: `-r`, `--port`, `--port=5000`, `--help`,
+ * `--no-stream`, or short ones run together (`-ra`).
+ */
 function isRootFlag(arg: string): boolean {
   const name = arg.split('=')[0]!;
   if (name === '-h' || name === '--help' || name === '-V' || name === '--version') return true;
-  return Object.entries(rootArgs).some(
-    ([long, def]) => name === `--${long}` || ('alias' in def && name === `-${def.alias}`),
+  const defs = Object.entries(rootArgs);
+  if (name.startsWith('--')) {
+    const long = name.slice(2);
+    return defs.some(([n, def]) => n === long || (def.type === 'boolean' && `no-${n}` === long));
+  }
+  const shorts = new Set<string>(
+    defs.flatMap(([, def]) => ('alias' in def && def.alias ? [def.alias].flat() : [])),
   );
+  return name.length > 1 && [...name.slice(1)].every((c) => shorts.has(c));
 }
 
 /** Index of the first argument that is not a root flag or a root flag's value, or -1. */
@@ -275,12 +284,13 @@ function report(e: unknown): number {
   return EXIT.FAILURE;
 }
 
-// A reader that leaves early (`noderag build … | head`) closes the pipe: later output is
-// dropped and the command goes on, so a build finishes its cycle instead of dying mid-stage
-// on an unhandled EPIPE (with its lock left behind). Writes to the closed stream are no-ops.
+// A reader that leaves early (`noderag build … | head`) closes the pipe, and a closed terminal
+// fails every later write with EIO: the output is dropped and the command goes on, so a build
+// finishes its cycle (or, cancelled at its question by the hang-up, puts a --rebuild's index
+// back) instead of dying on an unhandled error with its lock left behind.
 for (const stream of [process.stdout, process.stderr]) {
   stream.on('error', (e: NodeJS.ErrnoException) => {
-    if (e.code !== 'EPIPE') throw e;
+    if (e.code !== 'EPIPE' && e.code !== 'EIO') throw e;
   });
 }
 

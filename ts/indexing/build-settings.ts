@@ -2,7 +2,9 @@
  * info/build_settings.json: the settings that shape what a cycle adds to the index but that
  * a sync does not re-apply to documents already indexed: `chunk_size` and `language` (how
  * chunks are cut and which prompts decompose them) and the chat model (who decomposes them).
- * Written in the Document stage's commit. A build whose config differs says so before it
+ * Written in the Document stage's commit of a cycle that indexes every document (a first
+ * build, a `--rebuild`): a sync under other settings leaves the record, so the note stays
+ * until a rebuild makes the index uniform again. A build whose config differs says so before it
  * asks to start, and how to apply the change to every document (`--rebuild`, which reuses
  * every cached reply it can); without the note, a changed `chunk_size` was ignored in
  * silence ("Index is up to date.") and later syncs mixed chunk sizes.
@@ -34,7 +36,7 @@ export function serializeBuildSettings(s: BuildSettings): string {
 }
 
 export async function readBuildSettings(root: string): Promise<BuildSettings | null> {
-  const text = await readTextIfExists(resolveInProject(root, INFO_FILES.buildSettings));
+  const text = await readTextIfExists(resolveInProject(root, INFO_FILES.buildSettings)).catch(() => null);
   if (text === null) return null;
   try {
     const raw = JSON.parse(text) as Partial<BuildSettings>;

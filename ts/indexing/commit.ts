@@ -200,8 +200,10 @@ export class StageCommit {
       created_at: new Date().toISOString(),
       files: commitOrder(this.entries),
     };
-    await writeFileAtomic(resolveInProject(this.root, COMMIT_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
+    // Set first: the rename may land and a later step of the write fail (the folder's fsync).
+    // Staged files kept without a COMMIT.json are only rolled back by the next run.
     this.#pastCommitPoint = true;
+    await writeFileAtomic(resolveInProject(this.root, COMMIT_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
     await this.hooks.afterStep?.('manifest-written');
 
     await applyManifest(this.root, manifest, this.hooks);

@@ -30,7 +30,7 @@ const LISTS = [
 
 /** The changes of generation `generation`'s cycle, or null (none recorded, or another's). */
 export async function readCycleSync(root: string, generation: number): Promise<CycleSync | null> {
-  const text = await readTextIfExists(resolveInProject(root, INFO_FILES.cycleSync));
+  const text = await readTextIfExists(resolveInProject(root, INFO_FILES.cycleSync)).catch(() => null);
   if (text === null) return null;
   try {
     const raw = JSON.parse(text) as { generation?: unknown; sync?: Record<string, unknown> };

@@ -24,6 +24,7 @@ import {
   openSync,
   readFileSync,
   readSync,
+  renameSync,
   writeSync,
 } from 'node:fs';
 import { endianness } from 'node:os';
@@ -244,43 +245,50 @@ export class ResponseCache {
       const end = at + HEADER_BYTES + length * 4;
       return length === 0 || length > MAX_VECTOR_LENGTH || end > size ? null : end;
     };
-    /** Whether the records from `at` chain to the end of the file (a torn last one allowed). */
+    /** Whether whole records chain from `at` to the end of the file (a torn last one allowed). */
     const chainsToEnd = (at: number, torn: number): boolean => {
       let q = at;
-      for (let end = recordEnd(q); end !== null; end = recordEnd(q)) q = end;
-      return size - q < torn;
+      let records = 0;
+      for (let end = recordEnd(q); end !== null; end = recordEnd(q)) {
+        q = end;
+        records++;
+      }
+      return records > 0 && size - q < torn;
     };
     const lengths: number[] = [];
+    let longest = 0;
+    /** Byte ranges of damaged records skipped (dropped from the file below). */
+    const dropped: [number, number][] = [];
     let pos = 0;
-    let skipped = 0;
     let tornTail = true;
     while (pos + HEADER_BYTES <= size) {
       const end = recordEnd(pos);
       if (end === null) {
-        // A torn tail (the record being written when a process died) is cut off below. A bad
-        // header with whole records after it is damage inside the file (a flipped byte):
-        // only that record is dropped, found by the length of the records around it, so
-        // the vectors after it are not thrown away and paid for again.
+        // `header` holds this record's header (recordEnd read it).
+        const declared = header.readUInt32LE(KEY_BYTES);
+        // A torn tail: the record being written when a process died, running past the end
+        // of the file, and shorter than any whole record (more bytes than that are damage).
+        const runsPast =
+          declared > 0 && declared <= MAX_VECTOR_LENGTH && pos + HEADER_BYTES + declared * 4 > size;
+        if (runsPast && (longest === 0 || size - pos < HEADER_BYTES + longest * 4)) break;
+        // Damage inside the file (a flipped byte in a length): that record is dropped when the
+        // records after it chain to the end with a length seen before, so the vectors after
+        // it are not thrown away and paid for again. (A flip to another length that still
+        // fits the file is read as a record, and whatever follows it is cut below.)
         const resume = lengths
           .map((l) => pos + HEADER_BYTES + l * 4)
-          .find((q) => q < size && chainsToEnd(q, HEADER_BYTES + lengths[0]! * 4));
+          .find((q) => q < size && chainsToEnd(q, HEADER_BYTES + longest * 4));
         if (resume === undefined) {
-          // A torn tail is a last record that runs past the end of the file (or a header cut
-          // short); anything else that cannot be read is damage, kept aside below.
-          // (The search above read other headers into `header`: this record's is read again.)
-          const whole = readSync(fd, header, 0, HEADER_BYTES, pos) === HEADER_BYTES;
-          const declared = whole ? header.readUInt32LE(KEY_BYTES) : 0;
-          tornTail =
-            pos + HEADER_BYTES > size ||
-            (declared > 0 && declared <= MAX_VECTOR_LENGTH && pos + HEADER_BYTES + declared * 4 > size);
+          tornTail = false;
           break;
         }
-        skipped++;
+        dropped.push([pos, resume]);
         pos = resume;
         continue;
       }
       const length = (end - pos - HEADER_BYTES) / 4;
       if (!lengths.includes(length)) lengths.push(length);
+      longest = Math.max(longest, length);
       this.#vectors.set(header.subarray(0, KEY_BYTES).toString('hex'), {
         offset: pos + HEADER_BYTES,
         length,
@@ -288,13 +296,43 @@ export class ResponseCache {
       pos = end;
     }
     const truncated = size - pos;
-    // More than one record's worth is not a torn tail: the bytes are kept beside the cache
-    // (EMBEDDINGS_FILE.damaged) before they are cut off.
+    // Damage is kept beside the cache (EMBEDDINGS_FILE.damaged, the file as it was) before the
+    // file is repaired: cut after its last whole record, damaged records taken out.
     const damaged = truncated > 0 && !tornTail;
-    if (damaged) copyFileSync(path, `${path}.damaged`);
+    if (damaged || dropped.length > 0) copyFileSync(path, `${path}.damaged`);
     if (truncated > 0) ftruncateSync(fd, pos);
-    return { fd, size: pos, truncated, skipped, damaged };
+    if (dropped.length === 0) return { fd, size: pos, truncated, skipped: 0, damaged };
+    // Rewritten without the skipped records, so the next open does not find (and report)
+    // them again; then read again, now whole.
+    dropRanges(fd, path, pos, dropped);
+    closeSync(fd);
+    this.#vectors.clear();
+    const again = this.#loadEmbeddings();
+    return { ...again, truncated, skipped: dropped.length, damaged };
   }
+}
+
+/** Rewrites the first `size` bytes of the file open as `fd` without the byte `ranges` (sorted), atomically. */
+function dropRanges(fd: number, path: string, size: number, ranges: readonly [number, number][]): void {
+  const temp = `${path}.repair`;
+  const out = openSync(temp, 'w');
+  try {
+    const chunk = Buffer.alloc(1 << 20);
+    let at = 0;
+    for (const [from, to] of [...ranges, [size, size] as [number, number]]) {
+      for (let p = at; p < from; ) {
+        const n = readSync(fd, chunk, 0, Math.min(chunk.length, from - p), p);
+        if (n <= 0) throw new Error(`${path}: short read while repairing`);
+        writeAll(out, chunk.subarray(0, n));
+        p += n;
+      }
+      at = to;
+    }
+    fsyncSync(out);
+  } finally {
+    closeSync(out);
+  }
+  renameSync(temp, path);
 }
 
 function writeAll(fd: number, buf: Buffer): void {

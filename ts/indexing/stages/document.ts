@@ -255,10 +255,14 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
     skipped: skipped.map((s) => ({ ...s })),
   };
   await ctx.out.file(INFO_FILES.cycleSync, serializeCycleSync(g, sync));
-  await ctx.out.file(
-    INFO_FILES.buildSettings,
-    serializeBuildSettings(buildSettings(ctx.config, ctx.providers.chat.identity)),
-  );
+  // Recorded by a cycle that indexes every document (a first build, a --rebuild) only: after
+  // a sync under changed settings the index holds both, and the build keeps saying so.
+  if (!ctx.state.is_incremental) {
+    await ctx.out.file(
+      INFO_FILES.buildSettings,
+      serializeBuildSettings(buildSettings(ctx.config, ctx.providers.chat.identity)),
+    );
+  }
 
   for (const s of skipped) ctx.progress.note(`skipped ${s.path}: ${s.reason}`);
   // Copies of indexed content are added documents too, counted apart as the state tree lists them.
