@@ -14,7 +14,7 @@ import { NodeRagError } from '../errors.js';
 import { folderArg, folderValue, missingQuestion } from './args.js';
 import { CliExit, EXIT } from './exit.js';
 import { SUB_COMMAND_METAS } from './metas.js';
-import { nearestName, strayArgument, unknownOption } from './unknown-options.js';
+import { isOptionOf, nearestName, strayArgument, unknownOption } from './unknown-options.js';
 
 /** A citty value that may be given as a function or a promise. */
 async function resolveValue<T>(v: T | Promise<T> | (() => T | Promise<T>)): Promise<T> {
@@ -64,22 +64,11 @@ export function subCommandOf(rawArgs: readonly string[]): string | undefined {
   return a !== undefined && Object.hasOwn(subCommands, a) ? a : undefined;
 }
 
-/**
- * Whether `arg` is one of the root command's flags: `-r`, `--port`, `--port=5000`, `--help`,
- * `--no-stream`, or short ones run together (`-ra`).
- */
+/** Whether `arg` is one of the root command's flags (`-r`, `--port=5000`, `--no-stream`, `-ra`, `--help`). */
 function isRootFlag(arg: string): boolean {
   const name = arg.split('=')[0]!;
   if (name === '-h' || name === '--help' || name === '-V' || name === '--version') return true;
-  const defs = Object.entries(rootArgs);
-  if (name.startsWith('--')) {
-    const long = name.slice(2);
-    return defs.some(([n, def]) => n === long || (def.type === 'boolean' && `no-${n}` === long));
-  }
-  const shorts = new Set<string>(
-    defs.flatMap(([, def]) => ('alias' in def && def.alias ? [def.alias].flat() : [])),
-  );
-  return name.length > 1 && [...name.slice(1)].every((c) => shorts.has(c));
+  return isOptionOf(arg, rootArgs);
 }
 
 /** Index of the first argument that is not a root flag or a root flag's value, or -1. */

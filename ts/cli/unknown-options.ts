@@ -24,6 +24,17 @@ function spellings(args: ArgsDef): { long: Map<string, boolean>; short: Map<stri
   return { long, short };
 }
 
+/**
+ * Whether `arg` is an option of `args`: `--name`, `--name=value`, `--no-name` (booleans), `-x`,
+ * or short ones run together (`-ra`).
+ */
+export function isOptionOf(arg: string, args: ArgsDef): boolean {
+  const { long, short } = spellings(args);
+  const name = arg.split('=')[0]!;
+  if (name.startsWith('--')) return long.has(name.slice(2));
+  return name.length > 1 && name.startsWith('-') && [...name.slice(1)].every((c) => short.has(c));
+}
+
 /** Edit distance of two short strings (for the suggestion). */
 function distance(a: string, b: string): number {
   const row = Array.from({ length: b.length + 1 }, (_, j) => j);

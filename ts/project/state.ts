@@ -5,12 +5,11 @@
  * new state; only commit.ts and writeState put one on disk.
  */
 
-import { readFile } from 'node:fs/promises';
 import { IndexFileError, IndexNotBuiltError } from '../errors.js';
 import { shellArg } from '../shell-arg.js';
 import { writeFileAtomic } from './atomic.js';
 import { INFO_FILES, resolveInProject } from './layout.js';
-import { unreadableFile } from './read-optional.js';
+import { readTextIfExists } from './read-optional.js';
 
 const STATE_FORMAT_VERSION = 1;
 
@@ -286,15 +285,8 @@ export function parseState(text: string, label: string = INFO_FILES.state, root?
 
 /** info/state.json of a project, or null when the project was never built. */
 export async function readState(root: string): Promise<BuildState | null> {
-  let text: string;
-  const path = resolveInProject(root, INFO_FILES.state);
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw unreadableFile(path, error);
-  }
-  return parseState(text, INFO_FILES.state, root);
+  const text = await readTextIfExists(resolveInProject(root, INFO_FILES.state));
+  return text === null ? null : parseState(text, INFO_FILES.state, root);
 }
 
 /**
