@@ -35,6 +35,7 @@ import { NodeConfig } from '../ts/config/node-config.js';
 import { IndexData } from '../ts/index-io/index-data.js';
 import { runBuild } from '../ts/indexing/pipeline.js';
 import { NodeSearch } from '../ts/search/node-search.js';
+import { buildLogMark, buildLogSince, stageSeconds } from './lib/build-log.js';
 import { comparableIndex } from './lib/comparable-index.js';
 import { loadCorpus, loadQuestions, localConfigYaml, paragraphFileName, REPO_ROOT } from './lib/hotpot.js';
 
@@ -94,14 +95,7 @@ async function build(root: string): Promise<{
   /** The Summary stage's summary line (communities summarised, reused, formed again). */
   summary: string;
 }> {
-  const logFile = join(root, 'info', 'info.log');
-  const logBefore = (() => {
-    try {
-      return readFileSync(logFile, 'utf8').length;
-    } catch {
-      return 0;
-    }
-  })();
+  const logBefore = buildLogMark(root);
   // The stages' summaries (stdout) are kept for the Attribute and Summary stages' decision counts.
   let printed = '';
   const sink = {
@@ -139,20 +133,25 @@ async function build(root: string): Promise<{
   const cpuSeconds = cpuNow();
   stageCpu.set('(after)', cpuSeconds - stageStart);
   if (code !== 0) throw new Error(`build of ${root} failed (exit ${code})`);
-  const log = readFileSync(logFile, 'utf8').slice(logBefore);
+  const log = buildLogSince(root, logBefore);
   let calls = 0;
   const byStage = new Map<string, number>();
   for (const m of log.matchAll(/INFO (\S+) pipeline \(generation \d+\) finished in .*\bcalls=(\d+)/g)) {
     calls += Number(m[2]);
     byStage.set(m[1]!, (byStage.get(m[1]!) ?? 0) + Number(m[2]));
   }
-  const stageSeconds = new Map<string, number>();
-  for (const m of log.matchAll(/INFO (\S+(?: text)?) pipeline \(generation \d+\) finished in ([\d.]+) s/g)) {
-    stageSeconds.set(m[1]!, (stageSeconds.get(m[1]!) ?? 0) + Number(m[2]));
-  }
   const attribute = /\d+ important entities of [^\n]*/.exec(printed)?.[0] ?? 'no Attribute summary';
   const summary = /[\d,]+ nodes? in the community graph[^\n]*/.exec(printed)?.[0] ?? 'no Summary summary';
-  return { seconds, cpuSeconds, calls, byStage, stageSeconds, stageCpu, attribute, summary };
+  return {
+    seconds,
+    cpuSeconds,
+    calls,
+    byStage,
+    stageSeconds: stageSeconds(log),
+    stageCpu,
+    attribute,
+    summary,
+  };
 }
 
 const corpus = loadCorpus();

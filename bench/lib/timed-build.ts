@@ -8,9 +8,8 @@
  * `timedBuild(folder)` spawns it and returns that line (throwing when the build fails).
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildLogMark, buildLogSince, stageSeconds } from './build-log.js';
 
 export interface TimedBuild {
   /** Wall seconds of `runBuild` in the child (start-up excluded). */
@@ -43,14 +42,7 @@ if (process.argv[1] === SELF) {
     process.exit(2);
   }
   const { runBuild } = await import('../../ts/indexing/pipeline.js');
-  const logFile = join(folder, 'info', 'info.log');
-  const logBefore = (() => {
-    try {
-      return readFileSync(logFile, 'utf8').length;
-    } catch {
-      return 0;
-    }
-  })();
+  const mark = buildLogMark(folder);
   const sink = { write: () => true, isTTY: false } as unknown as NodeJS.WritableStream & { isTTY: false };
   const started = performance.now();
   const code = await runBuild({
@@ -62,12 +54,7 @@ if (process.argv[1] === SELF) {
   });
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage();
-  const stages: Record<string, number> = {};
-  for (const m of readFileSync(logFile, 'utf8')
-    .slice(logBefore)
-    .matchAll(/INFO (\S+(?: text)?) pipeline \(generation \d+\) finished in ([\d.]+) s/g)) {
-    stages[m[1]!] = (stages[m[1]!] ?? 0) + Number(m[2]);
-  }
+  const stages = Object.fromEntries(stageSeconds(buildLogSince(folder, mark)));
   console.log(
     JSON.stringify({
       code,
