@@ -8,7 +8,7 @@ import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { IndexFileError } from '../errors.js';
 import { isFile } from '../project/fs-probe.js';
-import { CACHE_DIR, COMMIT_FILE, INFO_FILES, resolveInProject } from '../project/layout.js';
+import { CACHE_DIR, CACHE_FILES, COMMIT_FILE, INFO_FILES, resolveInProject } from '../project/layout.js';
 import { rebuildHint } from '../project/state.js';
 
 /** SHA-256 and size of every committed file under cache/, by project-relative path. */
@@ -69,7 +69,7 @@ export async function readChecksumsForCheck(root: string): Promise<Map<string, F
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') {
-      if (await isFile(resolveInProject(root, `${CACHE_DIR}/search_graph.bin`))) {
+      if (await isFile(resolveInProject(root, CACHE_FILES.searchGraph))) {
         throw checksumsDamaged(root, 'missing, but the index was written by commits that record it');
       }
       return new Map();

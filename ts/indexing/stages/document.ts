@@ -267,8 +267,8 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
   for (const s of skipped) ctx.progress.note(`skipped ${s.path}: ${s.reason}`);
   // Copies of indexed content are added documents too, counted apart as the state tree lists them.
   const copies = new Set(plan.duplicate.map((d) => d.path));
-  const copiedCount = added.filter((a) => copies.has(a.path)).length;
-  const addedCount = added.filter((a) => !changedPaths.has(a.path) && !copies.has(a.path)).length;
+  const copiedCount = sync.added.filter((path) => copies.has(path)).length;
+  const addedCount = sync.added.length - copiedCount;
   const removedSummary =
     removedPaths.size > 0 ? `, ${plan.changed.length} changed, ${plan.deleted.length} deleted` : '';
   const prunedSummary = pruned
