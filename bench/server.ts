@@ -389,7 +389,7 @@ if (args.profile || missed.length > 0) {
   mkdirSync(dir, { recursive: true });
   const profiled = await spawnSearchServer(folder, {
     nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
-    // One engine: a --workers server would write one profile per thread.
+    // One process: a --workers server would write one profile per process.
     args: [...MODES[0].args],
   });
   const seconds = Math.min(10, duration);
@@ -515,15 +515,15 @@ if (duration >= 30) {
       'with the `local` provider (question embedding and decomposition computed in the server',
       'process, no network call), driven by autocannon 9 in the benchmark process on the same',
       `${cpus().length} cores, ${duration} s per row after a 3 s warm-up, the 100 questions rotated per request.`,
-      'Three servers: **cache off** (`--cache-size 0`), one engine and `--workers 2` (two engine threads): every request',
+      'Three servers: **cache off** (`--cache-size 0`), one process and `--workers 2`: every request',
       "is a full retrieval, the server's real cost per question; **cache on** (the default, 1000",
       'questions): after its first time each of the 100 questions is retrieved from memory, so those',
       'rows measure the HTTP layer and the cache, what repeated questions cost. The RESULT line and',
       'the goal verdict use the faster cache-off server at 50 connections. **floor** is a peer in',
       'the same run: a plain node:http server (bench/lib/http-floor-server.mjs) that reads each body',
       'and sends a saved /retrieval reply, no framework and no search, i.e. what the HTTP layer alone',
-      'costs with this client on these cores. Server CPU and RSS are those of the server process,',
-      'its threads included; client CPU is that of the benchmark process (autocannon) during the row: the',
+      'costs with this client on these cores. Server CPU and RSS are summed over the server process',
+      'and its workers; client CPU is that of the benchmark process (autocannon) during the row: the',
       `share of the ${cpus().length} cores the load generator takes from the server.`,
       'Errors = non-2xx + socket errors + timeouts (10 s, autocannon closes the connection). RSS from',
       `/proc of the server process before and after each row. Peak RSS seen: ${mib(peakRss)} MiB.`,

@@ -6,8 +6,17 @@
  * finishes; 60 concurrent requests; refusals; graceful shutdown.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -56,6 +65,48 @@ function tempDir(): string {
   const d = mkdtempSync(join(tmpdir(), 'noderag-search-e2e-'));
   dirs.push(d);
   return d;
+}
+
+/** Child processes of `pid` (a --workers primary's workers), from Linux /proc. */
+function childPids(pid: number): string[] {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
+      } catch {
+        return false;
+      }
+    });
+}
+
+/** Remote (client) ports of the established TCP connections to `port` that process `pid` holds. */
+function heldConnections(pid: string, port: number): Set<number> {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m) inodes.add(m[1]!);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  const ports = new Set<number>();
+  for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
+    const f = line.trim().split(/\s+/);
+    if (f.length < 10 || f[3] !== '01' || !inodes.has(f[9]!)) continue;
+    if (Number.parseInt(f[1]!.split(':')[1]!, 16) === port)
+      ports.add(Number.parseInt(f[2]!.split(':')[1]!, 16));
+  }
+  return ports;
+}
+
+async function until(ok: () => boolean, ms = 5000): Promise<void> {
+  for (const end = Date.now() + ms; !ok(); ) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 let fake: FakeOpenAIServer;
@@ -332,30 +383,37 @@ describe('failures', () => {
     expect(badCache.stderr).toContain('--cache-size: expected a non-negative integer (0 disables), got "-3"');
   });
 
-  it('--workers 2: two engine threads answer alike; a taken port is reported once; SIGTERM stops all', async () => {
+  it('--workers 2: two processes share the port and answer alike; a taken port is reported once; SIGTERM stops all', async () => {
     const { root, served } = await serveTwoWorkers();
     expect(served.output().stdout).toContain('with 2 workers');
-    const ask = async () => {
-      const res = await fetch(`${served.url}/retrieval`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ question: 'Who married Pierre Curie?' }),
-      });
-      expect(res.status).toBe(200);
-      return ((await res.json()) as { retrieval: string }).retrieval;
-    };
-    const bodies = await Promise.all(Array.from({ length: 8 }, ask));
+    const workerPids = () => childPids(served.child.pid!);
+    const pids = workerPids();
+    expect(pids).toHaveLength(2);
+    const bodies = await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        const res = await fetch(`${served.url}/retrieval`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ question: 'Who married Pierre Curie?' }),
+        });
+        expect(res.status).toBe(200);
+        return ((await res.json()) as { retrieval: string }).retrieval;
+      }),
+    );
     expect(new Set(bodies).size).toBe(1);
     // A real retrieval: the Curie passages (a unit whose chunk is present is left out).
     expect(bodies[0]).toContain('------------text-------------');
-    // /health is answered by either thread in turn: both serve generation 1.
-    const generations = async () => {
-      const seen = new Set<number>();
-      for (let i = 0; i < 4; i++)
-        seen.add(((await (await fetch(`${served.url}/health`)).json()) as { generation: number }).generation);
-      return [...seen];
-    };
-    expect(await generations()).toEqual([1]);
+
+    // A worker that dies is replaced.
+    process.kill(Number(pids[0]), 'SIGKILL');
+    let now = workerPids();
+    for (let i = 0; i < 300 && (now.length !== 2 || now.includes(pids[0]!)); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      now = workerPids();
+    }
+    expect(now).toHaveLength(2);
+    expect(now).not.toContain(pids[0]);
+    expect(served.output().stderr).toContain('starting a replacement');
 
     const taken = await runCli(['search', '-f', root, '--workers', '2']);
     expect(taken.code).toBe(1);
@@ -364,20 +422,71 @@ describe('failures', () => {
     served.child.kill('SIGTERM');
     expect(await served.exited).toBe(0);
     expect(served.output().stderr).toContain('Search server stopped.');
+    for (const pid of now) expect(existsSync(`/proc/${pid}`)).toBe(false);
 
     const bad = await runCli(['search', '-f', root, '--workers', '0']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--workers: expected an integer from 1 to 256, got "0"');
   });
 
-  it('--workers 2: a project whose index cannot be loaded is refused once, exit 1', async () => {
-    const root = tempDir();
-    await writeSearchProject(root, { ...curieSpec(), config: { port: await freePort() } });
-    writeFileSync(join(root, 'cache', 'text.parquet'), 'not parquet');
-    const r = await runCli(['search', '-f', root, '--workers', '2']);
-    expect(r.code).toBe(1);
-    expect(r.stderr.match(/Cannot serve /g)).toHaveLength(1);
-    expect(r.stderr).toContain('text.parquet');
+  it('--workers 2: each connection goes to the worker with the fewest open ones', async () => {
+    const { port, served } = await serveTwoWorkers();
+    const [a, b] = childPids(served.child.pid!);
+    // Keep-alive connections, each answered once so a worker holds it.
+    const open = async (n: number): Promise<Socket[]> => {
+      const sockets: Socket[] = [];
+      for (let i = 0; i < n; i++) {
+        const s = connect(port, '127.0.0.1');
+        await new Promise<void>((r) => {
+          s.once('data', () => r());
+          s.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+        });
+        sockets.push(s);
+      }
+      return sockets;
+    };
+    /** Client ports of the connections each worker holds. */
+    const held = (pid: string) => heldConnections(pid, port);
+    const first = await open(6);
+    await until(() => held(a!).size + held(b!).size === 6);
+    expect([held(a!).size, held(b!).size]).toEqual([3, 3]);
+    // Worker a's connections close: the next three connections all go to it.
+    const ofA = held(a!);
+    for (const s of first) if (ofA.has(s.localPort!)) s.destroy();
+    await until(() => held(a!).size === 0);
+    await new Promise((r) => setTimeout(r, 300)); // the worker's note reaches the primary
+    const next = await open(3);
+    await until(() => held(a!).size === 3);
+    expect(held(b!).size).toBe(3);
+    for (const s of [...first, ...next]) s.destroy();
+    served.child.kill('SIGTERM');
+    expect(await served.exited).toBe(0);
+  });
+
+  it('--workers 2: a worker that is stopping gets no new connections', async () => {
+    const { port, served } = await serveTwoWorkers();
+    const pids = childPids(served.child.pid!);
+    // A request half sent keeps its worker draining (up to 10 s) once told to stop.
+    const half = connect(port, '127.0.0.1');
+    await new Promise<void>((r) => half.once('connect', () => r()));
+    half.write(
+      'POST /retrieval HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{',
+    );
+    await until(() => pids.some((p) => heldConnections(p, port).size === 1));
+    const draining = pids.find((p) => heldConnections(p, port).size === 1)!;
+    process.kill(Number(draining), 'SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    // Every new connection goes to the other worker and is answered.
+    const statuses: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      const res = await fetch(`http://127.0.0.1:${port}/health`, { headers: { connection: 'close' } });
+      statuses.push(res.status);
+      await res.arrayBuffer();
+    }
+    expect(statuses).toEqual(Array(12).fill(200));
+    half.destroy();
+    served.child.kill('SIGTERM');
+    expect(await served.exited).toBe(0);
   });
 
   it('while a first build runs: 503 index_not_built, then served without a restart (local provider)', async () => {

@@ -201,13 +201,14 @@ describe('documents and builds over HTTP', () => {
 });
 
 describe('builds over HTTP with --workers 2', () => {
-  it('runs one build, every stream shows its events, and both engine threads load its generation', async () => {
+  it('runs one build across the workers and every worker streams its events', async () => {
     const p = await createProject({ files: FILES });
     try {
       const built = await p.build();
       expect(built.code, built.stderr).toBe(0);
       const server = await serve(p.root, ['--port', String(await freePort()), '--workers', '2'], envWith());
       try {
+        // New connections alternate between the workers: streams are open on both.
         const streams = await Promise.all([0, 1, 2, 3].map(() => fetch(`${server.url}/build/events`)));
         await p.writeInput('lighthouse.txt', 'The Skarv lighthouse keeper logged 312 storms.');
         const starts = await Promise.all(
@@ -222,7 +223,7 @@ describe('builds over HTTP with --workers 2', () => {
           ((await (await fetch(`${server.url}/health`)).json()) as { generation: number }).generation;
         await waitFor(async () => (await health()) === 2 && (await health()) === 2);
 
-        // Streams that follow every build end when the server stops,
+        // Streams that follow every build (one on each worker) end when the server stops,
         // instead of holding it for the 10-s grace period.
         const followers = await Promise.all([0, 1].map(() => fetch(`${server.url}/build/events?follow=1`)));
         const ended = followers.map((f) => f.text());

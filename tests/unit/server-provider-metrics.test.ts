@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../ts/server/observe.js';
-import { countedProviders, recordProviderCall } from '../../ts/server/provider-metrics.js';
+import { countedProviders } from '../../ts/server/provider-metrics.js';
 
 /** One token per word: enough to check what is counted. */
 const words = {
@@ -48,11 +48,7 @@ describe('countedProviders', () => {
     });
     const names = { chat: 'openai', embedding: 'gemini' };
     // biome-ignore lint/suspicious/noExplicitAny: a stand-in for ModelProviders
-    const p = countedProviders(new FakeProviders(['query']) as any, {
-      names,
-      tokens: words,
-      onCall: (call) => recordProviderCall(call, metrics),
-    });
+    const p = countedProviders(new FakeProviders(['query']) as any, { names, tokens: words, metrics });
     const input = { context: 'one two three four', question: 'five six' };
     expect(await p.run('answer', input)).toBe('three word answer');
     await expect(p.run('query', { question: 'q w e' })).rejects.toThrow('query failed');

@@ -1,10 +1,10 @@
 import { Agent, request } from 'node:http';
-import { connect } from 'node:net';
+import { type AddressInfo, connect, createServer } from 'node:net';
 import { Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp, MAX_BODY_BYTES } from '../../ts/server/app.js';
 import type { SearchEngine } from '../../ts/server/engine.js';
-import { type RunningServer, ServerStartError, serveApp } from '../../ts/server/serve.js';
+import { type RunningServer, ServerStartError, serveApp, serveHandedSockets } from '../../ts/server/serve.js';
 
 const running: RunningServer[] = [];
 afterEach(async () => {
@@ -33,6 +33,56 @@ describe('serveApp', () => {
     await new Promise((r) => setTimeout(r, 50));
     await s.close();
     expect(await pending).toBe('done');
+  });
+});
+
+describe('serveHandedSockets (a --workers worker: sockets accepted by the primary)', () => {
+  it('serves handed sockets, lets an in-flight request finish on close, closes idle ones, refuses new ones', async () => {
+    const app = new Hono()
+      .get('/ping', (c) => c.text('pong'))
+      .get('/slow', async (c) => {
+        await new Promise((r) => setTimeout(r, 200));
+        return c.text('done');
+      });
+    const handed = serveHandedSockets(app, 5000);
+    let closes = 0;
+    // The primary's side: accept paused, hand over.
+    const front = createServer({ pauseOnConnect: true }, (socket) => handed.adopt(socket, () => closes++));
+    await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(front.address() as AddressInfo).port}`;
+    const agent = new Agent({ keepAlive: true });
+    const get = (path: string) =>
+      new Promise<string>((resolve, reject) => {
+        request(`${url}${path}`, { agent }, (res) => {
+          let body = '';
+          res.on('data', (d) => {
+            body += d;
+          });
+          res.on('end', () => resolve(body));
+        })
+          .on('error', reject)
+          .end();
+      });
+    const pending = get('/slow');
+    await new Promise((r) => setTimeout(r, 20));
+    expect(await get('/ping')).toBe('pong'); // a second socket, left idle (keep-alive)
+    const t0 = Date.now();
+    await handed.close();
+    // Waited for /slow, not for the grace period: the idle socket was closed at once.
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(100);
+    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(await pending).toBe('done');
+    expect(closes).toBe(2); // the idle socket and the one that served /slow
+    // After close, a handed socket is closed at once.
+    const refused = await new Promise<string>((resolve) => {
+      const c = connect((front.address() as AddressInfo).port, '127.0.0.1');
+      c.on('error', () => resolve('error'));
+      c.on('close', () => resolve('closed'));
+    });
+    expect(refused).toBe('closed');
+    expect(closes).toBe(3);
+    agent.destroy();
+    front.close();
   });
 });
 

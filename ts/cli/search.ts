@@ -3,9 +3,8 @@
  * [--api-key KEY] [--insecure] [--cors ORIGIN]`: serves
  * the index over HTTP (docs/method.md §7.2) on config.url:config.port until SIGINT/SIGTERM, then
  * stops accepting and lets in-flight requests finish for up to 10 s (a second signal exits
- * at once). `--workers N` runs N search engines on threads of this process, the HTTP server
- * on its main thread (ts/server/engine-threads.ts); `--cache-size` bounds the retrieval cache
- * of repeated questions (0 disables it). Each engine loads a new
+ * at once). `--workers N` runs N processes on the port (search-cluster.ts); `--cache-size`
+ * bounds the retrieval cache of repeated questions (0 disables it). Each process loads a new
  * index generation when a build finishes one (checked on requests and /health at most once a
  * second; the swap is atomic, the old retrieval cache dropped, one line printed);
  * `--no-reload` keeps the generation loaded at start.
@@ -23,32 +22,44 @@
  * The project itself is served too (ts/server/project-routes.ts): GET/POST /documents and
  * DELETE /documents/{path} change input/ (uploads at most `--max-upload-bytes`), POST /build
  * runs an incremental build in this process (one per project: the build lock), and
- * GET /build/events streams it. `--metrics` counts the model calls of the searches
- * (ts/server/provider-metrics.ts), those of every engine thread.
+ * GET /build/events streams it, relayed between workers. `--metrics` counts the model calls
+ * of the searches (ts/server/provider-metrics.ts) and sums every worker's metrics.
  */
+import cluster from 'node:cluster';
 import { basename, resolve } from 'node:path';
 import { defineCommand } from 'citty';
-import type { NodeConfig } from '../config/index.js';
+import { NodeConfig } from '../config/index.js';
+import { ConfigError, IndexNotBuiltError } from '../errors.js';
 import { runBuild } from '../indexing/pipeline.js';
 import { createProviders, o200kTokenCounter } from '../llm/create-providers.js';
+import { isSearchable } from '../project/state.js';
+import { parseStateText, readStateText } from '../search/index-files.js';
+import { NodeSearch, type SearchProviders } from '../search/node-search.js';
 import { DEFAULT_RETRIEVAL_CACHE_SIZE } from '../search/retrieval-cache.js';
 import { createApp } from '../server/app.js';
 import { apiKeyProblem, corsOriginProblem } from '../server/auth.js';
-import type { SearchEngine } from '../server/engine.js';
 import { searchEngine } from '../server/engine-adapter.js';
-import { EngineThreadStartError, ThreadPoolEngine } from '../server/engine-threads.js';
 import { createMetrics } from '../server/observe.js';
-import { countedProviders, recordProviderCall } from '../server/provider-metrics.js';
-import { isLoopback, ServerStartError, serveApp } from '../server/serve.js';
+import { countedProviders } from '../server/provider-metrics.js';
+import { isLoopback, ServerStartError, serveApp, serveHandedSockets } from '../server/serve.js';
 import { DEFAULT_MAX_UPLOAD_BYTES } from '../server/upload.js';
 import { folderArg, folderValue, parsePort } from './args.js';
 
 export { parsePort };
 
+import { shellArg } from '../shell-arg.js';
 import { CliExit, EXIT } from './exit.js';
 import { SUB_COMMAND_METAS } from './metas.js';
-import { loadConfig, startEngine } from './search-engine.js';
-import type { SearchThreadData } from './search-thread.js';
+import {
+  acceptHandedSockets,
+  isClusterWorker,
+  onStopRequest,
+  reportFailureAndExit,
+  reportReady,
+  reportStopping,
+  runPrimary,
+  workerBuildRelay,
+} from './search-cluster.js';
 
 export function parseHost(raw: string | undefined, fallback: string): string {
   if (raw === undefined) return fallback;
@@ -120,6 +131,84 @@ export function checkExposure(host: string, apiKey: string | undefined, insecure
   return `Warning: listening on ${host}, which is not a loopback address, with --insecure: the server has no authentication, so anyone who can reach this address can query the index.`;
 }
 
+function loadConfig(folder: string): NodeConfig {
+  try {
+    return NodeConfig.fromMainFolder(folder);
+  } catch (e) {
+    if (e instanceof ConfigError) throw new CliExit(EXIT.USAGE, e.message);
+    throw e;
+  }
+}
+
+/**
+ * Loads the engine. A project never built, or a finished index that cannot be loaded, is
+ * a refusal; a first build still running is a warning (the server answers 503 meanwhile).
+ */
+/** The refusal for a project that was never built (no state.json); returns state.json's text. */
+async function startEngine(
+  config: NodeConfig,
+  folderArgText: string,
+  retrievalCacheSize: number,
+  quiet: boolean,
+  reload: boolean,
+  providers: SearchProviders,
+): Promise<NodeSearch> {
+  const root = config.mainFolder;
+  // null: never built. The server starts anyway and answers 503 until a build finishes
+  // (`noderag build`, or POST /build on this server after POST /documents).
+  const stateText = await readStateText(root);
+  // Every worker follows new generations; the first one (or the only process) says so.
+  const logs = !cluster.isWorker || cluster.worker?.id === 1;
+  const search = new NodeSearch(config, {
+    providers,
+    retrievalCacheSize,
+    watch: reload,
+    onReload: (r) => {
+      if (logs) {
+        console.log(
+          `Index generation ${r.generation} loaded (${r.nodes} nodes, ${r.vectors} vectors), replacing generation ${r.previous}.`,
+        );
+      }
+    },
+    onReloadError: (e) => {
+      if (logs) {
+        console.error(
+          `The index a build finished could not be loaded (${e instanceof Error ? e.message : String(e)}); still serving the loaded generation.`,
+        );
+      }
+    },
+  });
+  try {
+    await search.ready();
+  } catch (e) {
+    const state = stateText === null ? null : parseSafely(stateText);
+    const waiting =
+      e instanceof IndexNotBuiltError && (stateText === null || (state !== null && !isSearchable(state)));
+    if (!waiting) {
+      search.close();
+      if (e instanceof IndexNotBuiltError)
+        throw new CliExit(EXIT.FAILURE, `Cannot serve ${root}: ${e.message}`);
+      throw e;
+    }
+    if (!quiet) {
+      console.error(notBuiltWarning(root, folderArgText));
+    }
+  }
+  return search;
+}
+
+function notBuiltWarning(root: string, folderArgText: string): string {
+  return `Warning: the index of ${root} is not built yet; question routes answer 503 until the first build finishes (\`noderag build -f ${shellArg(folderArgText)}\`, or POST /build).`;
+}
+
+function parseSafely(text: string) {
+  try {
+    return parseStateText(text);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * SIGINT/SIGTERM handling, installed before anything is printed: without a listener a
  * signal kills the process outright, so a client that reacts to the "listening" line could
@@ -159,7 +248,7 @@ export default defineCommand({
     workers: {
       type: 'string',
       description:
-        'search engines on threads of the server, one core each; each loads its own copy of the index (default 1)',
+        'server processes sharing the port, one core each; each loads its own copy of the index (default 1)',
     },
     'cache-size': {
       type: 'string',
@@ -175,7 +264,7 @@ export default defineCommand({
     },
     metrics: {
       type: 'boolean',
-      description: 'serve Prometheus metrics on GET /metrics',
+      description: 'serve Prometheus metrics on GET /metrics (summed over the workers)',
     },
     'access-log': { type: 'boolean', description: 'print one JSON access-log line per request on stdout' },
     'max-upload-bytes': {
@@ -204,8 +293,22 @@ export default defineCommand({
     const cors = parseCors(args.cors);
     const maxUploadBytes = parseMaxUploadBytes(args['max-upload-bytes']);
     const exposure = checkExposure(host, apiKey, args.insecure === true);
-    for (const w of config.warnings) console.error(`Warning: ${w}`);
-    if (exposure) console.error(exposure);
+    const worker = isClusterWorker();
+    if (!worker) {
+      for (const w of config.warnings) console.error(`Warning: ${w}`);
+      if (exposure) console.error(exposure);
+    }
+    if (workers > 1 && !worker) {
+      // (The workers say nothing: quiet.)
+      if ((await readStateText(config.mainFolder)) === null)
+        console.error(notBuiltWarning(config.mainFolder, folderText));
+      await runPrimary({
+        workers,
+        mainFolder: config.mainFolder,
+        listen: { host, port, settings: LISTEN_SETTINGS },
+      });
+      return;
+    }
 
     const signals = stopSignals();
     let opened: OpenServer;
@@ -214,8 +317,8 @@ export default defineCommand({
         host,
         port,
         cacheSize,
-        workers,
         folderArgText: folderText,
+        quiet: worker,
         reload: args.reload !== false,
         ...(apiKey ? { apiKey } : {}),
         ...(cors ? { cors } : {}),
@@ -225,26 +328,43 @@ export default defineCommand({
       });
     } catch (e) {
       signals.dispose();
+      if (worker) await reportFailureAndExit(e);
       throw e;
     }
-    const { closeEngine, server, what, building } = opened;
-    const pool = workers > 1 ? ` with ${workers} workers` : '';
-    console.log(
-      `Search server for ${config.mainFolder} listening on ${server.url}${pool} (${what}). Stop it with Ctrl-C.`,
-    );
-    const signal = await signals.received;
-    console.error(`${signal}: stopping; in-flight requests get up to 10 s to finish.`);
+    const { search, server, what, building } = opened;
+    let signal: NodeJS.Signals | 'stop request';
+    if (worker) {
+      reportReady(what);
+      let stopRequested!: () => void;
+      const requested = new Promise<'stop request'>((r) => {
+        stopRequested = () => r('stop request');
+      });
+      const dispose = onStopRequest(stopRequested);
+      signal = await Promise.race([signals.received, requested]);
+      dispose();
+      // Before it stops taking connections: the primary hands new ones to the others.
+      reportStopping();
+    } else {
+      console.log(
+        `Search server for ${config.mainFolder} listening on ${server.url ?? ''} (${what}). Stop it with Ctrl-C.`,
+      );
+      signal = await signals.received;
+      console.error(`${signal}: stopping; in-flight requests get up to 10 s to finish.`);
+    }
     try {
       await server.close();
     } finally {
-      await closeEngine();
+      search.close();
       signals.dispose();
     }
     // A build started by POST /build would keep the process alive until it ends: stop it
     // here, as a kill would; its state is saved and the next build resumes it.
     const interrupted = building();
-    if (interrupted) console.error('The build started over HTTP stops here; the next build resumes it.');
-    console.error('Search server stopped.');
+    if (interrupted && !worker) {
+      console.error('The build started over HTTP stops here; the next build resumes it.');
+    }
+    if (worker) process.disconnect?.();
+    else console.error('Search server stopped.');
     if (interrupted) process.exit(EXIT.OK);
   },
 });
@@ -253,113 +373,63 @@ export default defineCommand({
 const LISTEN_SETTINGS = { port: '--port or config.port', host: '--host or config.url' };
 
 interface OpenServer {
-  /** Closes the engine (with --workers, its threads). */
-  closeEngine: () => Promise<void>;
-  server: { url: string; close(): Promise<void> };
+  search: NodeSearch;
+  /** A cluster worker listens on nothing (no url): the primary hands it connections. */
+  server: { url?: string; close(): Promise<void> };
   /** "index generation 3: 120 nodes, 40 vectors", or that it is not built yet. */
   what: string;
   /** Whether a build started by POST /build is running in this process. */
   building: () => boolean;
 }
 
-/** The module each engine thread of `--workers N` runs (compiled or, under tsx, the source). */
-const SEARCH_THREAD = new URL(
-  import.meta.url.endsWith('.ts') ? './search-thread.ts' : './search-thread.js',
-  import.meta.url,
-);
-
-interface OpenOptions {
-  host: string;
-  port: number;
-  cacheSize: number;
-  /** Engine threads; 1: the engine runs on the main thread with the HTTP server. */
-  workers: number;
-  folderArgText: string;
-  reload: boolean;
-  apiKey?: string;
-  cors?: string;
-  metrics: boolean;
-  accessLog: boolean;
-  maxUploadBytes: number;
-}
-
-/**
- * The search engine: a NodeSearch in this thread, or with `--workers N` N of them on engine
- * threads (ts/server/engine-threads.ts). Model calls are counted for the metrics and the
- * access log's cache_hit (ts/server/provider-metrics.ts); a refusal is a CliExit.
- */
-async function openEngine(
-  config: NodeConfig,
-  o: OpenOptions,
-  metrics: ReturnType<typeof createMetrics> | undefined,
-): Promise<{ engine: SearchEngine; close: () => Promise<void> }> {
-  const countCalls = metrics !== undefined || o.accessLog;
-  if (o.workers > 1) {
-    try {
-      const pool = await ThreadPoolEngine.start<Omit<SearchThreadData, 'index'>>({
-        entry: SEARCH_THREAD,
-        threads: o.workers,
-        data: {
-          folder: config.mainFolder,
-          folderArgText: o.folderArgText,
-          cacheSize: o.cacheSize,
-          reload: o.reload,
-          countCalls,
-          countCallTokens: metrics !== undefined,
-          countRetrievalTokens: o.accessLog,
-        },
-        // A repeated question goes to the thread whose retrieval cache has it.
-        affinity: o.cacheSize > 0,
-        ...(countCalls ? { onCall: (call) => recordProviderCall(call, metrics) } : {}),
-      });
-      return { engine: pool, close: () => pool.close() };
-    } catch (e) {
-      if (e instanceof EngineThreadStartError) throw new CliExit(e.exitCode, e.message);
-      throw e;
-    }
-  }
-  const models = createProviders(config, { mode: 'search', tokenCounter: o200kTokenCounter });
-  const providers = countCalls
-    ? countedProviders(models, {
-        names: { chat: models.chat.identity.provider, embedding: models.embedding.identity.provider },
-        ...(metrics ? { tokens: o200kTokenCounter } : {}),
-        onCall: (call) => recordProviderCall(call, metrics),
-      })
-    : models;
-  const search = await startEngine(config, {
-    folderArgText: o.folderArgText,
-    retrievalCacheSize: o.cacheSize,
-    quiet: false,
-    reload: o.reload,
-    logs: true,
-    providers,
-  });
-  return { engine: searchEngine(search), close: async () => search.close() };
-}
-
 /** Loads the engine and listens; every refusal is a CliExit. */
-async function openServer(config: NodeConfig, o: OpenOptions): Promise<OpenServer> {
+async function openServer(
+  config: NodeConfig,
+  o: {
+    host: string;
+    port: number;
+    cacheSize: number;
+    folderArgText: string;
+    quiet: boolean;
+    reload: boolean;
+    apiKey?: string;
+    cors?: string;
+    metrics: boolean;
+    accessLog: boolean;
+    maxUploadBytes: number;
+  },
+): Promise<OpenServer> {
   // The gauges read the engine's status only when scraped, after it exists.
-  let engine: SearchEngine | undefined;
+  let search: NodeSearch | undefined;
   let running = 0;
   // Aborted on stop: open GET /build/events streams end instead of holding the shutdown.
   const closing = new AbortController();
-  const metrics = o.metrics ? createMetrics({ status: () => engine!.status() }) : undefined;
-  const opened = await openEngine(config, o, metrics);
-  engine = opened.engine;
+  const metrics = o.metrics ? createMetrics({ status: () => search!.status() }) : undefined;
+  const models = createProviders(config, { mode: 'search', tokenCounter: o200kTokenCounter });
+  // Counted for the metrics and the access log's cache_hit (ts/server/provider-metrics.ts).
+  const providers =
+    metrics || o.accessLog
+      ? countedProviders(models, {
+          names: { chat: models.chat.identity.provider, embedding: models.embedding.identity.provider },
+          tokens: o200kTokenCounter,
+          ...(metrics ? { metrics } : {}),
+        })
+      : models;
+  search = await startEngine(config, o.folderArgText, o.cacheSize, o.quiet, o.reload, providers);
   let server: OpenServer['server'];
   try {
     const app = createApp({
-      engine,
+      engine: searchEngine(search),
       modelName: basename(config.mainFolder),
       ...(o.apiKey ? { apiKey: o.apiKey } : { loopbackHostOnly: isLoopback(o.host) }),
       ...(o.cors ? { cors: o.cors } : {}),
       ...(metrics ? { metrics } : {}),
       project: {
         folder: config.mainFolder,
+        ...(isClusterWorker() ? { relay: workerBuildRelay() } : {}),
         maxUploadBytes: o.maxUploadBytes,
         closing: closing.signal,
-        // POST /build: the build runs in this process; the engines' watch loads its generation.
+        // POST /build: the build runs in this process; the watch loads its generation.
         runBuild: (sinks, lock) => {
           running++;
           return runBuild({
@@ -376,24 +446,26 @@ async function openServer(config: NodeConfig, o: OpenOptions): Promise<OpenServe
         ? { accessLog: (line: object) => process.stdout.write(`${JSON.stringify(line)}\n`) }
         : {}),
     });
-    const listening = await serveApp(app, { host: o.host, port: o.port, settings: LISTEN_SETTINGS });
+    const listening: OpenServer['server'] = isClusterWorker()
+      ? acceptHandedSockets(serveHandedSockets(app))
+      : await serveApp(app, { host: o.host, port: o.port, settings: LISTEN_SETTINGS });
     server = {
-      url: listening.url,
+      ...(listening.url ? { url: listening.url } : {}),
       close: () => {
         closing.abort();
         return listening.close();
       },
     };
   } catch (e) {
-    await opened.close();
+    search.close();
     if (e instanceof ServerStartError)
       throw new CliExit(EXIT.FAILURE, `Cannot start the search server: ${e.message}`);
     throw e;
   }
-  const s = await engine.status();
+  const s = await search.status();
   const what =
     (s.ready
       ? `index generation ${s.generation}: ${s.nodes} nodes, ${s.vectors} vectors`
       : 'index not built yet') + (o.apiKey ? '; API key required' : '');
-  return { closeEngine: opened.close, server, what, building: () => running > 0 };
+  return { search, server, what, building: () => running > 0 };
 }

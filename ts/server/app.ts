@@ -59,7 +59,7 @@ export interface AppDeps {
 export function retrievalReply(r: RetrievalResult): Uint8Array<ArrayBuffer> | string {
   const json = r[RESULT_JSON];
   // (`retrievalInfo` is not read: the engine may make it only when it is.)
-  if (json) {
+  if (json && r.sources) {
     return Buffer.concat([RETRIEVAL_OPEN, ...json.retrievalInfo, SOURCES_KEY, json.sources, CLOSE]);
   }
   return JSON.stringify({ retrieval: r.retrievalInfo, sources: r.sources ?? [] });

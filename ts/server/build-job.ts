@@ -52,15 +52,37 @@ function lineWriter(onLine: (line: string) => void): Writable {
   });
 }
 
+/** What is relayed between the processes of one server: a build's start, then its events. */
+export type RelayedBuildEvent = BuildEvent | { kind: 'start' };
+
 export class BuildJob {
   readonly #run: BuildRunner | undefined;
+  readonly #publish: ((e: RelayedBuildEvent) => void) | undefined;
   readonly #listeners = new Set<(e: BuildEvent) => void>();
   #events: BuildEvent[] = [];
   #running = false;
 
-  /** `run` is the build `start` runs unless it is given another. */
-  constructor(run?: BuildRunner) {
+  /**
+   * `run` is the build `start` runs unless it is given another. `publish` receives the start
+   * and events of the builds this job runs, for the other processes of a server (`mirror`).
+   */
+  constructor(run?: BuildRunner, options: { publish?: (e: RelayedBuildEvent) => void } = {}) {
     this.#run = run;
+    this.#publish = options.publish;
+  }
+
+  /**
+   * Shows a build another process of the server runs (relayed by `publish` there): its events
+   * go to this job's listeners and history, and `running` holds until its end.
+   */
+  mirror(e: RelayedBuildEvent): void {
+    if (e.kind === 'start') {
+      this.#events = [];
+      this.#running = true;
+      return;
+    }
+    if (e.kind === 'done') this.#running = false;
+    this.#emit(e, false);
   }
 
   get running(): boolean {
@@ -86,6 +108,7 @@ export class BuildJob {
     if (this.#running) return false;
     this.#running = true;
     this.#events = [];
+    this.#publish?.({ kind: 'start' });
     const stdout = lineWriter((text) => this.#emit({ kind: 'line', stream: 'out', text }));
     const stderr = lineWriter((text) => this.#emit({ kind: 'line', stream: 'err', text }));
     void (async () => {
@@ -110,8 +133,9 @@ export class BuildJob {
     return true;
   }
 
-  #emit(e: BuildEvent): void {
+  #emit(e: BuildEvent, local = true): void {
     this.#events.push(e);
     for (const l of this.#listeners) l(e);
+    if (local) this.#publish?.(e);
   }
 }

@@ -3,18 +3,20 @@
  * client's when it sent a sane one, else a new UUID), an optional JSON access-log line per
  * request, and Prometheus metrics on `GET /metrics` through prom-client.
  *
- * With `--workers N` the engines run on threads of the one server process
- * (./engine-threads.ts): the HTTP requests are counted on the main thread, and the model calls
- * each engine thread makes come back with their replies, so one registry holds everything.
+ * With `--workers N` every worker answers a scrape with the sum over all workers: it asks the
+ * primary (ts/cli/search-cluster.ts), which gathers each worker's registry through
+ * prom-client's AggregatorRegistry. Counters and histograms are summed; the index gauges
+ * take the lowest value (the generation every worker serves).
  * Routes are labelled by their pattern (`/answer`, `/v1/chat/completions`), unknown paths
  * as `unmatched`, so label cardinality stays bounded.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import cluster from 'node:cluster';
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { SearchEngine } from './engine.js';
 import { PROJECT_HEADER } from './project-header.js';
 
@@ -98,7 +100,7 @@ export interface ServerMetrics {
   duration: Histogram<'route' | 'method' | 'status'>;
   providerCalls: Counter<'task' | 'provider'>;
   providerTokens: Counter<'task' | 'provider' | 'direction'>;
-  /** The text of a scrape. */
+  /** The text of a scrape: this process's metrics, or with --workers the sum over workers. */
   scrape(): Promise<string>;
 }
 
@@ -131,7 +133,8 @@ export function createMetrics(engine: Pick<SearchEngine, 'status'>): ServerMetri
   });
   new Gauge({
     name: 'noderag_index_generation',
-    help: 'Generation of the loaded index (0 while not built)',
+    help: 'Generation of the loaded index (0 while not built); over workers, the lowest',
+    aggregator: 'min',
     registers: [registry],
     async collect() {
       this.set((await engine.status()).generation);
@@ -139,14 +142,41 @@ export function createMetrics(engine: Pick<SearchEngine, 'status'>): ServerMetri
   });
   new Gauge({
     name: 'noderag_index_nodes',
-    help: 'Nodes of the loaded index',
+    help: 'Nodes of the loaded index; over workers, the lowest',
+    aggregator: 'min',
     registers: [registry],
     async collect() {
       this.set((await engine.status()).nodes);
     },
   });
-  const scrape = () => registry.metrics();
+  const scrape = cluster.isWorker ? clusterScrape(registry) : () => registry.metrics();
   return { registry, requests, duration, providerCalls, providerTokens, scrape };
+}
+
+/** Messages of a worker's scrape: asked of the primary, answered with the sum. */
+export const SCRAPE_REQUEST = 'noderag:metrics-request';
+export const SCRAPE_REPLY = 'noderag:metrics-reply';
+
+/**
+ * In a worker: this registry answers the primary's AggregatorRegistry, and a scrape asks
+ * the primary for the sum over all workers (ts/cli/search-cluster.ts answers).
+ */
+function clusterScrape(registry: Registry): () => Promise<string> {
+  new AggregatorRegistry(); // installs the worker's answer to the primary's requests
+  AggregatorRegistry.setRegistries([registry]);
+  let next = 0;
+  return () =>
+    new Promise((resolve, reject) => {
+      const id = next++;
+      const onReply = (m: { type?: string; id?: number; text?: string; error?: string }) => {
+        if (m?.type !== SCRAPE_REPLY || m.id !== id) return;
+        process.off('message', onReply);
+        if (m.error !== undefined) reject(new Error(`metrics of the workers: ${m.error}`));
+        else resolve(m.text ?? '');
+      };
+      process.on('message', onReply);
+      process.send!({ type: SCRAPE_REQUEST, id });
+    });
 }
 
 /** The pattern of the route that handled the request (middleware are method ALL). */

@@ -12,7 +12,7 @@
 import { join } from 'node:path';
 import { Hono, type MiddlewareHandler } from 'hono';
 import { INPUT_DIR } from '../project/layout.js';
-import { BuildJob } from './build-job.js';
+import { BuildJob, type RelayedBuildEvent } from './build-job.js';
 import { buildRoutes, type LockedBuildRunner } from './build-routes.js';
 import { documentRoutes } from './documents.js';
 import { HttpError } from './http.js';
@@ -25,8 +25,18 @@ export interface ProjectDeps {
   runBuild: LockedBuildRunner;
   /** Largest accepted upload, per file and per request (default 20 MiB). */
   maxUploadBytes?: number;
+  /**
+   * With several processes on one port (`--workers`), the build events of each go to the
+   * others, so GET /build/events shows a build whichever process runs it.
+   */
+  relay?: BuildRelay;
   /** Aborted when the server stops: open GET /build/events streams end at once. */
   closing?: AbortSignal;
+}
+
+export interface BuildRelay {
+  publish(e: RelayedBuildEvent): void;
+  subscribe(listener: (e: RelayedBuildEvent) => void): void;
 }
 
 export function projectRoutes(deps: ProjectDeps, corsOrigin?: string): Hono {
@@ -45,7 +55,9 @@ export function projectRoutes(deps: ProjectDeps, corsOrigin?: string): Hono {
   };
   // Only these paths: a '*' middleware here would run for every route of the app it joins.
   for (const path of ['/documents', '/documents/*', '/build']) app.use(path, sameSite);
-  const job = new BuildJob();
+  const { relay } = deps;
+  const job = new BuildJob(undefined, relay ? { publish: (e) => relay.publish(e) } : {});
+  relay?.subscribe((e) => job.mirror(e));
   app.route(
     '/',
     documentRoutes({

@@ -11,7 +11,7 @@ import type { TokenCounter } from '../llm/token-cap.js';
 import type { SearchProviders } from '../search/node-search.js';
 import { noteProviderCall, type ServerMetrics } from './observe.js';
 
-export type Task = 'query' | 'answer' | 'embed_query';
+type Task = 'query' | 'answer' | 'embed_query';
 
 export interface ProviderNames {
   /** model_config's provider (tasks query and answer). */
@@ -33,49 +33,22 @@ function outputText(output: unknown): string {
 }
 
 /**
- * One model call of a request: its task, provider, and the tokens of what was sent and
- * received (null when tokens are not counted, or nothing was received).
- */
-export interface ProviderCall {
-  task: Task;
-  provider: string;
-  inputTokens: number | null;
-  outputTokens: number | null;
-}
-
-/**
- * Records a call where the request is handled: marks the request (access log) and adds it to
- * the metrics. On the thread that made the call, or on the main thread for a call made on a
- * `--workers` engine thread (./engine-threads.ts passes the calls back with the reply).
- */
-export function recordProviderCall(call: ProviderCall, metrics: ServerMetrics | undefined): void {
-  noteProviderCall(call.task);
-  if (!metrics) return;
-  const labels = { task: call.task, provider: call.provider };
-  metrics.providerCalls.inc(labels);
-  metrics.providerTokens.inc({ ...labels, direction: 'input' }, call.inputTokens ?? 0);
-  if (call.outputTokens !== null)
-    metrics.providerTokens.inc({ ...labels, direction: 'output' }, call.outputTokens);
-}
-
-/**
- * `providers` with `run`, `stream` and `embedQuery` counted: each call goes to `onCall`
- * (tokens counted only with `tokens`). Every other member is the original's (bound to it,
- * so its private fields keep working).
+ * `providers` with `run`, `stream` and `embedQuery` counted; every other member is the
+ * original's (bound to it, so its private fields keep working).
  */
 export function countedProviders<P extends SearchProviders>(
   providers: P,
-  o: { names: ProviderNames; tokens?: TokenCounter; onCall: (call: ProviderCall) => void },
+  o: { names: ProviderNames; tokens: TokenCounter; metrics?: ServerMetrics },
 ): P {
-  const { tokens } = o;
-  const count = (text: string) => (tokens === undefined ? null : text === '' ? 0 : tokens.countTokens(text));
+  const count = (text: string) => (text === '' ? 0 : o.tokens.countTokens(text));
   const record = (task: Task, sent: string, received: string) => {
-    o.onCall({
-      task,
-      provider: task === 'embed_query' ? o.names.embedding : o.names.chat,
-      inputTokens: count(sent),
-      outputTokens: received === '' ? null : count(received),
-    });
+    noteProviderCall(task);
+    const m = o.metrics;
+    if (!m) return;
+    const provider = task === 'embed_query' ? o.names.embedding : o.names.chat;
+    m.providerCalls.inc({ task, provider });
+    m.providerTokens.inc({ task, provider, direction: 'input' }, count(sent));
+    if (received !== '') m.providerTokens.inc({ task, provider, direction: 'output' }, count(received));
   };
   // A failed call counts too, with no output tokens: it was made, and may have been billed.
   const run: SearchProviders['run'] = async (task, input, call) => {

@@ -2,9 +2,13 @@
  * Binds a Hono app to a TCP port with @hono/node-server. Refuses to start with a clear
  * message when the port is taken; `close()` stops accepting and lets in-flight requests
  * finish for up to `graceMs` (docs/method.md §7.2: 10 s) before closing remaining sockets.
+ *
+ * `serveHandedSockets` is the same app on a server that listens on nothing: a `--workers`
+ * primary accepts the connections and hands each socket to the worker with the fewest open
+ * ones (ts/cli/search-cluster.ts).
  */
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo, Server as NetServer } from 'node:net';
+import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { getRequestListener, RequestError } from '@hono/node-server';
 import type { Hono } from 'hono';
@@ -127,6 +131,64 @@ export function whenListening(server: NetServer, opts: ServeOptions): Promise<{ 
       resolve({ url: `http://${host}:${port}`, port });
     });
   });
+}
+
+/** The app on a server without a port: it serves the sockets given to `adopt`. */
+export interface HandedSocketServer {
+  /** Serves `socket` (accepted elsewhere, paused); `onClose` runs when it closes. */
+  adopt(socket: Socket, onClose: () => void): void;
+  /** Stops taking sockets; in-flight requests get up to graceMs, then every socket closes. */
+  close(): Promise<void>;
+}
+
+export function serveHandedSockets(app: Hono, graceMs = DEFAULT_GRACE_MS): HandedSocketServer {
+  const server = appServer(app);
+  // node:http starts its list of connections (closeIdleConnections) and its header and
+  // request timeout checks on 'listening'; this server never listens, so it is told.
+  server.emit('listening');
+  // net.Server counts only the connections it accepted itself, so its 'close' would not
+  // wait for these: the sockets are tracked here.
+  const open = new Set<Socket>();
+  let closing = false;
+  return {
+    adopt(socket, onClose) {
+      if (closing) {
+        socket.destroy();
+        onClose();
+        return;
+      }
+      open.add(socket);
+      socket.once('close', () => {
+        open.delete(socket);
+        onClose();
+      });
+      server.emit('connection', socket);
+      socket.resume();
+    },
+    close() {
+      closing = true;
+      return new Promise((resolve) => {
+        const done = () => {
+          if (open.size > 0) return;
+          clearInterval(sweep);
+          clearTimeout(timer);
+          server.close(); // stops node:http's timeout checks
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          for (const s of open) s.destroy();
+        }, graceMs);
+        // Keep-alive sockets become idle when their response ends; close them as they do.
+        const sweep = setInterval(() => {
+          server.closeIdleConnections();
+          done();
+        }, 50);
+        timer.unref();
+        server.closeIdleConnections();
+        done();
+      });
+    },
+  };
 }
 
 function closeGracefully(server: Server, graceMs: number): Promise<void> {
