@@ -122,12 +122,16 @@ function promptFor(
 }
 
 export async function attributeStage(ctx: StageContext): Promise<StageResult> {
-  const graph = await ctx.index.graph();
-  const entities = await ctx.index.entities();
-  const units = await ctx.index.units();
-  const relationships = await ctx.index.relationships();
-  const attributes = await ctx.index.attributes();
-  const recorded = await ctx.index.attributeInputs();
+  // (Read together: see pruneUnlisted in ./document.ts.)
+  const i = ctx.index;
+  const [graph, entities, units, relationships, attributes, recorded] = await Promise.all([
+    i.graph(),
+    i.entities(),
+    i.units(),
+    i.relationships(),
+    i.attributes(),
+    i.attributeInputs(),
+  ]);
   const g = ctx.g;
 
   const { important, nodes, k, threshold } = await importantEntities(graph);

@@ -457,18 +457,41 @@ async function pruneUnlisted(
       t.chunkIndex = owner.textHashIds.indexOf(id);
     }
   }
+  // Read together: each table is decoded on the native pool while the main thread turns the
+  // one before into rows (one after the other, the pool and the main thread took turns).
+  const i = ctx.index;
+  const [
+    units,
+    entities,
+    relationships,
+    attributes,
+    elements,
+    titles,
+    decompositions,
+    elementMembers,
+    graph,
+  ] = await Promise.all([
+    i.units(),
+    i.entities(),
+    i.relationships(),
+    i.attributes(),
+    i.elements(),
+    i.titles(),
+    i.decompositions(),
+    i.elementMembers(),
+    i.graph(),
+  ]);
   const tables = {
     texts,
-    units: await ctx.index.units(),
-    entities: await ctx.index.entities(),
-    relationships: await ctx.index.relationships(),
-    attributes: await ctx.index.attributes(),
-    elements: await ctx.index.elements(),
-    titles: await ctx.index.titles(),
-    decompositions: await ctx.index.decompositions(),
-    elementMembers: await ctx.index.elementMembers(),
+    units,
+    entities,
+    relationships,
+    attributes,
+    elements,
+    titles,
+    decompositions,
+    elementMembers,
   };
-  const graph = await ctx.index.graph();
   const attributesBefore = new Map(tables.attributes);
   const unitsBefore = new Map(tables.units);
   const membersBefore = tables.elementMembers.size;

@@ -58,14 +58,16 @@ export async function stageGraphTables(
 }
 
 export async function graphStage(ctx: StageContext): Promise<StageResult> {
-  const decompositions = await ctx.index.decompositions();
+  const i = ctx.index;
+  const [decompositions, graph, units, entities, relationships] = await Promise.all([
+    i.decompositions(),
+    i.graph(),
+    i.units(),
+    i.entities(),
+    i.relationships(),
+  ]);
   const records = [...decompositions.values()].filter((r) => r.generation === ctx.g && r.status === 'ok');
-  const graph = await ctx.index.graph();
-  const tables = {
-    units: await ctx.index.units(),
-    entities: await ctx.index.entities(),
-    relationships: await ctx.index.relationships(),
-  };
+  const tables = { units, entities, relationships };
   ctx.progress.begin(records.length, 'decompositions');
   const stats = mergeDecompositions(records, ctx.g, graph, tables, ctx.counters, textOps);
   ctx.progress.update(records.length);

@@ -7,9 +7,7 @@ import type { StageContext, StageResult } from './context.js';
 import { stageGraphTables } from './graph.js';
 
 export async function insertTextStage(ctx: StageContext): Promise<StageResult> {
-  const graph = await ctx.index.graph();
-  const texts = await ctx.index.texts();
-  const units = await ctx.index.units();
+  const [graph, texts, units] = await Promise.all([ctx.index.graph(), ctx.index.texts(), ctx.index.units()]);
   const r = insertText(ctx.g, graph, texts.values(), units.values());
   // The cycle's last change of the graph: its tables are written whole (no delta left).
   await stageGraphTables(ctx.index, ctx.out, { whole: true });

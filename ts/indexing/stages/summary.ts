@@ -92,11 +92,17 @@ function normalized(v: Float32Array): Float32Array {
 
 export async function summaryStage(ctx: StageContext): Promise<StageResult> {
   const g = ctx.g;
-  const graph = await ctx.index.graph();
-  const units = await ctx.index.units();
-  const attributes = await ctx.index.attributes();
-  const tables = { elements: await ctx.index.elements(), titles: await ctx.index.titles() };
-  const elementMembers = await ctx.index.elementMembers();
+  // (Read together: see pruneUnlisted in ./document.ts.)
+  const i = ctx.index;
+  const [graph, units, attributes, elements, titles, elementMembers] = await Promise.all([
+    i.graph(),
+    i.units(),
+    i.attributes(),
+    i.elements(),
+    i.titles(),
+    i.elementMembers(),
+  ]);
+  const tables = { elements, titles };
   const dim = ctx.config.config.dim;
   const space = ctx.config.config.space;
 
