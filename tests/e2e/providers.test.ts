@@ -5,7 +5,8 @@
  */
 
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -68,19 +69,19 @@ function openaiConfig(extra: { rate?: number; dim?: number; key?: string } = {})
   );
 }
 
-function geminiConfig(): NodeConfig {
+function geminiConfig(baseUrl = gemini.baseUrl): NodeConfig {
   return NodeConfig.fromData(
     {
       model_config: {
         service_provider: 'gemini',
         model_name: 'gemini-2.5-flash',
-        base_url: gemini.baseUrl,
+        base_url: baseUrl,
         api_keys: 'gemini-key-0123456789',
       },
       embedding_config: {
         service_provider: 'gemini',
         embedding_model_name: 'text-embedding-004',
-        base_url: gemini.baseUrl,
+        base_url: baseUrl,
         api_keys: 'gemini-key-0123456789',
       },
       config: { dim: 768, language: 'Chinese' },
@@ -259,6 +260,29 @@ describe('openai adapter through the real SDK', () => {
 });
 
 describe('gemini adapter through the real SDK', () => {
+  it('never sends the key to another origin a redirect points to', async () => {
+    // base_url answers every request with a 307 to the fake server under another origin.
+    const elsewhere = gemini.baseUrl.replace('127.0.0.1', 'localhost');
+    const redirector = createHttpServer((req, res) => {
+      req.resume();
+      res.writeHead(307, { location: `${elsewhere}${req.url}` }).end();
+    });
+    await new Promise<void>((r) => redirector.listen(0, '127.0.0.1', r));
+    const at = `http://127.0.0.1:${(redirector.address() as AddressInfo).port}`;
+    try {
+      const p = providers(geminiConfig(at), { cacheDir: null });
+      await expect(
+        p.run('attribute', { entity: 'Curie', units: ['Curie found radium.'], relationships: [] }),
+      ).rejects.toThrow();
+      await expect(p.embedDocuments(['Curie'])).rejects.toThrow();
+      p.close();
+      expect(gemini.requests.length).toBeGreaterThan(0);
+      for (const r of gemini.requests) expect(r.headers['x-goog-api-key']).toBeUndefined();
+    } finally {
+      await new Promise<void>((r) => redirector.close(() => r()));
+    }
+  });
+
   it('round-trips structured, chat and embed (Chinese prompts)', async () => {
     const p = providers(geminiConfig());
     const text = '居里夫人在巴黎发现了镭。她于1903年获得诺贝尔物理学奖。';

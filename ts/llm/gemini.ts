@@ -24,6 +24,7 @@ import {
   parseRetryAfter,
   unfinishedStreamError,
 } from './provider-errors.js';
+import { httpFetch } from './http-fetch.js';
 import { packEmbeddings, type RemoteProviderOptions, remoteSetup } from './remote-provider.js';
 import { structuredWithRepair } from './structured.js';
 import type {
@@ -89,11 +90,15 @@ function toContents(messages: readonly ChatMessage[]): { system: string | undefi
   return { system: system || undefined, contents };
 }
 
-/** A fetch that remembers the headers of the last non-OK response it saw. */
+/**
+ * A fetch that remembers the headers of the last non-OK response it saw. Through `httpFetch`,
+ * which drops the key headers (`x-goog-api-key` among them) on a redirect to another origin:
+ * the global fetch drops only `Authorization`, so a redirecting base_url received the key.
+ */
 function headerCapturingFetch(): { fetch: typeof fetch; failed: () => FailedResponse | undefined } {
   let failed: FailedResponse | undefined;
   const wrapped: typeof fetch = async (input, init) => {
-    const res = await fetch(input, init);
+    const res = await httpFetch(input, init);
     if (!res.ok) failed = { status: res.status, headers: res.headers };
     return res;
   };
