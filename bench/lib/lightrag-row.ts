@@ -83,7 +83,9 @@ export function lightragRows(
       ...it,
       document: it.document && (docPath.get(it.document) ?? it.document),
     }));
-  const lrScored = contexts.map((c, n) => run.score(n, c, items(c), tokens[n]!));
+  // Answers are looked for in LightRAG's whole context: its entity and relation blocks are
+  // context too, and hold no item numbers.
+  const lrScored = contexts.map((c, n) => run.score(n, [c], items(c), tokens[n]!));
   const lightrag = summarise(lrScored);
   const target = Math.round(lightrag.tokens);
 

@@ -106,7 +106,12 @@ export function scoreSettings(x: SweepInputs, s: SearchSettings, which: readonly
   const params = searchParamsFrom({ ...x.base, ...s });
   return which.map((n) => {
     const r = retrieve(index, x.inputs[n]!, params);
-    return x.score(n, r.context, r.items, r.context ? countTokens(r.context) : 0);
+    return x.score(
+      n,
+      r.items.map((it) => it.text),
+      r.items,
+      r.context ? countTokens(r.context) : 0,
+    );
   });
 }
 

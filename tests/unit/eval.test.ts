@@ -89,6 +89,18 @@ describe('scoring', () => {
     expect(isMatchable('The Who')).toBe(true);
   });
 
+  it('answers are looked for in each item’s text, never in item numbers, headers or across two items', () => {
+    const texts = ['Jupiter has many moons.', 'Saturn has rings.'];
+    const items = texts.map(() => ({ type: 'text', document: 'a.md' }));
+    const found = (answer: string) => scoreContext([answer], [], texts, items, 1).answer;
+    // As a context string these would read "------------text-------------\n1. Jupiter …\n2. Saturn …".
+    expect(found('2')).toBe(false);
+    expect(found('Text')).toBe(false);
+    expect(found('moons Saturn')).toBe(false);
+    expect(found('Saturn')).toBe(true);
+    expect(found('many moons')).toBe(true);
+  });
+
   it('supporting entries: indexed files (by path or unique name) or verbatim texts', () => {
     const q = {
       question: 'q',
@@ -106,12 +118,12 @@ describe('scoring', () => {
     expect(warnings).toEqual([
       'line 4: supporting "missing.md" is no indexed input file; it is matched as a verbatim text',
     ]);
-    const context = 'a sentence of the corpus, and x';
+    const texts = ['a sentence of the corpus, and x'];
     const items = [
       { type: 'semantic_unit', document: 'dir/a.md' },
       { type: 'relationship', document: 'other/b.md' },
     ];
-    const s = scoreContext(q.answers, targets[0]!, context, items, 9);
+    const s = scoreContext(q.answers, targets[0]!, texts, items, 9);
     // a.md through a unit (verbatim, not a whole chunk); b.md only through a relationship.
     expect(s).toEqual({ answer: true, yesNo: false, support: 2, supportChunk: 1, gold: 4, tokens: 9 });
     const sum = summarise([s, { ...s, answer: false, support: 0, supportChunk: 0, gold: 0, tokens: 1 }]);

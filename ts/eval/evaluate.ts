@@ -71,8 +71,8 @@ export interface EvalRun {
   configs: ConfigResult[];
   /** Scores a baseline context for question `n` (other budgets, top-k). */
   scoreBaseline(n: number, b: BaselineContext): Scored;
-  /** Scores any context for question `n`. */
-  score(n: number, context: string, items: readonly ScoredItem[], tokens: number): Scored;
+  /** Scores any context for question `n` (`texts`: see scoreContext). */
+  score(n: number, texts: readonly string[], items: readonly ScoredItem[], tokens: number): Scored;
 }
 
 export async function evaluate(o: EvaluateOptions): Promise<EvalRun> {
@@ -86,10 +86,15 @@ export async function evaluate(o: EvaluateOptions): Promise<EvalRun> {
     await Promise.all(engines.map((e) => e.ready()));
     const { chunks, documents } = await loadChunks(folder, dim);
     const { targets, warnings } = resolveSupporting(o.questions, documents);
-    const score = (n: number, context: string, items: readonly ScoredItem[], tokens: number) =>
-      scoreContext(o.questions[n]!.answers, targets[n]!, context, items, tokens);
+    const score = (n: number, texts: readonly string[], items: readonly ScoredItem[], tokens: number) =>
+      scoreContext(o.questions[n]!.answers, targets[n]!, texts, items, tokens);
     const scoreBaseline = (n: number, b: BaselineContext) =>
-      score(n, b.context, b.items, b.context ? countTokens(b.context) : 0);
+      score(
+        n,
+        b.items.map((it) => it.text),
+        b.items,
+        b.context ? countTokens(b.context) : 0,
+      );
 
     const scored: Scored[][] = o.configs.map(() => []);
     const searchMs = o.configs.map(() => 0);
@@ -101,7 +106,14 @@ export async function evaluate(o: EvaluateOptions): Promise<EvalRun> {
         const r = await engine.search(q.question);
         searchMs[i]! += performance.now() - t0;
         o.onRetrieval?.(i, n, r);
-        scored[i]!.push(score(n, r.retrievalInfo, r.items, r.retrievalTokens));
+        scored[i]!.push(
+          score(
+            n,
+            r.items.map((it) => it.text),
+            r.items,
+            r.retrievalTokens,
+          ),
+        );
       }
       const vector = await providers.embedQuery(q.question);
       rankings.push(rankChunks(chunks, vector, space).slice(0, depth));

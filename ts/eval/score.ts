@@ -80,14 +80,21 @@ export function resolveSupporting(
   return { targets, warnings };
 }
 
-/** Scores one context; `items` are its items (with their source documents). */
+/**
+ * Scores one context: `texts` are where answers and verbatim supporting texts are looked
+ * for, each on its own (an answer must not be found across two of them); `items` give the
+ * source documents. For noderag's and the baseline's contexts `texts` are the items' own
+ * texts, not the context string, whose item numbers ("7. ") and section headers ("text")
+ * matched answers such as "7" or "Text" in every context.
+ */
 export function scoreContext(
   answers: readonly string[],
   targets: readonly SupportTarget[],
-  context: string,
+  texts: readonly string[],
   items: readonly ScoredItem[],
   tokens: number,
 ): Scored {
+  const found = (s: string) => texts.some((t) => containsAnswer(t, s));
   const verbatim = new Set<string>();
   const whole = new Set<string>();
   for (const it of items) {
@@ -101,13 +108,13 @@ export function scoreContext(
     if (t.kind === 'file') {
       if (verbatim.has(t.path)) support++;
       if (whole.has(t.path)) supportChunk++;
-    } else if (containsAnswer(context, t.text)) {
+    } else if (found(t.text)) {
       support++;
       supportChunk++;
     }
   }
   return {
-    answer: answers.some((a) => containsAnswer(context, a)),
+    answer: answers.some(found),
     yesNo: answers.every(isYesNo),
     support,
     supportChunk,

@@ -13,6 +13,7 @@
  */
 import type { Content, GenerateContentParameters, GoogleGenAI, Schema, Type } from '@google/genai';
 import { ProviderError } from '../errors.js';
+import { httpFetch } from './http-fetch.js';
 import {
   abortReason,
   type ErrorContext,
@@ -24,7 +25,6 @@ import {
   parseRetryAfter,
   unfinishedStreamError,
 } from './provider-errors.js';
-import { httpFetch } from './http-fetch.js';
 import { packEmbeddings, type RemoteProviderOptions, remoteSetup } from './remote-provider.js';
 import { structuredWithRepair } from './structured.js';
 import type {
