@@ -248,6 +248,27 @@ describe('ResponseCache', () => {
     r.close();
   });
 
+  it('a line that is not UTF-8 is skipped, and a stored vector with a NaN is a miss', () => {
+    const c = ResponseCache.open(dir);
+    const k1 = cacheKey(identity, 'structured', 'a');
+    const k2 = cacheKey(identity, 'embedding', 'b');
+    c.putReply(k1, { provider: 'openai', model: 'm', kind: 'structured' }, { text: 'fake reply' });
+    c.putEmbeddings([{ key: k2, vector: new Float32Array([0.5, -1.25, 3]) }]);
+    c.close();
+    // One byte of each file damaged: inside the reply text, and the second float.
+    const replies = readFileSync(join(dir, REPLIES_FILE));
+    replies[replies.indexOf('fake')] = 0xff;
+    writeFileSync(join(dir, REPLIES_FILE), replies);
+    const bin = readFileSync(join(dir, EMBEDDINGS_FILE));
+    bin.writeFloatLE(Number.NaN, 36 + 4);
+    writeFileSync(join(dir, EMBEDDINGS_FILE), bin);
+    const r = ResponseCache.open(dir);
+    expect(r.getReply(k1)).toBeUndefined();
+    expect(r.loadReport.skippedLines).toBe(1);
+    expect(r.getEmbedding(k2)).toBeUndefined();
+    r.close();
+  });
+
   it('skips a damaged complete line without losing the others', () => {
     writeFileSync(join(dir, REPLIES_FILE), 'not json\n');
     const c = ResponseCache.open(dir);

@@ -31,6 +31,8 @@ import { endianness } from 'node:os';
 import { join } from 'node:path';
 import type { CacheKind } from './cache-key.js';
 
+/** Decodes a reply line, throwing on bytes that are not UTF-8 (the line is then skipped). */
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
 export const REPLIES_FILE = 'llm.jsonl';
 export const EMBEDDINGS_FILE = 'embeddings.bin';
 const KEY_BYTES = 32;
@@ -148,7 +150,11 @@ export class ResponseCache {
     const buf = Buffer.alloc(loc.length * 4);
     const n = readSync(this.#embeddingsFd, buf, 0, buf.length, loc.offset);
     if (n !== buf.length) return undefined;
-    return decodeFloats(buf, loc.length);
+    const vector = decodeFloats(buf, loc.length);
+    // A value no provider sends (NaN, ±Infinity) is damage in the file: asked again, as a
+    // fresh reply with one would be (served, it failed every later build in the HNSW stage).
+    for (const v of vector) if (!Number.isFinite(v)) return undefined;
+    return vector;
   }
 
   hasEmbedding(key: Buffer): boolean {
@@ -213,11 +219,13 @@ export class ResponseCache {
     while (start < data.length) {
       const nl = data.indexOf(0x0a, start);
       if (nl < 0) break; // a last line without its newline: torn
-      const line = data.subarray(start, nl).toString('utf8');
+      const bytes = data.subarray(start, nl);
       start = nl + 1;
       goodEnd = start;
-      if (line.trim() === '') continue;
       try {
+        // Strict UTF-8: a damaged byte would otherwise come back as U+FFFD inside a reply.
+        const line = STRICT_UTF8.decode(bytes);
+        if (line.trim() === '') continue;
         const rec = JSON.parse(line) as { key?: unknown; response?: unknown };
         if (typeof rec.key === 'string' && /^[0-9a-f]{64}$/.test(rec.key) && 'response' in rec) {
           this.#replies.set(rec.key, rec.response);
