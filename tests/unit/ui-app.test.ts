@@ -21,9 +21,10 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Hono } from 'hono';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { updateConfigFile } from '../../ts/config/update.js';
 import { initialState, writeState } from '../../ts/project/state.js';
+import { BuildJob } from '../../ts/server/build-job.js';
 import { type RunningServer, serveApp } from '../../ts/server/serve.js';
 import { createUiApp, type UiDeps } from '../../ts/ui/app.js';
 import { originProblem } from '../../ts/ui/guards.js';
@@ -474,6 +475,22 @@ describe('ui app: build lock and chat', () => {
     ]);
     expect(next).toBe('still open');
     await follower.cancel();
+  });
+
+  it('answers HEAD of the build events with the headers only, subscribing to nothing', async () => {
+    const subscribe = vi.spyOn(BuildJob.prototype, 'subscribe');
+    try {
+      const { app } = makeApp();
+      for (let i = 0; i < 3; i++) {
+        const r = await app.request('/api/build/events', { method: 'HEAD', headers: { host: HOST } });
+        expect(r.status).toBe(200);
+        expect(r.headers.get('content-type')).toBe('text/event-stream');
+        expect(await r.text()).toBe('');
+      }
+      expect(subscribe).not.toHaveBeenCalled();
+    } finally {
+      subscribe.mockRestore();
+    }
   });
 
   it('ends a followed build-event stream when the UI server stops (closing)', async () => {

@@ -9,6 +9,7 @@
  * current build's events so far first; the stream ends after the build's `done` (with
  * `?follow=1` it goes on with later builds).
  */
+import { setMaxListeners } from 'node:events';
 import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
@@ -31,7 +32,14 @@ const KEEP_ALIVE_MS = 15_000;
  * server is stopping) the stream ends at once instead of holding the shutdown.
  */
 export function buildEventStream(c: Context, job: BuildJob, closing?: AbortSignal): Response {
+  // HEAD: the headers only. Hono answers HEAD with the GET handler and drops the body without
+  // cancelling it, so a stream opened for it subscribed to the job until the server stopped.
+  if (c.req.method === 'HEAD') {
+    return c.body(null, 200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+  }
   const follow = c.req.query('follow') === '1';
+  // Every open stream listens for the server's stop: more than 10 is not a leak.
+  if (closing) setMaxListeners(0, closing);
   return streamSSE(c, async (stream) => {
     const queue: BuildEvent[] = [...job.history];
     let wake: (() => void) | null = null;
