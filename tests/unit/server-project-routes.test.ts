@@ -6,12 +6,14 @@
  * and DELETE refuses paths that are not plain names under input/.
  */
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { acquireBuildLock, type BuildLock } from '../../ts/indexing/lock.js';
 import { createApp } from '../../ts/server/app.js';
 import type { SearchEngine } from '../../ts/server/engine.js';
+import { serveApp } from '../../ts/server/serve.js';
 import { writeSearchConfig } from '../helpers/search-index.js';
 
 const engine: SearchEngine = {
@@ -124,5 +126,29 @@ describe('project routes of the search app', () => {
     expect((await del('sub/b.md')).status).toBe(200);
     expect(existsSync(join(folder, 'input', 'sub', 'b.md'))).toBe(false);
     expect(existsSync(join(folder, 'Node_config.yaml'))).toBe(true);
+  });
+
+  it('refuses a `..` segment as the client sent it, before any URL parsing resolves it', async () => {
+    const folder = await project();
+    writeFileSync(join(folder, 'input', 'a.txt'), 'a');
+    const app = createApp({ engine, project: { folder, runBuild: async () => 0 } });
+    const server = await serveApp(app, { host: '127.0.0.1', port: 0 });
+    try {
+      for (const path of ['/documents/no-such-folder/../a.txt', '/documents/sub/%2e%2e/a.txt']) {
+        const status = await new Promise<number>((resolve, reject) => {
+          // (Given as `path`: a URL given to request() would resolve the `..` first.)
+          request({ host: '127.0.0.1', port: server.port, path, method: 'DELETE' }, (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          })
+            .on('error', reject)
+            .end();
+        });
+        expect(status, path).toBe(400);
+      }
+      expect(existsSync(join(folder, 'input', 'a.txt'))).toBe(true);
+    } finally {
+      await server.close();
+    }
   });
 });

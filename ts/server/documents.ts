@@ -14,7 +14,7 @@
  */
 import { lstat, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import { NodeConfig } from '../config/index.js';
 import { allowedExtensions, type DocuType, discoverDocuments } from '../indexing/discover.js';
 import { readDocumentHashes } from '../indexing/info-files.js';
@@ -23,7 +23,7 @@ import { fsyncDir } from '../project/atomic.js';
 import { INPUT_DIR } from '../project/layout.js';
 import { readState } from '../project/state.js';
 import { fileNameProblem, nameProblem } from './file-names.js';
-import { HttpError } from './http.js';
+import { HttpError, nodeBindings } from './http.js';
 import { receiveUpload } from './upload.js';
 
 export type DocumentStatus = 'indexed' | 'new' | 'changed' | 'renamed' | 'not-indexable';
@@ -127,6 +127,11 @@ export async function removeDocument(inputDir: string, relPath: string, allowed:
   await fsyncDir(dirname(target));
 }
 
+/** The request-target as sent (under Node), else the request URL's path (app.request in tests). */
+function requestTarget(c: Context): string {
+  return nodeBindings(c).incoming?.url ?? new URL(c.req.url).pathname;
+}
+
 function notFound(relPath: string): HttpError {
   return new HttpError(404, 'document_not_found', `"${relPath}" is not in input/`);
 }
@@ -175,7 +180,10 @@ export function documentRoutes(deps: DocumentRouteDeps): Hono {
       return c.json({ written }, 201);
     })
     .delete('/documents/*', async (c) => {
-      const raw = new URL(c.req.url).pathname.slice('/documents/'.length);
+      // The path as the client sent it: a parsed URL has already resolved `..` and `%2e%2e`
+      // segments, so `a/../b.txt` reached the checks as `b.txt` and deleted that file.
+      const target = requestTarget(c).split('?')[0]!;
+      const raw = target.slice(target.indexOf('/documents/') + '/documents/'.length);
       let relPath: string;
       try {
         relPath = decodeURIComponent(raw);
