@@ -6,11 +6,12 @@
  * process) and GET /build/events, after which the server serves the new generation. All
  * behind the API key.
  */
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeOpenAI } from '../helpers/fake-providers/index.js';
 import { createProject, type Project } from '../helpers/project.js';
 import {
   envWith,
@@ -201,6 +202,45 @@ describe('documents and builds over HTTP', () => {
 });
 
 describe('builds over HTTP with --workers 2', () => {
+  it('a worker that dies during its build: the others show the build ended and take the next', async () => {
+    // A slow provider: the build is still running when its worker is killed.
+    const slow = await startFakeOpenAI({ apiKey: 'test-key', latencyMs: 300 });
+    const p = await createProject({ files: FILES, provider: { openaiBaseUrl: slow.baseUrl } });
+    try {
+      const server = await serve(p.root, ['--port', String(await freePort()), '--workers', '2'], envWith());
+      try {
+        const events = await fetch(`${server.url}/build/events`);
+        expect((await fetch(`${server.url}/build`, { method: 'POST' })).status).toBe(202);
+        const lock = join(p.root, 'info', 'build.lock');
+        await waitFor(async () => existsSync(lock));
+        const builder = (JSON.parse(readFileSync(lock, 'utf8')) as { pid: number }).pid;
+        process.kill(builder, 'SIGKILL');
+        // Every open stream ends: the builder's own stream was cut, the others get a done.
+        const seen = await readEvents(events, (event) => event === 'done', 30_000).catch(() => []);
+        if (seen.length > 0) {
+          expect(JSON.parse(seen[seen.length - 1]!.data)).toMatchObject({ kind: 'done', exitCode: 1 });
+        }
+        await waitFor(async () => server.output().stderr.includes('starting a replacement'));
+        // Every worker (new connections go to each in turn) says no build runs.
+        await waitFor(async () => {
+          const running = [];
+          for (let i = 0; i < 4; i++) {
+            const r = await fetch(`${server.url}/documents`, { headers: { connection: 'close' } });
+            running.push(((await r.json()) as { build: { running: boolean } }).build.running);
+          }
+          return running.every((x) => x === false);
+        }, 15_000);
+        // The replacement may still be starting: it stops too.
+        expect(await stop(server)).toBe(0);
+      } finally {
+        if (server.child.exitCode === null) await stop(server);
+      }
+    } finally {
+      await p.remove();
+      await slow.close();
+    }
+  }, 120_000);
+
   it('runs one build across the workers and every worker streams its events', async () => {
     const p = await createProject({ files: FILES });
     try {

@@ -117,6 +117,10 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   let started = false;
   const live = new Set<Worker>();
   const pool = new LeastConnections<Worker>();
+  /** Workers that said they are ready: only they listen for the stop request. */
+  const ready = new Set<Worker>();
+  /** The worker whose build (POST /build) the others mirror, until its `done`. */
+  let builder: Worker | undefined;
   /**
    * Sockets sent to a worker whose IPC send has not completed: a worker that dies first
    * never takes them, and the primary's copy would stay open, the client waiting forever.
@@ -141,16 +145,32 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
     w.on('message', (m) => {
       if (m?.type === CONNECTION_CLOSED.type) return pool.closed(w);
       if (m?.type === STOPPING.type) return pool.remove(w);
+      if (m?.type === 'noderag:ready') ready.add(w);
       if (m?.type === 'noderag:ready' && started) pool.add(w);
       answerScrape(w, m);
       if (m?.type === BUILD_EVENT) {
+        const kind = (m as { event?: RelayedBuildEvent }).event?.kind;
+        if (kind === 'start') builder = w;
+        else if (kind === 'done' && builder === w) builder = undefined;
         for (const other of live) if (other !== w && other.isConnected()) other.send(m);
       }
     });
     w.on('disconnect', () => pool.remove(w));
     w.on('exit', (code, signal) => {
       live.delete(w);
+      ready.delete(w);
       pool.remove(w);
+      // Its build ended with it: the others would show it running (and refuse POST /build
+      // with 409) until some other build ended.
+      if (builder === w) {
+        builder = undefined;
+        const event: RelayedBuildEvent = {
+          kind: 'done',
+          exitCode: EXIT.FAILURE,
+          message: `The build stopped: the search worker running it exited (${signal ?? `code ${code}`}); the next build resumes it.`,
+        };
+        for (const other of live) if (other.isConnected()) other.send({ type: BUILD_EVENT, event });
+      }
       for (const socket of handing.get(w) ?? []) socket.destroy();
       handing.delete(w);
       if (stopping || !started) return;
@@ -181,7 +201,13 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
     stopping = true;
     front.close();
     const exits = [...live].map((w) => new Promise<void>((r) => w.once('exit', () => r())));
-    for (const w of live) if (w.isConnected()) w.send(STOP);
+    // A worker still starting (a replacement forked just before the stop) has no listener
+    // for the request yet, and Node drops an IPC message nothing listens to: it gets SIGTERM,
+    // which its start-up handles (or, earlier still, ends it).
+    for (const w of live) {
+      if (ready.has(w) && w.isConnected()) w.send(STOP);
+      else w.process.kill('SIGTERM');
+    }
     await Promise.all(exits);
   };
 
