@@ -5,10 +5,13 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CACHE_VERSION, cacheKey, canonicalJson } from '../../ts/llm/cache-key.js';
 import { CachedProvider } from '../../ts/llm/cached-provider.js';
+
+type EachRequestFn = <T>(send: (signal: AbortSignal) => Promise<T>) => Promise<T>;
+
 import { LocalProvider } from '../../ts/llm/local/provider.js';
 import { buildRequest } from '../../ts/llm/prompts/index.js';
 import { EMBEDDINGS_FILE, REPLIES_FILE, ResponseCache } from '../../ts/llm/response-cache.js';
-import { BUILD_RETRY_POLICY } from '../../ts/llm/retry.js';
+import { BUILD_RETRY_POLICY, SEARCH_RETRY_POLICY } from '../../ts/llm/retry.js';
 import { TASK_SCHEMAS, TASK_VALIDATORS } from '../../ts/llm/task-schemas.js';
 import { capTokens } from '../../ts/llm/token-cap.js';
 import type { ProviderIdentity } from '../../ts/llm/types.js';
@@ -274,6 +277,41 @@ describe('ResponseCache', () => {
     const c = ResponseCache.open(dir);
     expect(c.loadReport.skippedLines).toBe(1);
     c.close();
+  });
+});
+
+describe('CachedProvider deadline', () => {
+  it('a reply and its repair share the deadline: the repair gets what is left when it is sent', async () => {
+    const wait = (ms: number, signal: AbortSignal) =>
+      new Promise<void>((resolve, reject) => {
+        const t = setTimeout(resolve, ms);
+        signal.addEventListener('abort', () => {
+          clearTimeout(t);
+          reject(signal.reason);
+        });
+      });
+    const adapter = {
+      identity: { provider: 'openai', baseUrl: null, model: 'm', params: {} },
+      // Two requests of 250 ms each (a reply, then its repair) under a 400 ms deadline.
+      structured: async (_r: unknown, _s: unknown, _v: unknown, o: { eachRequest: EachRequestFn }) => {
+        await o.eachRequest((signal) => wait(250, signal));
+        await o.eachRequest((signal) => wait(250, signal));
+        return { elements: [] };
+      },
+    };
+    const p = new CachedProvider({
+      // biome-ignore lint/suspicious/noExplicitAny: only structured is called
+      adapter: adapter as any,
+      section: 'model_config',
+      retry: { ...SEARCH_RETRY_POLICY, maxAttempts: 1, deadlineMs: 400 },
+      cache: undefined,
+      timeouts: { chatMs: 10_000, embedMs: 10_000 },
+      tokenCounter: { countTokens: (t) => t.length },
+    });
+    const req = buildRequest({ task: 'query', language: 'English', input: { question: 'Who?' } });
+    const t0 = performance.now();
+    await expect(p.structured(req, TASK_SCHEMAS.query, TASK_VALIDATORS.query)).rejects.toThrow();
+    expect(performance.now() - t0).toBeLessThan(480);
   });
 });
 

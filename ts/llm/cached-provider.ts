@@ -370,9 +370,12 @@ export class CachedProvider implements Provider {
     const timeoutMs = this.#o.timeouts.chatMs;
     return withRetry(
       async ({ remainingMs }) => {
+        // The policy's deadline as a time: each request (a reply, then its repair) gets what
+        // is left of it when it is sent, not what was left when the attempt began.
+        const deadline = remainingMs === undefined ? Number.POSITIVE_INFINITY : this.#clock.now() + remainingMs;
         const eachRequest: EachRequest = (send) => {
           const run = () =>
-            this.#attempt(send, Math.min(timeoutMs, remainingMs ?? Number.POSITIVE_INFINITY), signal);
+            this.#attempt(send, Math.max(0, Math.min(timeoutMs, deadline - this.#clock.now())), signal);
           return this.#o.limiter ? this.#o.limiter.run(run, signal) : run();
         };
         return call(signal ?? NEVER_ABORTED, eachRequest);
