@@ -44,6 +44,10 @@ describe('questions file', () => {
       'q.jsonl:2: "supporting": expected an array',
     ],
     ['{"question": "q", "answers": ["a"]', 'q.jsonl:2: not valid JSON ('],
+    [
+      `{"question": "${'x'.repeat(8001)}", "answers": ["a"]}`,
+      'q.jsonl:2: "question" has 8001 characters; the limit is 8000',
+    ],
   ])('line 2 = %s: names the file, the line and what was expected', (line, message) => {
     const text = `{"question": "ok", "answers": ["fine"]}\n${line}\n`;
     expect(() => parseQuestions(text, 'q.jsonl')).toThrow(QuestionsFileError);
@@ -69,6 +73,8 @@ describe('--set', () => {
     ['chunk_size=64', /chunk_size: not a search-time key/],
     ['rnode=3', /rnode: unknown key \(did you mean Rnode\?\)/],
     ['nope=3', /nope: unknown key; search-time keys: HNSW_results/],
+    ['HNSW_results=null', /HNSW_results: expected a value, got "null" \(null\)/],
+    ['Rnode=~', /Rnode: expected a value, got "~" \(null\)/],
   ])('%s is refused', (text, message) => {
     expect(() => parseSetting(text)).toThrow(SettingError);
     expect(() => parseSetting(text)).toThrow(message);

@@ -10,6 +10,7 @@
  * was expected.
  */
 import { NodeRagError } from '../errors.js';
+import { validateQuestion } from '../search/question.js';
 
 export interface EvalQuestion {
   question: string;
@@ -70,6 +71,13 @@ export function parseQuestions(text: string, file: string): EvalQuestion[] {
       fail(
         `"question": expected a non-empty string, got ${o.question === undefined ? 'nothing' : describe(o.question)}`,
       );
+    // The search's own checks (length), here so the file and line are named before any
+    // question is sent to the provider.
+    try {
+      validateQuestion(o.question);
+    } catch (e) {
+      fail((e as Error).message);
+    }
     if (!stringList(o.answers) || o.answers.length === 0)
       fail(
         `"answers": expected a non-empty array of non-empty strings, got ${o.answers === undefined ? 'nothing' : describe(o.answers)}`,

@@ -75,6 +75,9 @@ export function parseSetting(text: string): { key: SearchTimeKey; value: unknown
   } catch {
     value = rawValue;
   }
+  // YAML null (null, ~) would be validated as "unset", i.e. the default, under the label key=null.
+  if (value === null)
+    throw new SettingError(rawKey, `${rawKey}: expected a value, got ${JSON.stringify(rawValue)} (null)`);
   return { key, value };
 }
 

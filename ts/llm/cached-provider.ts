@@ -372,7 +372,8 @@ export class CachedProvider implements Provider {
       async ({ remainingMs }) => {
         // The policy's deadline as a time: each request (a reply, then its repair) gets what
         // is left of it when it is sent, not what was left when the attempt began.
-        const deadline = remainingMs === undefined ? Number.POSITIVE_INFINITY : this.#clock.now() + remainingMs;
+        const deadline =
+          remainingMs === undefined ? Number.POSITIVE_INFINITY : this.#clock.now() + remainingMs;
         const eachRequest: EachRequest = (send) => {
           const run = () =>
             this.#attempt(send, Math.max(0, Math.min(timeoutMs, deadline - this.#clock.now())), signal);
