@@ -5,7 +5,7 @@
  * released after the build), a browser page on another origin cannot change anything (403),
  * and DELETE refuses paths that are not plain names under input/.
  */
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -126,6 +126,40 @@ describe('project routes of the search app', () => {
     expect((await del('sub/b.md')).status).toBe(200);
     expect(existsSync(join(folder, 'input', 'sub', 'b.md'))).toBe(false);
     expect(existsSync(join(folder, 'Node_config.yaml'))).toBe(true);
+  });
+
+  it('refuses an upload named like an Office lock file (~$…), which a build would leave out', async () => {
+    const folder = await project();
+    const app = createApp({ engine, project: { folder, runBuild: async () => 0 } });
+    const form = new FormData();
+    form.append('file', new Blob(['text']), '~$report.txt');
+    const r = await app.request('/documents', { method: 'POST', body: form });
+    expect(r.status).toBe(400);
+    expect(((await r.json()) as { error: { message: string } }).error.message).toContain(
+      'the name of an Office lock file',
+    );
+    expect(existsSync(join(folder, 'input', '~$report.txt'))).toBe(false);
+  });
+
+  it('POST /build on a project without input/ is 409 no_input_folder, no build started', async () => {
+    const folder = await project();
+    rmSync(join(folder, 'input'), { recursive: true });
+    let ran = false;
+    const app = createApp({
+      engine,
+      project: {
+        folder,
+        runBuild: async () => {
+          ran = true;
+          return 0;
+        },
+      },
+    });
+    const r = await app.request('/build', { method: 'POST' });
+    expect(r.status).toBe(409);
+    expect(((await r.json()) as { error: { code: string } }).error.code).toBe('no_input_folder');
+    expect(ran).toBe(false);
+    expect(existsSync(join(folder, 'info', 'build.lock'))).toBe(false);
   });
 
   it('refuses a `..` segment as the client sent it, before any URL parsing resolves it', async () => {

@@ -10,16 +10,19 @@
  * `?follow=1` it goes on with later builds).
  */
 import { setMaxListeners } from 'node:events';
+import { join } from 'node:path';
 import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { NodeConfig } from '../config/node-config.js';
 import { BuildLockedError } from '../indexing/errors.js';
 import { acquireBuildLock, type BuildLock } from '../indexing/lock.js';
+import { INPUT_DIR } from '../project/layout.js';
 import type { BuildEvent } from './build-event.js';
 import type { BuildJob, BuildSinks } from './build-job.js';
 import { HttpError } from './http.js';
 import { eventJson } from './stream.js';
+import { requireInputFolder } from './upload.js';
 
 /** A comment this often keeps proxies and browsers from timing the stream out. */
 const KEEP_ALIVE_MS = 15_000;
@@ -110,6 +113,8 @@ export async function startLockedBuild(
   // A config the build would refuse is a 422 naming its problems now, not a 202 whose build
   // then ends at once with exit code 2 (ConfigError → 422 invalid_config, ./http.ts).
   NodeConfig.fromMainFolder(folder);
+  // The same for a project without input/: a 409 now, not a 202 and a build that fails.
+  await requireInputFolder(join(folder, INPUT_DIR), 'to build from');
   let lock: BuildLock;
   try {
     lock = await acquireBuildLock(folder);

@@ -35,6 +35,10 @@ export function nameProblem(name: string): string | null {
   }
   if (name.includes('/') || name.includes('\\')) return `"${name}" contains a folder separator`;
   if (name === '.' || name === '..' || name.startsWith('.')) return `"${name}" is a hidden or relative name`;
+  // A build leaves these out (ts/indexing/discover.ts hiddenReason): accepted, the file
+  // would be written and then never indexed nor listed.
+  if (name.startsWith('~$'))
+    return `"${name}" starts with ~$, the name of an Office lock file, which a build leaves out`;
   return null;
 }
 

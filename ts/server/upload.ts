@@ -182,14 +182,7 @@ export async function receiveUpload(c: Context, opts: UploadOptions): Promise<st
   if (boundary === null) {
     throw new HttpError(400, 'invalid_body', 'expected a multipart/form-data body with files in "file"');
   }
-  // (stat: input/ itself may be a link to the documents' folder.)
-  if (!(await stat(inputDir).catch(() => null))?.isDirectory()) {
-    throw new HttpError(
-      409,
-      'no_input_folder',
-      'the project has no input/ folder to upload into; create it (a build reads its documents there)',
-    );
-  }
+  await requireInputFolder(inputDir, 'to upload into');
   const maxRequest = maxBytes + FRAMING_BYTES;
   if (Number(c.req.header('content-length') ?? '0') > maxRequest) throw tooLarge(maxBytes);
   const staged: Staged[] = [];
@@ -255,6 +248,20 @@ export async function receiveUpload(c: Context, opts: UploadOptions): Promise<st
       await s.handle?.close().catch(() => {});
       await rm(s.temp, { force: true });
     }
+  }
+}
+
+/**
+ * 409 `no_input_folder` unless `inputDir` is a folder (stat: input/ itself may be a link to
+ * the documents' folder). `purpose`: "to upload into", "to build from".
+ */
+export async function requireInputFolder(inputDir: string, purpose: string): Promise<void> {
+  if (!(await stat(inputDir).catch(() => null))?.isDirectory()) {
+    throw new HttpError(
+      409,
+      'no_input_folder',
+      `the project has no input/ folder ${purpose}; create it (a build reads its documents there)`,
+    );
   }
 }
 
