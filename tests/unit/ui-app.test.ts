@@ -636,6 +636,65 @@ describe('ui app: the page and its files', () => {
   });
 });
 
+describe('ui app: an engine reset while a question is in flight', () => {
+  it('closes the old engine only once the answer is out (a config save during a chat)', async () => {
+    let release!: () => void;
+    const events: string[] = [];
+    let opened = 0;
+    const { app, folder } = makeApp({
+      openSearch: () => {
+        const n = ++opened;
+        let closed = false;
+        return {
+          answer: async () => {
+            if (n === 1) await new Promise<void>((r) => (release = r));
+            if (closed) throw new Error('this NodeSearch is closed');
+            return {
+              response: `answer ${n}`,
+              responseTokens: 1,
+              retrievalInfo: '',
+              retrievalTokens: 1,
+              items: [],
+            };
+          },
+          close: () => {
+            closed = true;
+            events.push(`closed ${n}`);
+          },
+        };
+      },
+    });
+    await writeState(folder, {
+      ...initialState(),
+      current_state: 'FINISHED',
+      generation: 1,
+      last_finished_generation: 1,
+    });
+    const ask = () =>
+      app.request('/api/chat', {
+        method: 'POST',
+        headers: { ...SAME, 'content-type': 'application/json' },
+        body: JSON.stringify({ question: 'why?' }),
+      });
+    const first = ask();
+    await new Promise((r) => setTimeout(r, 50));
+    const saved = await app.request('/api/config', {
+      method: 'POST',
+      headers: { ...SAME, 'content-type': 'application/json' },
+      body: JSON.stringify({ config: { dim: '64' } }),
+    });
+    expect(saved.status).toBe(200);
+    expect(events).toEqual([]);
+    // A question asked after the save opens a new engine.
+    expect(((await (await ask()).json()) as { response: string }).response).toBe('answer 2');
+    release();
+    const r = await first;
+    expect(r.status).toBe(200);
+    expect(((await r.json()) as { response: string }).response).toBe('answer 1');
+    expect(events).toEqual(['closed 1']);
+  });
+});
+
 describe('ui app: the chat shows the structured items of the answer', () => {
   it('groups the items by node type in context order, without parsing retrievalInfo', async () => {
     let asked = '';

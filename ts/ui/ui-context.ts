@@ -59,9 +59,15 @@ export interface UiContext {
   readonly closing: AbortSignal | undefined;
   /** The config as saved; a ConfigError (422) names its problems. */
   loadConfig(requireApiKeys?: boolean): NodeConfig;
-  /** The search engine, opened on first use with the saved config (API keys required). */
-  search(): UiSearch;
-  /** Closes the engine so the next question opens one on the new config or index. */
+  /**
+   * Runs `work` with the search engine, opened on first use with the saved config (API keys
+   * required). The engine stays open until `work` settles, even if it is reset meanwhile.
+   */
+  withSearch<T>(work: (search: UiSearch) => Promise<T>): Promise<T>;
+  /**
+   * The next question opens an engine on the new config or index. The current one closes
+   * once its questions in flight have settled (closed under them, they failed with a 500).
+   */
   resetSearch(): void;
 }
 
@@ -71,6 +77,18 @@ export function uiContext(deps: UiDeps): UiContext {
   const inputDir = join(root, INPUT_DIR);
   removeStaleUploads(inputDir);
   let engine: UiSearch | null = null;
+  /** Questions in flight on each engine, current or retired. */
+  const users = new Map<UiSearch, number>();
+  const retired = new Set<UiSearch>();
+  const release = (e: UiSearch) => {
+    const left = (users.get(e) ?? 1) - 1;
+    if (left > 0) {
+      users.set(e, left);
+      return;
+    }
+    users.delete(e);
+    if (retired.delete(e)) e.close();
+  };
   const loadConfig = (requireApiKeys = false) => NodeConfig.fromMainFolder(root, { requireApiKeys });
   return {
     root,
@@ -83,12 +101,19 @@ export function uiContext(deps: UiDeps): UiContext {
     logError: deps.logError ?? ((e: unknown) => console.error(e)),
     closing: deps.closing,
     loadConfig,
-    search: () => {
+    withSearch: async (work) => {
       engine ??= deps.openSearch(loadConfig(true));
-      return engine;
+      const used = engine;
+      users.set(used, (users.get(used) ?? 0) + 1);
+      try {
+        return await work(used);
+      } finally {
+        release(used);
+      }
     },
     resetSearch: () => {
-      engine?.close();
+      if (engine && users.has(engine)) retired.add(engine);
+      else engine?.close();
       engine = null;
     },
   };

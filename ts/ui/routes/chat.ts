@@ -32,8 +32,9 @@ export function chatRoutes(ctx: UiContext): Hono {
     const question = validateQuestion((await readJsonObject(c)).question).trim();
     const state = await readState(ctx.root);
     if (!state || !isSearchable(state)) throw new HttpError(503, 'index_not_built', 'build the index first');
-    const search = ctx.search();
-    const r = await withRequestSignal(c, (signal) => search.answer(question, { signal }));
+    const r = await ctx.withSearch((search) =>
+      withRequestSignal(c, (signal) => search.answer(question, { signal })),
+    );
     return c.json<ChatReply>({
       response: r.response,
       responseTokens: r.responseTokens,
