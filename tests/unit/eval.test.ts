@@ -95,6 +95,13 @@ describe('scoring', () => {
     expect(isMatchable('The Who')).toBe(true);
   });
 
+  it('answers in Chinese (no spaces between words) match as substrings, full-width punctuation ignored', () => {
+    expect(containsAnswer('林若兰是天文台的第一位台长，她在1921年建成了反射望远镜。', '林若兰')).toBe(true);
+    expect(containsAnswer('天文台建于1921年。', '1921年')).toBe(true);
+    expect(containsAnswer('天文台建于1921年。', '林若兰')).toBe(false);
+    expect(containsAnswer('「林若兰」', '林若兰')).toBe(true);
+  });
+
   it('answers are looked for in each item’s text, never in item numbers, headers or across two items', () => {
     const texts = ['Jupiter has many moons.', 'Saturn has rings.'];
     const items = texts.map(() => ({ type: 'text', document: 'a.md' }));

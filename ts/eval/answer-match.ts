@@ -5,7 +5,11 @@
  * in the normalised context as a whole-token sequence (so "no" does not match "not").
  */
 
-const PUNCTUATION = /[!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~\u2018\u2019\u201c\u201d\u2013\u2014]/g;
+const PUNCTUATION =
+  /[!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~\u2018\u2019\u201c\u201d\u2013\u2014\u3001\u3002\u300a-\u300f\uff01-\uff0f\uff1a-\uff1f]/g;
+
+/** Scripts written without spaces between words (Chinese, Japanese): no token boundaries. */
+const UNSEGMENTED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
 
 function normalizeAnswer(s: string): string {
   return s
@@ -20,7 +24,10 @@ function normalizeAnswer(s: string): string {
 export function containsAnswer(context: string, answer: string): boolean {
   const a = normalizeAnswer(answer);
   if (a === '') return false;
-  return ` ${normalizeAnswer(context)} `.includes(` ${a} `);
+  const c = normalizeAnswer(context);
+  // In an unsegmented script a word has no spaces around it: "林若兰" in "林若兰是天文学家".
+  if (UNSEGMENTED.test(a)) return c.includes(a);
+  return ` ${c} `.includes(` ${a} `);
 }
 
 /**
