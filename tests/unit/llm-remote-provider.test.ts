@@ -104,6 +104,19 @@ describe('packEmbeddings', () => {
   it('vectors of different lengths in one reply are an invalid reply', () => {
     expect(() => packEmbeddings(ctx, 2, [[1, 2], [3]])).toThrow(/vectors of different lengths/);
   });
+
+  it('empty vectors are a retryable invalid reply, not a model of dimension 0', () => {
+    const e = (() => {
+      try {
+        packEmbeddings(ctx, 2, [[], []]);
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(e).toBeInstanceOf(ProviderError);
+    expect((e as ProviderError).retryable).toBe(true);
+    expect((e as ProviderError).message).toMatch(/an embedding is empty/);
+  });
 });
 
 describe('decodeEmbedding', () => {

@@ -105,6 +105,11 @@ export function packEmbeddings(
     throw invalidReplyError(ctx, 'embedding reply', `expected ${expected} vectors, got ${rows.length}`);
   }
   const dim = rows[0]?.length ?? 0;
+  // An empty vector is a broken reply (retried, never cached), not a model of dimension 0
+  // (which the dim check then told the user to configure).
+  if (rows.length > 0 && dim === 0) {
+    throw invalidReplyError(ctx, 'embedding reply', 'an embedding is empty (no values)');
+  }
   const out = new Float32Array(rows.length * dim);
   rows.forEach((v, i) => {
     if (v.length !== dim) {
