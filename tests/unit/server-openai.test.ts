@@ -178,6 +178,18 @@ describe('message validation', () => {
         'invalid_stream_options',
         'include_usage',
       ],
+      [
+        { messages: [{ role: 'user', content: 'q' }], stream: true, stream_options: [1] },
+        400,
+        'invalid_stream_options',
+        'include_usage',
+      ],
+      [
+        { messages: [{ role: 'user', content: 'q' }], stream_options: { include_usage: true } },
+        400,
+        'invalid_stream_options',
+        'only allowed with "stream": true',
+      ],
     ];
     for (const [body, status, code, mentions] of cases) {
       const res = await chat(body);

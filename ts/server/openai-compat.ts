@@ -130,7 +130,7 @@ export function openAiRoutes(deps: OpenAiDeps): Hono {
       throw modelNotFound(String(body.model), modelName);
     }
     const stream = streamFlag(body.stream);
-    const includeUsage = stream && usageRequested(body.stream_options);
+    const includeUsage = usageRequested(body.stream_options, stream);
     if (body.n !== undefined && body.n !== null && body.n !== 1) {
       throw new HttpError(400, 'invalid_n', '"n" must be 1');
     }
@@ -215,11 +215,25 @@ function chunkFormat(m: { id: string; created: number; model: string; includeUsa
   };
 }
 
-/** `stream_options.include_usage`: a last chunk with the usage and no choices. */
-function usageRequested(options: unknown): boolean {
+/**
+ * `stream_options.include_usage`: a last chunk with the usage and no choices. As OpenAI
+ * does, the options must be an object, and are refused on a request that does not stream.
+ */
+function usageRequested(options: unknown, stream: boolean): boolean {
   if (options === undefined || options === null) return false;
+  if (!stream) {
+    throw new HttpError(
+      400,
+      'invalid_stream_options',
+      '"stream_options" is only allowed with "stream": true',
+    );
+  }
   const include = (options as { include_usage?: unknown }).include_usage;
-  if (typeof options !== 'object' || (include !== undefined && typeof include !== 'boolean')) {
+  if (
+    typeof options !== 'object' ||
+    Array.isArray(options) ||
+    (include !== undefined && typeof include !== 'boolean')
+  ) {
     throw new HttpError(400, 'invalid_stream_options', '"stream_options" must be {"include_usage": boolean}');
   }
   return include === true;
