@@ -460,38 +460,20 @@ async function pruneUnlisted(
   // Read together: each table is decoded on the native pool while the main thread turns the
   // one before into rows (one after the other, the pool and the main thread took turns).
   const i = ctx.index;
-  const [
-    units,
-    entities,
-    relationships,
-    attributes,
-    elements,
-    titles,
-    decompositions,
-    elementMembers,
-    graph,
-  ] = await Promise.all([
-    i.units(),
-    i.entities(),
-    i.relationships(),
-    i.attributes(),
-    i.elements(),
-    i.titles(),
-    i.decompositions(),
-    i.elementMembers(),
+  const [read, graph] = await Promise.all([
+    allOf({
+      units: i.units(),
+      entities: i.entities(),
+      relationships: i.relationships(),
+      attributes: i.attributes(),
+      elements: i.elements(),
+      titles: i.titles(),
+      decompositions: i.decompositions(),
+      elementMembers: i.elementMembers(),
+    }),
     i.graph(),
   ]);
-  const tables = {
-    texts,
-    units,
-    entities,
-    relationships,
-    attributes,
-    elements,
-    titles,
-    decompositions,
-    elementMembers,
-  };
+  const tables = { texts, ...read };
   const attributesBefore = new Map(tables.attributes);
   const unitsBefore = new Map(tables.units);
   const membersBefore = tables.elementMembers.size;
@@ -524,4 +506,13 @@ async function pruneUnlisted(
     await ctx.out.file(RETIRED_VECTORS_FILE, serializeRetiredVectors(retiredVectors));
   }
   return result;
+}
+
+/** The values of an object of promises, awaited together, under the same keys. */
+async function allOf<T extends Record<string, Promise<unknown>>>(
+  o: T,
+): Promise<{ [K in keyof T]: Awaited<T[K]> }> {
+  const keys = Object.keys(o);
+  const values = await Promise.all(Object.values(o));
+  return Object.fromEntries(keys.map((k, j) => [k, values[j]])) as { [K in keyof T]: Awaited<T[K]> };
 }
