@@ -122,6 +122,10 @@ describe('project routes of the search app', () => {
       expect((await del(bad)).status, bad).toBe(400);
     }
     expect((await del('nothing.txt')).status).toBe(404);
+    const bare = await app.request('/documents', { method: 'DELETE' });
+    expect(bare.status).toBe(405);
+    expect(bare.headers.get('allow')).toBe('GET, HEAD, POST');
+    expect((await app.request('/documents/', { method: 'DELETE' })).status).toBe(405);
     expect((await del('%ZZ')).status).toBe(400);
     expect((await del('sub/b.md')).status).toBe(200);
     expect(existsSync(join(folder, 'input', 'sub', 'b.md'))).toBe(false);

@@ -183,7 +183,19 @@ export function documentRoutes(deps: DocumentRouteDeps): Hono {
       // The path as the client sent it: a parsed URL has already resolved `..` and `%2e%2e`
       // segments, so `a/../b.txt` reached the checks as `b.txt` and deleted that file.
       const target = requestTarget(c).split('?')[0]!;
-      const raw = target.slice(target.indexOf('/documents/') + '/documents/'.length);
+      const at = target.indexOf('/documents/');
+      // Hono's `/documents/*` matches `/documents` too: that path takes no DELETE.
+      if (at < 0 || target.length === at + '/documents/'.length) {
+        throw new HttpError(
+          405,
+          'method_not_allowed',
+          'DELETE is not allowed on /documents; use GET, HEAD, POST',
+          {
+            headers: { Allow: 'GET, HEAD, POST' },
+          },
+        );
+      }
+      const raw = target.slice(at + '/documents/'.length);
       let relPath: string;
       try {
         relPath = decodeURIComponent(raw);
