@@ -124,6 +124,13 @@ describe('noderag eval', () => {
     );
     expect(r.stderr).toContain('answer "The The" is only articles');
     expect(r.stderr).not.toContain('line 1:');
+    // --json carries them in its warnings too.
+    const json = await runCli(['eval', '-f', project.root, '--questions', file, '--json']);
+    expect(json.code, json.stderr).toBe(0);
+    const warnings = (JSON.parse(json.stdout) as EvalReportJson).warnings;
+    expect(warnings).toContain(
+      'line 2: answer "The" is only articles and punctuation once normalised (as HotpotQA/SQuAD scoring does), so it is never found; give it in other words',
+    );
   });
 
   it('a malformed line: exit 2, naming the file, the line and what was expected', async () => {

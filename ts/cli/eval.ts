@@ -139,13 +139,15 @@ export default defineCommand({
       throw e;
     }
     const questions = loadQuestions(args.questions);
-    // A gold answer the scorer can never find lowers answer recall silently: say which.
+    // A gold answer the scorer can never find lowers answer recall silently: say which, now
+    // and in the --json report's warnings (as the supporting entries' warnings are).
+    const answerWarnings: string[] = [];
     for (const q of questions) {
       for (const a of q.answers) {
         if (!isMatchable(a)) {
-          console.error(
-            `Warning: ${args.questions}, line ${q.line}: answer ${JSON.stringify(a)} is only articles and punctuation once normalised (as HotpotQA/SQuAD scoring does), so it is never found; give it in other words`,
-          );
+          const w = `line ${q.line}: answer ${JSON.stringify(a)} is only articles and punctuation once normalised (as HotpotQA/SQuAD scoring does), so it is never found; give it in other words`;
+          answerWarnings.push(w);
+          console.error(`Warning: ${args.questions}, ${w}`);
         }
       }
     }
@@ -184,7 +186,10 @@ export default defineCommand({
     } finally {
       bar.clear();
     }
-    if (args.json) console.log(JSON.stringify(evalReportJson(run), null, 2));
+    if (args.json)
+      console.log(
+        JSON.stringify(evalReportJson({ ...run, warnings: [...answerWarnings, ...run.warnings] }), null, 2),
+      );
     else console.log(formatEvalReport(run, folderText));
   },
 });
