@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EvalReportJson } from '../../ts/eval/report.js';
 import { createProject, type Project, REPO_ROOT, runCli } from '../helpers/project.js';
+import { freePort, serve, stop } from '../helpers/search-server.js';
 
 const EXAMPLE = join(REPO_ROOT, 'examples', 'observatory');
 
@@ -245,6 +246,23 @@ describe('noderag eval', () => {
       await p.remove();
     }
   }, 120_000);
+
+  it('an embedding changed since the build (same dim) is a warning of eval and search, in --json too', async () => {
+    // The shared project's config is restored afterwards; a document_prefix changes the vectors.
+    await project.writeConfig({ config: { dim: 256 }, embedding: { document_prefix: 'passage: ' } });
+    try {
+      const said = `holds vectors made with local/feature-hash (256), but the config asks for embedding_config.document_prefix "passage: ": questions are embedded with another model than the stored vectors`;
+      const r = await runCli(['eval', '-f', project.root, '--questions', questionsFile, '--json']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain(said);
+      expect((JSON.parse(r.stdout) as EvalReportJson).warnings.join('\n')).toContain(said);
+      const served = await serve(project.root, ['--port', String(await freePort())]);
+      expect(served.output().stderr).toContain(said);
+      expect(await stop(served)).toBe(0);
+    } finally {
+      await project.writeConfig();
+    }
+  }, 60_000);
 
   it('a config.dim changed since the build is said as such by eval, vis and search, not as damage', async () => {
     const names = readdirSync(join(EXAMPLE, 'input')).slice(0, 2);

@@ -29,6 +29,8 @@ import {
   SettingError,
   withSearchSettings,
 } from '../eval/index.js';
+import { configuredEmbedding } from '../indexing/stages/embedding.js';
+import { embeddingMismatchWarning } from '../project/state.js';
 import { parseStateText, readStateText } from '../search/index-files.js';
 import { shellArg } from '../shell-arg.js';
 import { folderArg, folderValue } from './args.js';
@@ -141,12 +143,12 @@ export default defineCommand({
     const questions = loadQuestions(args.questions);
     // A gold answer the scorer can never find lowers answer recall silently: say which, now
     // and in the --json report's warnings (as the supporting entries' warnings are).
-    const answerWarnings: string[] = [];
+    const earlyWarnings: string[] = [];
     for (const q of questions) {
       for (const a of q.answers) {
         if (!isMatchable(a)) {
           const w = `line ${q.line}: answer ${JSON.stringify(a)} is only articles and punctuation once normalised (as HotpotQA/SQuAD scoring does), so it is never found; give it in other words`;
-          answerWarnings.push(w);
+          earlyWarnings.push(w);
           console.error(`Warning: ${args.questions}, ${w}`);
         }
       }
@@ -166,6 +168,11 @@ export default defineCommand({
         EXIT.FAILURE,
         `The last build of ${folder} has not finished (it stopped at ${state.current_state}); finish it with \`noderag build -f ${shellArg(folderText)}\` before evaluating.`,
       );
+    }
+    const mismatch = embeddingMismatchWarning(folder, state, configuredEmbedding(config));
+    if (mismatch) {
+      console.error(`Warning: ${mismatch}`);
+      earlyWarnings.push(mismatch);
     }
     // Each config's own warnings: a --set can make one the file alone does not (a ppr_mode
     // the file's ppr_max_iter cannot converge in), named after the config it belongs to.
@@ -188,7 +195,7 @@ export default defineCommand({
     }
     if (args.json)
       console.log(
-        JSON.stringify(evalReportJson({ ...run, warnings: [...answerWarnings, ...run.warnings] }), null, 2),
+        JSON.stringify(evalReportJson({ ...run, warnings: [...earlyWarnings, ...run.warnings] }), null, 2),
       );
     else console.log(formatEvalReport(run, folderText));
   },

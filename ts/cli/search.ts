@@ -31,8 +31,9 @@ import { defineCommand } from 'citty';
 import { NodeConfig } from '../config/index.js';
 import { ConfigError, IndexNotBuiltError } from '../errors.js';
 import { runBuild } from '../indexing/pipeline.js';
+import { configuredEmbedding } from '../indexing/stages/embedding.js';
 import { createProviders, o200kTokenCounter } from '../llm/create-providers.js';
-import { isSearchable } from '../project/state.js';
+import { embeddingMismatchWarning, isSearchable } from '../project/state.js';
 import { parseStateText, readStateText } from '../search/index-files.js';
 import { NodeSearch, type SearchProviders } from '../search/node-search.js';
 import { DEFAULT_RETRIEVAL_CACHE_SIZE } from '../search/retrieval-cache.js';
@@ -180,6 +181,9 @@ async function startEngine(
   });
   try {
     await search.ready();
+    const state = stateText === null ? null : parseSafely(stateText);
+    const mismatch = state && embeddingMismatchWarning(root, state, configuredEmbedding(config));
+    if (mismatch && !quiet) console.error(`Warning: ${mismatch}`);
   } catch (e) {
     const state = stateText === null ? null : parseSafely(stateText);
     const waiting =

@@ -29,11 +29,13 @@ import { CACHE_FILES, INFO_FILES, INPUT_DIR, resolveInProject } from '../project
 import {
   advanceState,
   type BuildState,
-  type EmbeddingIdentity,
+  describeEmbedding,
+  embeddingChange,
   failState,
   rebuildHint,
   STAGES,
   type StageName,
+  sameEmbedding,
   serializeState,
   startCycle,
   writeState,
@@ -219,31 +221,6 @@ function addToReport(report: BuildReport, sync: CycleSync): void {
 function errorMessage(error: unknown): string {
   if (error instanceof Error) return error.message;
   return String(error);
-}
-
-function sameEmbedding(a: EmbeddingIdentity, b: EmbeddingIdentity): boolean {
-  return (
-    a.provider === b.provider &&
-    a.model === b.model &&
-    a.dim === b.dim &&
-    (a.document_prefix ?? '') === (b.document_prefix ?? '')
-  );
-}
-
-function describeEmbedding(e: EmbeddingIdentity): string {
-  const prefix = e.document_prefix ? `, document_prefix ${JSON.stringify(e.document_prefix)}` : '';
-  return `${e.provider}/${e.model} (${e.dim}${prefix})`;
-}
-
-/** What differs between the recorded embedding and the configured one, named by config key. */
-function embeddingChange(was: EmbeddingIdentity, now: EmbeddingIdentity): string {
-  const parts: string[] = [];
-  if (was.provider !== now.provider || was.model !== now.model)
-    parts.push(`embedding_config ${now.provider}/${now.model}`);
-  if (was.dim !== now.dim) parts.push(`config.dim ${now.dim}`);
-  if ((was.document_prefix ?? '') !== (now.document_prefix ?? ''))
-    parts.push(`embedding_config.document_prefix ${JSON.stringify(now.document_prefix ?? '')}`);
-  return parts.join(' and ');
 }
 
 const probe: FileProbe = async (absPath, relative) => {

@@ -297,10 +297,52 @@ export async function writeState(root: string, state: BuildState): Promise<void>
   await writeFileAtomic(resolveInProject(root, INFO_FILES.state), serializeState(state));
 }
 
+/** Whether vectors made with `a` and `b` are the same (what a build refuses to mix). */
+export function sameEmbedding(a: EmbeddingIdentity, b: EmbeddingIdentity): boolean {
+  return (
+    a.provider === b.provider &&
+    a.model === b.model &&
+    a.dim === b.dim &&
+    (a.document_prefix ?? '') === (b.document_prefix ?? '')
+  );
+}
+
+export function describeEmbedding(e: EmbeddingIdentity): string {
+  const prefix = e.document_prefix ? `, document_prefix ${JSON.stringify(e.document_prefix)}` : '';
+  return `${e.provider}/${e.model} (${e.dim}${prefix})`;
+}
+
+/** What differs between the recorded embedding and the configured one, named by config key. */
+export function embeddingChange(was: EmbeddingIdentity, now: EmbeddingIdentity): string {
+  const parts: string[] = [];
+  if (was.provider !== now.provider || was.model !== now.model)
+    parts.push(`embedding_config ${now.provider}/${now.model}`);
+  if (was.dim !== now.dim) parts.push(`config.dim ${now.dim}`);
+  if ((was.document_prefix ?? '') !== (now.document_prefix ?? ''))
+    parts.push(`embedding_config.document_prefix ${JSON.stringify(now.document_prefix ?? '')}`);
+  return parts.join(' and ');
+}
+
 /**
  * The index's vectors have the dimension they were built with (state.json): a config.dim
  * changed since is said as such, not as a damaged vector index.
  */
+/**
+ * The warning for an index whose vectors were made with another embedding than `wanted` (the
+ * config's), or null. Questions would be embedded with another model than the stored
+ * vectors: the results mean nothing, though nothing fails. (A changed dim is refused:
+ * requireSameDim.)
+ */
+export function embeddingMismatchWarning(
+  root: string,
+  state: BuildState,
+  wanted: EmbeddingIdentity,
+): string | null {
+  const e = state.embedding;
+  if (!e || sameEmbedding(e, wanted) || e.dim !== wanted.dim) return null;
+  return `the index in ${root} holds vectors made with ${describeEmbedding(e)}, but the config asks for ${embeddingChange(e, wanted)}: questions are embedded with another model than the stored vectors, so results are meaningless; set embedding_config back, or ${rebuildHint(root)} with the new embedding settings`;
+}
+
 export function requireSameDim(root: string, state: BuildState, dim: number): void {
   const built = state.embedding?.dim;
   if (built !== undefined && built !== dim) {
