@@ -103,10 +103,19 @@ describe('readMultipart', () => {
       '--B\r\nNo-Colon-Here\r\n\r\nx\r\n--B--',
       '--B\r\nContent-Type: text/plain\r\n\r\nx\r\n--B--',
       '--Bjunk\r\n\r\n--B--',
+      // An unclosed quote, a filename* in another charset alone.
+      '--B\r\nContent-Disposition: form-data; name="file"; filename="abc.txt\r\n\r\nx\r\n--B--',
+      '--B\r\nContent-Disposition: form-data; name="file"; filename*=iso-8859-1\'\'caf%E9.txt\r\n\r\nx\r\n--B--',
     ];
-    for (const text of cases) {
-      const err = await parse(Buffer.from(text), 'B', 3).catch((e: unknown) => e);
-      expect(err, text).toBeInstanceOf(HttpError);
+    // A file name in bytes that are not UTF-8 (FF FE).
+    const latin = Buffer.concat([
+      Buffer.from('--B\r\nContent-Disposition: form-data; name="file"; filename="'),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from('.txt"\r\n\r\nx\r\n--B--'),
+    ]);
+    for (const body of [...cases.map((text) => Buffer.from(text)), latin]) {
+      const err = await parse(body, 'B', 3).catch((e: unknown) => e);
+      expect(err, body.toString()).toBeInstanceOf(HttpError);
       expect((err as HttpError).status).toBe(400);
       expect((err as HttpError).code).toBe('invalid_body');
     }

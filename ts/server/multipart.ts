@@ -22,6 +22,8 @@ export interface PartSink {
 /** Longest header block of one part. */
 const MAX_HEADER_BYTES = 16 * 1024;
 
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 function malformed(what: string): HttpError {
   return new HttpError(400, 'invalid_body', `the multipart body is malformed: ${what}`);
 }
@@ -47,6 +49,8 @@ export function dispositionParams(value: string): Map<string, string> {
   const re = /;\s*([^\s=;]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;]*))/g;
   for (const m of value.matchAll(re)) {
     const key = m[1]!.toLowerCase();
+    // `filename="abc.txt` (no closing quote) would otherwise be kept as `"abc.txt`.
+    if (m[3]?.trimStart().startsWith('"')) throw malformed(`the quoted ${key} is not closed`);
     const raw = m[2] !== undefined ? m[2].replace(/\\(["\\])/g, '$1') : m[3]!.trim();
     out.set(key, raw);
   }
@@ -70,6 +74,10 @@ function fileNameOf(params: Map<string, string>): string | undefined {
     }
   }
   const plain = params.get('filename');
+  // A filename* in another charset, alone: refused, not taken for a part without a file.
+  if (plain === undefined && extended !== undefined) {
+    throw malformed("filename* must be in UTF-8 (filename*=UTF-8''…)");
+  }
   if (plain === undefined) return undefined;
   return plain.replace(/%(22|0D|0A)/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
 }
@@ -152,7 +160,14 @@ export async function readMultipart(
       }
       // Also when the whole header came in one chunk.
       if (headerEnd > MAX_HEADER_BYTES) throw malformed('a part header is longer than 16 KiB');
-      const info = partInfo(buf.subarray(0, headerEnd).toString('utf8'));
+      let headers: string;
+      try {
+        // Strict: a name in another encoding would be written under U+FFFD characters.
+        headers = STRICT_UTF8.decode(buf.subarray(0, headerEnd));
+      } catch {
+        throw malformed('a part header is not valid UTF-8 (file names are sent in UTF-8)');
+      }
+      const info = partInfo(headers);
       buf = buf.subarray(headerEnd === 0 ? 2 : headerEnd + 4);
 
       // The part's bytes, up to the next delimiter. A possible start of the delimiter at the
