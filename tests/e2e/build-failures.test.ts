@@ -31,7 +31,7 @@ import { runBuild } from '../../ts/indexing/pipeline.js';
 import { rebuildLeftovers } from '../../ts/indexing/rebuild.js';
 import type { StageContext, StageTable } from '../../ts/indexing/stages/context.js';
 import { STAGE_RUNNERS } from '../../ts/indexing/stages/index.js';
-import { CLI, createProject, type Project, REPO_ROOT } from '../helpers/project.js';
+import { CLI, createProject, type Project, REPO_ROOT, runTs } from '../helpers/project.js';
 
 const FILES: Record<string, string> = {
   'a.txt': 'Halden Observatory was founded in 1887 by Margaret Okafor on Brannock Hill.',
@@ -305,6 +305,17 @@ describe('build --rebuild', () => {
     },
     60_000,
   );
+
+  it("a hang-up that lands after the question's end of input still puts the index back and releases the lock", async () => {
+    const r = await runTs(join(REPO_ROOT, 'tests', 'helpers', 'hangup-after-question.ts'), [p.root]);
+    expect(r.signal, r.stderr).toBeNull();
+    expect(r.code, r.stderr).toBe(4);
+    expect(r.stdout).toContain('Start the build?');
+    expect(existsSync(p.path('info', 'build.lock'))).toBe(false);
+    expect(await rebuildLeftovers(p.root)).toEqual([]);
+    expect(snapshot(p.root)).toEqual(original);
+    expect(readFileSync(p.path('info', 'info.log'), 'utf8')).toContain('SIGHUP received (terminal closed)');
+  });
 
   it('a kill in the middle of a rebuild leaves a disk from which the next build restores the previous index', async () => {
     const killedCopy = await mkdtemp(join(tmpdir(), 'noderag-rebuild-killed-'));

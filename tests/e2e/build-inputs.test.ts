@@ -181,7 +181,8 @@ describe('input/ entries that are not indexed', () => {
 
   it('runBuild leaves the process signals alone unless asked (the CLI asks)', async () => {
     const { p } = await setUp();
-    const before = [process.listenerCount('SIGINT'), process.listenerCount('SIGTERM')];
+    const counts = () => (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((s) => process.listenerCount(s));
+    const before = counts();
     const during: number[][] = [];
     const sink = new PassThrough().resume();
     const code = await runBuild({
@@ -191,7 +192,7 @@ describe('input/ entries that are not indexed', () => {
       stderr: sink,
       hooks: {
         afterStage: () => {
-          during.push([process.listenerCount('SIGINT'), process.listenerCount('SIGTERM')]);
+          during.push(counts());
         },
       },
     });

@@ -8,7 +8,7 @@
  *   again (the response cache serves it);
  * - a file added later sends only its own chunks for decomposition.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -225,6 +225,32 @@ describe('build through an OpenAI-compatible server', () => {
       });
     expect(embedded.length).toBeGreaterThan(0);
     expect(embedded.filter((t) => oldVectors.has(t))).toEqual([]);
+  });
+
+  it('on SIGHUP (its terminal closed) stops the same way instead of dying with its lock held', async () => {
+    const p = await project(CORPUS, { rate_limit: 1.99 });
+    server.reset();
+    server.options.latencyMs = 300;
+    const llmCache = p.path('cache', 'response_cache', 'llm.jsonl');
+    const r = await p.build([], {
+      onSpawn: (child) => {
+        void (async () => {
+          while (!(await readFile(llmCache, 'utf8').catch(() => '')).includes('\n'))
+            await new Promise((res) => setTimeout(res, 20));
+          child.kill('SIGHUP');
+        })();
+      },
+    });
+    server.options.latencyMs = 0;
+    expect(r.signal).toBeNull();
+    expect(r.code).toBe(130);
+    expect(r.stderr).toContain('Text pipeline interrupted; state saved. Run the build again to resume.');
+    expect(await p.readJson('info/state.json')).toMatchObject({
+      current_state: 'Text pipeline',
+      error_type: 'INTERRUPTED',
+      error_message: 'interrupted by SIGHUP',
+    });
+    expect(existsSync(p.path('info', 'build.lock'))).toBe(false);
   });
 
   it('on SIGINT lets requests in flight finish, saves INTERRUPTED, exits 130 and resumes without repeats', async () => {

@@ -64,7 +64,7 @@ export function runCli(args: string[], options: RunOptions = {}): Promise<CliRes
 }
 
 /** Spawns a TypeScript entry point with `args` (cwd = repository root). */
-function runTs(entry: string, args: string[], options: RunOptions): Promise<CliResult> {
+export function runTs(entry: string, args: string[], options: RunOptions = {}): Promise<CliResult> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
       cwd: REPO_ROOT,

@@ -8,8 +8,8 @@
  *  5. start generation g + 1 when there is something new
  *  6. run `current_state`, commit (which advances the state), repeat to FINISHED; documents
  *     that arrived meanwhile start a follow-up cycle in the same run
- *  7. a stage error saves ERROR and exits 1; SIGINT/SIGTERM stop new requests, give the ones
- *     in flight 10 s, save INTERRUPTED and exit 130 (a second signal exits at once).
+ *  7. a stage error saves ERROR and exits 1; SIGINT/SIGTERM/SIGHUP stop new requests, give the
+ *     ones in flight 10 s, save INTERRUPTED and exit 130 (a second signal exits at once).
  *
  * Every stage commit goes through StageCommit, so each stage is all-or-nothing and a re-run
  * resumes at the stage in state.json, its earlier model calls served by the response cache.
@@ -85,9 +85,9 @@ export interface BuildOptions {
   stdout?: NodeJS.WritableStream & ProgressOutput;
   stderr?: NodeJS.WritableStream;
   /**
-   * Install SIGINT/SIGTERM handlers for the build (default false; the `noderag build` command
-   * sets it): the first signal stops the build at the next safe point, a second exits the
-   * process. Off by default so an application that embeds the build keeps its own signals.
+   * Install SIGINT/SIGTERM/SIGHUP handlers for the build (default false; the `noderag build`
+   * command sets it): the first signal stops the build at the next safe point, a second exits
+   * the process (a hang-up before the stages cancels the build). Off by default so an application that embeds the build keeps its own signals.
    */
   handleSignals?: boolean;
   /**
@@ -289,6 +289,17 @@ export async function runBuild(options: BuildOptions): Promise<number> {
   let asideForRebuild = false;
   /** Whether the stages were started (past the confirmation). */
   let started = false;
+  // A closed terminal sends SIGHUP, whose default action ends the process at once: with the
+  // lock held and, for a --rebuild, the index moved aside. Its end of input can come first and
+  // end the question (which listens for the signal only while it waits), so the hang-up lands
+  // in the cleanup. Held off for the whole command: before the stages it cancels the build,
+  // during them BuildRun stops at the next safe point, as for SIGINT.
+  let hungUp = false;
+  const onHangUp = () => {
+    if (!hungUp) log.warn('SIGHUP received (terminal closed)');
+    hungUp = true;
+  };
+  if (options.handleSignals === true) process.on('SIGHUP', onHangUp);
   try {
     // Step 2: a rebuild and staging left by a crash.
     const undone = await recoverRebuild(root);
@@ -428,6 +439,10 @@ export async function runBuild(options: BuildOptions): Promise<number> {
       }
       return decision.exitCode;
     }
+    if (hungUp) {
+      log.info('build not started: the terminal was closed');
+      return BUILD_EXIT.INTERRUPTED;
+    }
     if (note) log.info(`sync: ${note}`);
     started = true;
 
@@ -466,6 +481,7 @@ export async function runBuild(options: BuildOptions): Promise<number> {
       }
     }
     await lock.release();
+    process.off('SIGHUP', onHangUp);
   }
 }
 
@@ -548,7 +564,7 @@ class BuildRun {
     this.#o.stderr.write(`${s}\n`);
   }
 
-  /** SIGINT/SIGTERM: first stops new work; the second writes INTERRUPTED and exits at once. */
+  /** SIGINT/SIGTERM/SIGHUP: first stops new work; the second writes INTERRUPTED and exits at once. */
   #onSignal = (signal: NodeJS.Signals): void => {
     this.#signals++;
     if (this.#signals === 1) {
@@ -584,6 +600,7 @@ class BuildRun {
     if (handleSignals) {
       process.on('SIGINT', this.#onSignal);
       process.on('SIGTERM', this.#onSignal);
+      process.on('SIGHUP', this.#onSignal);
     }
     const { signal } = this.#o;
     const onAbort = () => {
@@ -674,6 +691,7 @@ class BuildRun {
       if (handleSignals) {
         process.off('SIGINT', this.#onSignal);
         process.off('SIGTERM', this.#onSignal);
+        process.off('SIGHUP', this.#onSignal);
       }
     }
   }
