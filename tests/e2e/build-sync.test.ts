@@ -7,7 +7,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -557,6 +557,54 @@ describe('a chunk or unit held in another form (whitespace, compatibility charac
       const clean = await project(final, 1048);
       expect((await build(clean.root)).code).toBe(0);
       expect(await comparable(p.root)).toEqual(await comparable(clean.root));
+    });
+  }
+});
+
+// An indexed path that is still in input/ but no document any more leaves the index as a
+// deleted one does (found by review: its old text stayed searchable). A file that cannot be
+// read right now (permission denied) keeps its rows: tests/unit/build-discover.test.ts.
+describe('an indexed file that is no document any more', () => {
+  const A = 'Margaret Okafor founded Halden Observatory on Brannock Hill in 1887.\n';
+  const B = 'Edith Pryce discovered Comet Pryce with the Pryce Reflector in 1925.\n';
+  const cases: { name: string; change: (p: Project) => Promise<void> }[] = [
+    {
+      name: 'a link whose target file was deleted',
+      change: async (p) => {
+        await symlink('a.txt', p.path('input', 'link.txt'));
+        expect((await build(p.root)).code).toBe(0);
+        await p.removeInput('a.txt');
+      },
+    },
+    {
+      name: 'a file replaced by a link leaving input/ (refused)',
+      change: async (p) => {
+        await writeFile(p.path('elsewhere.txt'), A);
+        await p.removeInput('a.txt');
+        await symlink(p.path('elsewhere.txt'), p.path('input', 'a.txt'));
+      },
+    },
+  ];
+  for (const c of cases) {
+    it(`${c.name}: its text goes, and the tables equal a clean build's`, async () => {
+      const p = await project({ 'a.txt': A, 'b.txt': B }, 1048);
+      expect((await build(p.root)).code).toBe(0);
+      await c.change(p);
+      const sync = await build(p.root);
+      expect(sync.code, sync.out).toBe(0);
+      expect(sync.out).toContain('Sync: ');
+      const clean = await project({ 'b.txt': B }, 1048);
+      expect((await build(clean.root)).code).toBe(0);
+      expect(await comparable(p.root)).toEqual(await comparable(clean.root));
+      const search = new NodeSearch(NodeConfig.fromMainFolder(p.root, { env: {} }));
+      try {
+        const r = await search.search('Who founded Halden Observatory on Brannock Hill?');
+        expect(r.retrievalInfo).not.toContain('Brannock Hill');
+      } finally {
+        search.close();
+      }
+      // And it stays out: the next build has nothing to do.
+      expect((await build(p.root)).out).toContain('Index is up to date.');
     });
   }
 });

@@ -11,6 +11,7 @@ import {
   discoverDocuments,
   hashFiles,
   listInputFiles,
+  readableNow,
 } from '../../ts/indexing/discover.js';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -89,7 +90,9 @@ describe('listInputFiles', () => {
     expect(files.find((f) => f.path === 'sub/deeper/c.md')?.absPath).toBe(join(dir, 'sub', 'deeper', 'c.md'));
     // A link inside input/ is read through the target discovery checked.
     expect(files.find((f) => f.path === 'linked-file.txt')?.absPath).toBe(join(dir, 'b.txt'));
-    expect(unreadable).toEqual([{ path: 'broken.txt', reason: 'cannot read: broken symbolic link' }]);
+    expect(unreadable).toEqual([
+      { path: 'broken.txt', reason: 'cannot read: broken symbolic link', lasting: true },
+    ]);
     // Nothing is left out silently: every entry not indexed is listed with its reason.
     expect(skipped).toEqual([
       { path: '.git/', kind: 'hidden', reason: 'hidden' },
@@ -116,7 +119,7 @@ describe('listInputFiles', () => {
     expect(files.map((f) => f.path)).toEqual(['good.txt']);
     expect(unreadable).toEqual([
       { path: 'bad\ufffdname.txt', reason: 'its name is not valid UTF-8 (shown with \ufffd); rename it' },
-      { path: 'loop.txt', reason: 'cannot read: symbolic link loop' },
+      { path: 'loop.txt', reason: 'cannot read: symbolic link loop', lasting: true },
     ]);
   });
 
@@ -137,10 +140,11 @@ describe('listInputFiles', () => {
     expect(strict.skipped[0]?.reason).toBe(
       `symbolic link to ${join(dir, 'secret.txt')}, outside input/ (set config.follow_symlinks: true to index it)`,
     );
-    // Classified too: a refused link is neither new nor deleted.
+    // Classified too: a refused link is not new, and one indexed before (follow_symlinks was
+    // on then) leaves the index, as a clean build of the folder would not have it.
     const plan = await discoverDocuments(input, 'mixed', { 'p.txt': sha('root:x:0:0') });
     expect(plan.cycle).toEqual(['own.txt']);
-    expect(plan.deleted).toEqual([]);
+    expect(plan.deleted).toEqual(['p.txt']);
     expect(plan.skipped.map((e) => e.path)).toEqual(['p.txt', 'relative.txt']);
 
     const followed = await listInputFiles(input, 'mixed', { followSymlinks: true });
@@ -188,7 +192,10 @@ describe('listInputFiles', () => {
     await rm(join(dir, 'b.txt'));
     const { hashed, unreadable } = await hashFiles(files);
     expect(hashed.map((h) => [h.path, h.hash])).toEqual([['a.txt', sha('alpha')]]);
-    expect(unreadable).toEqual([{ path: 'b.txt', reason: expect.stringMatching(/cannot read/) }]);
+    // Gone since the listing: for good (an indexed b.txt would be deleted).
+    expect(unreadable).toEqual([
+      { path: 'b.txt', reason: expect.stringMatching(/cannot read/), lasting: true },
+    ]);
   });
 
   it('hashes small files read synchronously and large ones streamed alike', async () => {
@@ -249,28 +256,50 @@ describe('listInputFiles', () => {
     ]);
   });
 
-  it('discoverDocuments neither changes nor deletes an indexed file it cannot read now', async () => {
-    // A broken link in place of an indexed file, and an indexed folder now a link to a folder
-    // (never descended): both only reported. A folder that cannot be listed takes the same
-    // path (its entry ends with "/" like the link's), which a test running as root cannot make.
+  it('discoverDocuments deletes an indexed file that is no document any more, keeps one it cannot read now', async () => {
+    // A broken link in place of an indexed file, an indexed folder now a link to a folder
+    // (never descended), an indexed .md file under a docu_type that no longer admits it: no
+    // documents any more, deleted (a clean build of the folder would not have them). A file
+    // that cannot be read right now (permission denied, which a test running as root cannot
+    // make; an unlisted folder takes the same path) keeps its rows: see readableNow below.
     await put('kept.txt', 'kept');
-    await symlink(join(dir, 'nowhere.md'), join(dir, 'gone-link.md'));
+    await put('notes.md', 'md');
+    await symlink(join(dir, 'nowhere.txt'), join(dir, 'gone-link.txt'));
     await mkdir(join(dir, '..', `${dir.split('/').pop()}-elsewhere`), { recursive: true });
     await symlink(join(dir, '..', `${dir.split('/').pop()}-elsewhere`), join(dir, 'sub'));
     const indexed = {
       'kept.txt': sha('kept'),
-      'gone-link.md': sha('was here'),
-      'sub/deep/a.md': sha('a'),
-      'subway.md': sha('not under sub/'),
+      'notes.md': sha('md'),
+      'gone-link.txt': sha('was here'),
+      'sub/deep/a.txt': sha('a'),
+      'subway.txt': sha('not under sub/'),
     };
-    const plan = await discoverDocuments(dir, 'mixed', indexed);
-    expect(plan.unreadable.map((u) => u.path)).toEqual(['gone-link.md']);
-    expect(plan.skipped.map((s) => s.path)).toEqual(['sub/']);
+    const plan = await discoverDocuments(dir, 'txt', indexed);
+    expect(plan.unreadable).toEqual([
+      { path: 'gone-link.txt', reason: 'cannot read: broken symbolic link', lasting: true },
+    ]);
+    expect(plan.skipped.map((s) => s.path)).toEqual(['notes.md', 'sub/']);
     expect(plan.indexed).toEqual(['kept.txt']);
     expect(plan.changed).toEqual([]);
-    // Only the file that is really gone.
-    expect(plan.deleted).toEqual(['subway.md']);
+    expect(plan.deleted).toEqual(['gone-link.txt', 'notes.md', 'sub/deep/a.txt', 'subway.txt']);
     await rm(join(dir, '..', `${dir.split('/').pop()}-elsewhere`), { recursive: true, force: true });
+  });
+
+  it('readableNow keeps out of the classification only files that cannot be read right now', () => {
+    const indexed = {
+      'a.txt': 'h1',
+      'locked.txt': 'h2',
+      'shut/b.txt': 'h3',
+      'shutter.txt': 'h4',
+      'link.txt': 'h5',
+    };
+    expect(
+      readableNow(indexed, [
+        { path: 'locked.txt', reason: 'cannot read: permission denied' },
+        { path: 'shut/', reason: 'cannot list folder: permission denied' },
+        { path: 'link.txt', reason: 'cannot read: broken symbolic link', lasting: true },
+      ]),
+    ).toEqual({ 'a.txt': 'h1', 'shutter.txt': 'h4', 'link.txt': 'h5' });
   });
 
   it('discoverDocuments leaves out a content an earlier cycle could not index, until it changes', async () => {

@@ -70,6 +70,13 @@ export interface HashedFile extends InputFile {
 export interface UnreadableFile {
   path: string;
   reason: string;
+  /**
+   * The cause lasts until the user acts (a broken symbolic link, a link loop, a file gone
+   * between listing and reading): an indexed file here is deleted from the index. Without
+   * it (permission denied, an I/O error, a folder that cannot be listed) the file may be
+   * readable again next time and keeps its rows.
+   */
+  lasting?: boolean;
 }
 
 /** Why an entry of input/ is not a document at all (as opposed to unreadable). */
@@ -110,6 +117,14 @@ function describeIoError(error: unknown): string {
   if (e.code === 'ELOOP') return 'cannot read: became a symbolic link after discovery';
   if (e.code === 'ENOTREG') return 'cannot read: not a regular file';
   return `cannot read: ${e.code ?? e.message}`;
+}
+
+/** A listed file that could not be read; one gone since the listing is gone for good. */
+function unreadableFile(path: string, error: unknown): UnreadableFile {
+  const reason = describeIoError(error);
+  return (error as NodeJS.ErrnoException).code === 'ENOENT'
+    ? { path, reason, lasting: true }
+    : { path, reason };
 }
 
 function unsupportedReason(name: string, docuType: DocuType): string {
@@ -210,6 +225,7 @@ export async function listInputFiles(
         unreadable.push({
           path: rel,
           reason: loop ? 'cannot read: symbolic link loop' : 'cannot read: broken symbolic link',
+          lasting: true,
         });
       else skipped.push({ path: rel, kind: 'unsupported', reason: unsupportedReason(name, docuType) });
       return;
@@ -372,7 +388,7 @@ export async function hashFiles(
       if (hash === null) large.push(i);
       else results[i] = { ...file, hash };
     } catch (error) {
-      results[i] = { path: file.path, reason: describeIoError(error) };
+      results[i] = unreadableFile(file.path, error);
     }
     await yieldNow();
   }
@@ -384,7 +400,7 @@ export async function hashFiles(
       try {
         results[i] = { ...file, hash: await sha256File(file.absPath) };
       } catch (error) {
-        results[i] = { path: file.path, reason: describeIoError(error) };
+        results[i] = unreadableFile(file.path, error);
       }
     }
   };
@@ -522,6 +538,29 @@ export interface DiscoverDocumentsOptions extends DiscoverOptions {
   unindexable?: ReadonlyMap<string, UnindexableEntry>;
 }
 
+/**
+ * The indexed files to classify: all but those that cannot be read right now (permission
+ * denied, an I/O error, a folder on their path that cannot be listed), which are neither
+ * changed nor deleted, only reported, and read again next time. One that is no document any
+ * more (a broken link, a link refused, a type no longer admitted, a folder replaced by a link)
+ * is classified as usual, so deleted: its text must not stay searchable, and the index
+ * equals a clean build of the folder. Folders end with `/` and cover every path below them.
+ */
+export function readableNow(
+  indexed: Readonly<Record<string, string>>,
+  unreadable: readonly UnreadableFile[],
+): Record<string, string> {
+  const transient = unreadable.filter((u) => u.lasting !== true).map((u) => u.path);
+  const files = new Set(transient.filter((p) => !p.endsWith('/')));
+  const folders = transient.filter((p) => p.endsWith('/'));
+  const out: Record<string, string> = {};
+  for (const [path, hash] of Object.entries(indexed)) {
+    if (files.has(path) || folders.some((folder) => path.startsWith(folder))) continue;
+    out[path] = hash;
+  }
+  return out;
+}
+
 /** Walk, hash and classify `inputDir` against the indexed map. */
 export async function discoverDocuments(
   inputDir: string,
@@ -545,22 +584,7 @@ export async function discoverDocuments(
   const allUnreadable = [...listing.unreadable, ...unreadable].sort((a, b) =>
     compareCodePoints(a.path, b.path),
   );
-  // An indexed file that exists but cannot be read right now (a broken link, a folder that
-  // cannot be listed), or is now skipped (a link refused, a type no longer admitted, a folder
-  // replaced by a link), is neither changed nor deleted: it is only reported. Folders are
-  // listed with a trailing `/` and cover every path below them.
-  const readableKnown: Record<string, string> = {};
-  const unreadablePaths = new Set(
-    [...allUnreadable, ...listing.skipped].map((u) => u.path).filter((p) => !p.endsWith('/')),
-  );
-  const unlistedFolders = [...allUnreadable, ...listing.skipped]
-    .map((u) => u.path)
-    .filter((p) => p.endsWith('/'));
-  for (const [path, hash] of Object.entries(indexed)) {
-    if (unreadablePaths.has(path) || unlistedFolders.some((folder) => path.startsWith(folder))) continue;
-    readableKnown[path] = hash;
-  }
-  const classes = classifyDocuments(candidates, readableKnown);
+  const classes = classifyDocuments(candidates, readableNow(indexed, allUnreadable));
   return {
     ...classes,
     // Folders that cannot be listed are not files; broken links with a document's name are.
