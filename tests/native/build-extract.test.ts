@@ -114,6 +114,38 @@ describe('HTML', () => {
     ).toBe('shift_jis');
   });
 
+  it('reads windows-1252 (and the labels that mean it) with its 0x80–0x9F punctuation', () => {
+    for (const label of ['windows-1252', 'iso-8859-1', 'latin1', 'us-ascii']) {
+      const page = Buffer.concat([
+        Buffer.from(`<html><head><meta charset="${label}"><title>Caf`),
+        Buffer.from([0xe9]),
+        Buffer.from('</title></head><body><p>It doesn'),
+        Buffer.from([0x92]),
+        Buffer.from('t open: '),
+        Buffer.from([0x80]),
+        Buffer.from(' 3 '),
+        Buffer.from([0x96, 0x20, 0x93]),
+        Buffer.from('Daily Post'),
+        Buffer.from([0x94, 0x85, 0x99, 0x81]),
+        Buffer.from('</p></body></html>'),
+      ]);
+      expect(extractHtml(page), label).toBe(
+        'Café\n\nIt doesn\u2019t open: \u20ac 3 \u2013 \u201cDaily Post\u201d\u2026\u2122\u0081',
+      );
+    }
+  });
+
+  it('ends the head where the body starts when </head> and <body> are left out', () => {
+    const page =
+      '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Harbour notes</title>\n\n<h1>The Old Harbour</h1>\n<p>Dredged in 1903 by Ruth Calder.</p>\n</html>\n';
+    expect(htmlToText(page)).toBe('Harbour notes\n\nThe Old Harbour\n\nDredged in 1903 by Ruth Calder.');
+    expect(htmlToText('<head><title>T</title>Loose text<p>Para</p>')).toBe('T\n\nLoose text\n\nPara');
+    // Head content stays out of the text, and a head closed as usual changes nothing.
+    expect(
+      htmlToText('<head><title>T</title><style>p{}</style><link rel="x"><base href="/"></head><p>b</p>'),
+    ).toBe('T\n\nb');
+  });
+
   it('refuses HTML nested thousands of elements deep at once; unclosed paragraphs are not nesting', () => {
     const deep = `<html><body>${'<div>'.repeat(200_000)}x${'</div>'.repeat(200_000)}</body></html>`;
     const started = performance.now();

@@ -9,6 +9,18 @@ import { ExtractionFailure } from './failure.js';
 import { decodeText } from './text.js';
 
 const DROPPED = new Set(['script', 'style', 'noscript', 'template']);
+/** Elements a head may hold; any other one starts the body (the HTML standard's "in head"). */
+const HEAD_CONTENT = new Set([
+  'head',
+  'title',
+  'meta',
+  'link',
+  'base',
+  'style',
+  'script',
+  'noscript',
+  'template',
+]);
 
 // biome-ignore format: a word list reads better packed
 const BLOCKS = new Set([
@@ -104,6 +116,9 @@ export function htmlToText(html: string, options: HtmlOptions = {}): string {
           dropDepth = 1;
           return;
         }
+        // The head ends at the first element that cannot be in it, as in a browser: a page
+        // may leave out `</head>` and `<body>` (both optional), and its body is text too.
+        if (headDepth > 0 && !HEAD_CONTENT.has(name)) headDepth = 0;
         if (name === 'head') headDepth++;
         else if (name === 'title' && titleState === 'before') titleState = 'inside';
         else if (name === 'br') body.request(2);
@@ -150,7 +165,11 @@ export function htmlToText(html: string, options: HtmlOptions = {}): string {
           title += text;
           return;
         }
-        if (headDepth > 0) return;
+        // Text other than white space ends the head too (an implied <body>).
+        if (headDepth > 0) {
+          if (text.replace(HTML_SPACE, '') === '') return;
+          headDepth = 0;
+        }
         if (preDepth > 0) {
           body.write(text);
           return;
@@ -184,6 +203,24 @@ export function sniffHtmlCharset(bytes: Uint8Array): string | null {
   return match ? match[1]!.toLowerCase() : null;
 }
 
+// biome-ignore format: the table reads better packed
+/** windows-1252 bytes 0x80–0x9F (the WHATWG index; the five it leaves unassigned map to C1). */
+const WINDOWS_1252_HIGH = [
+  0x20ac, 0x81, 0x201a, 0x192, 0x201e, 0x2026, 0x2020, 0x2021, 0x2c6, 0x2030, 0x160, 0x2039, 0x152, 0x8d, 0x17d, 0x8f,
+  0x90, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x2dc, 0x2122, 0x161, 0x203a, 0x153, 0x9d, 0x17e, 0x178,
+];
+
+/**
+ * windows-1252, which the labels iso-8859-1, latin1 and ascii mean on the web too. Decoded
+ * here: the TextDecoder of Node 20.20 (and other recent releases) turns 0x80–0x9F into C1
+ * controls, which lost the € ’ “ ” – — … ™ of legacy pages.
+ */
+function decodeWindows1252(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    .toString('latin1')
+    .replace(/[\u0080-\u009f]/g, (c) => String.fromCharCode(WINDOWS_1252_HIGH[c.charCodeAt(0) - 0x80]!));
+}
+
 /**
  * Decode an HTML file: a BOM wins, then a declared `<meta charset>` (legacy pages in e.g.
  * GBK or windows-1252 are common; a declared UTF-16 is read as UTF-8, as browsers do), then
@@ -204,6 +241,7 @@ function decodeHtml(bytes: Uint8Array): string {
     }
     // A page without a BOM cannot be UTF-16 (its ASCII markup would not be): the HTML
     // standard reads a declared utf-16 as UTF-8, and so do we.
+    if (decoder?.encoding === 'windows-1252') return decodeWindows1252(bytes);
     if (decoder && decoder.encoding !== 'utf-8' && !decoder.encoding.startsWith('utf-16')) {
       try {
         return decoder.decode(bytes);
