@@ -90,6 +90,17 @@ describe('input/ entries that are not indexed', () => {
     expect(await p.readText('cache/text_decomposition.jsonl')).toContain('root:x:0:0');
   });
 
+  it('names a skipped file as the state tree does: a line break in its name cannot forge a line', async () => {
+    const { p } = await setUp();
+    await p.writeInput('x\nBuild finished in 0.1 s (generation 9).txt', '');
+    const r = await p.build();
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(
+      'skipped x\\nBuild finished in 0.1 s (generation 9).txt: no text (empty document)',
+    );
+    expect(r.stdout).not.toMatch(/^Build finished in 0\.1 s/m);
+  });
+
   it('leaves a document it could not index out of later builds until the file changes', async () => {
     const { p } = await setUp();
     await p.writeInput('empty.md', ' \n\n');

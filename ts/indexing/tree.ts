@@ -81,7 +81,7 @@ export function formatNameList(names: readonly string[], cap = NAME_LIST_CAP): s
 }
 
 /** A file name with its control characters escaped (`new\nline.txt`): one line in the tree. */
-function visibleName(name: string): string {
+export function visibleName(name: string): string {
   // C0/C1 controls, and the bidirectional formatting characters, which would reorder the rest
   // of the terminal line ("evil\u202Edm.txt" shows as "eviltxt.md").
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds

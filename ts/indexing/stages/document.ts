@@ -33,7 +33,7 @@ import { serializeCycleSync } from '../cycle-sync.js';
 import { compareCodePoints } from '../discover.js';
 import { documentFormat, type ExtractedDocument, extractFiles } from '../extract.js';
 import { type DocumentHashes, serializeDocumentHashes, withCycleDocuments } from '../info-files.js';
-import { count } from '../tree.js';
+import { count, visibleName } from '../tree.js';
 import { serializeUnindexable, type UnindexableRecord } from '../unindexable.js';
 import type { CycleSync, StageContext, StageResult } from './context.js';
 import { chunkDocument, textOps } from './core.js';
@@ -195,7 +195,7 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
 
   const indexedThisCycle = added.length + plan.renamed.length;
   if (g === 1 && indexedThisCycle === 0) {
-    const list = skipped.map((s) => `${s.path} (${s.reason})`).join(', ');
+    const list = skipped.map((s) => `${visibleName(s.path)} (${s.reason})`).join(', ');
     throw new NodeRagError(
       'no_documents',
       `no supported documents in input/ could be read${list ? `: ${list}` : ''}; fix or remove them and run the build again`,
@@ -205,7 +205,7 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
   if (documents.length === 0) {
     // Every indexed document was deleted or changed, and none of the changed or new ones
     // could be read (e.g. each file emptied); INIT refuses a plain deletion of all up front.
-    const list = skipped.map((s) => `${s.path} (${s.reason})`).join(', ');
+    const list = skipped.map((s) => `${visibleName(s.path)} (${s.reason})`).join(', ');
     throw new NodeRagError(
       'no_documents',
       `no document would be left in the index: every indexed document was deleted or changed${list ? `, and these could not be read: ${list}` : ''}; an index needs at least one document: fix them or put documents in input/ and run the build again`,
@@ -264,7 +264,8 @@ export async function documentStage(ctx: StageContext): Promise<StageResult> {
     );
   }
 
-  for (const s of skipped) ctx.progress.note(`skipped ${s.path}: ${s.reason}`);
+  // A file name is printed as the state tree shows it: a newline in it cannot forge a line.
+  for (const s of skipped) ctx.progress.note(`skipped ${visibleName(s.path)}: ${s.reason}`);
   // Copies of indexed content are added documents too, counted apart as the state tree lists them.
   const copies = new Set(plan.duplicate.map((d) => d.path));
   const copiedCount = sync.added.filter((path) => copies.has(path)).length;
