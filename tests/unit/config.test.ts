@@ -94,6 +94,16 @@ describe('first run: template', () => {
     expect(readFileSync(join(folder, CONFIG_FILE_NAME), 'utf8')).toBe(renderConfigTemplate(folder));
   });
 
+  it('drops spaces around a base_url and model names (the SDKs sent "/v1%20/chat/completions")', () => {
+    const cfg = load(
+      'model_config:\n  service_provider: openai\n  model_name: " llama3 "\n  base_url: "http://127.0.0.1:11434/v1 "\nembedding_config:\n  service_provider: openai\n  embedding_model_name: "text-embedding-3-small "\n',
+    );
+    expect(cfg.model_config.model_name).toBe('llama3');
+    expect(cfg.model_config.base_url).toBe('http://127.0.0.1:11434/v1');
+    expect(cfg.embedding_config.embedding_model_name).toBe('text-embedding-3-small');
+    expect(() => load('model_config:\n  model_name: "   "\n')).toThrow(/model_config\.model_name/);
+  });
+
   it('leaves an existing file alone', () => {
     writeFileSync(join(dir, CONFIG_FILE_NAME), 'config:\n  chunk_size: 512\n');
     expect(ensureConfig(dir).created).toBe(false);

@@ -72,9 +72,11 @@ export function enumField<const T extends readonly [string, ...string[]]>(
 
 export function nonEmptyStringField(def: string, comment: string) {
   const msg = `${EXPECTED_PREFIX}a non-empty string`;
+  // Spaces around a name are a typo no provider means ("gpt-4o-mini "): dropped.
   return z
     .string({ error: msg })
-    .refine((s) => s.trim().length > 0, { error: msg })
+    .trim()
+    .refine((s) => s.length > 0, { error: msg })
     .default(def)
     .describe(comment);
 }
@@ -103,8 +105,10 @@ function isHttpUrl(s: string): boolean {
 
 export function baseUrlField(comment: string) {
   const msg = `${EXPECTED_PREFIX}an http(s) URL or null`;
+  // new URL() ignores spaces around a URL, the SDKs do not ("…/v1 " went to "/v1%20/…").
   return z
     .string({ error: msg })
+    .trim()
     .refine(isHttpUrl, { error: msg })
     .nullable()
     .default(null)
