@@ -275,7 +275,7 @@ describe('-f and the project folder', () => {
 
   it('the command a message suggests quotes a folder with a space, so it can be pasted', () => {
     const spaced = join(dir, 'my project');
-    mkdirSync(spaced, { recursive: true });
+    mkdirSync(join(spaced, 'input'), { recursive: true });
     const r = cli('search', '-f', spaced);
     expect(r.status).toBe(2);
     expect(r.stderr).toContain(`run \`noderag build -f '${spaced}'\` first.`);
@@ -299,6 +299,19 @@ describe('-f and the project folder', () => {
     expect(r.stderr).toContain(`${file} is a file, not a project folder`);
     expect(r.stderr).not.toContain('ENOTDIR');
     expect(r.stderr).not.toContain('    at ');
+  });
+
+  it('vis and the -q client print the config warnings too (a misspelt section takes the defaults)', () => {
+    const project = join(dir, 'misspelt');
+    mkdirSync(join(project, 'input'), { recursive: true });
+    writeFileSync(join(project, 'Node_config.yaml'), 'Config:\n  port: 5731\n');
+    const warning = 'Warning: Config: unknown section, ignored (did you mean config?)';
+    const vis = cli('vis', '-f', project);
+    expect(vis.status).toBe(1); // nothing built
+    expect(vis.stderr).toContain(warning);
+    const client = cli('-f', project, '-q', 'Who?', '--port', '9');
+    expect(client.status).toBe(1); // no server
+    expect(client.stderr).toContain(warning);
   });
 
   it('build writes the config only into a folder that has input/', () => {

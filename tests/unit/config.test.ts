@@ -129,6 +129,7 @@ describe('first run: template', () => {
 
 describe('loading', () => {
   it('a missing file is a ConfigError naming the command to run', () => {
+    mkdirSync(join(dir, 'input'));
     try {
       NodeConfig.fromMainFolder(dir, { env: ENV, cliName: 'npx noderag' });
       throw new Error('expected a throw');
@@ -139,6 +140,12 @@ describe('loading', () => {
       );
       expect((e as ConfigError).code).toBe('invalid_config');
     }
+    // Without input/ either, the folder is no project: `build` there would not start one.
+    const elsewhere = join(dir, 'cache');
+    mkdirSync(elsewhere);
+    expect(() => NodeConfig.fromMainFolder(elsewhere, { env: ENV })).toThrow(
+      `${elsewhere} has neither Node_config.yaml nor an input/ folder, so it is not a project (mistyped -f?)`,
+    );
   });
 
   it('from_main_folder is an alias', () => {

@@ -1,4 +1,6 @@
 /** Argument definitions and checks shared by several commands (citty). */
+import { NodeConfig } from '../config/index.js';
+import { ConfigError } from '../errors.js';
 import { CliExit, EXIT } from './exit.js';
 
 export const folderArg = {
@@ -19,6 +21,27 @@ export function folderValue(raw: unknown): string {
     throw new CliExit(EXIT.USAGE, '-f/--folder needs a value: the project folder, e.g. -f ./my-project');
   }
   return raw;
+}
+
+/**
+ * The project's Node_config.yaml for a command: a bad one is a usage error (exit 2). With
+ * `warn`, its warnings (unknown keys, ignored sections) go to stderr, as `build` prints them:
+ * a misspelt section silently taking the defaults made `vis` refuse the index over config.dim
+ * and the client look for the server on the default port.
+ */
+export function projectConfig(
+  folder: string,
+  options: { requireApiKeys?: boolean; warn?: boolean } = {},
+): NodeConfig {
+  let config: NodeConfig;
+  try {
+    config = NodeConfig.fromMainFolder(folder, { requireApiKeys: options.requireApiKeys ?? true });
+  } catch (e) {
+    if (e instanceof ConfigError) throw new CliExit(EXIT.USAGE, e.message);
+    throw e;
+  }
+  if (options.warn) for (const w of config.warnings) console.error(`Warning: ${w}`);
+  return config;
 }
 
 export function missingQuestion(): never {

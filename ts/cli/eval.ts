@@ -12,8 +12,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { defineCommand } from 'citty';
-import { NodeConfig } from '../config/index.js';
-import { ConfigError, IndexNotBuiltError } from '../errors.js';
+import { IndexNotBuiltError } from '../errors.js';
 import {
   describeOverrides,
   type EvalConfig,
@@ -33,7 +32,7 @@ import { configuredEmbedding } from '../indexing/stages/embedding.js';
 import { embeddingMismatchWarning } from '../project/state.js';
 import { parseStateText, readStateText } from '../search/index-files.js';
 import { shellArg } from '../shell-arg.js';
-import { folderArg, folderValue } from './args.js';
+import { folderArg, folderValue, projectConfig } from './args.js';
 import { CliExit, EXIT } from './exit.js';
 import { SUB_COMMAND_METAS } from './metas.js';
 
@@ -121,13 +120,7 @@ export default defineCommand({
   async run({ args, rawArgs }) {
     const folderText = folderValue(args.folder);
     const folder = resolve(folderText);
-    let config: NodeConfig;
-    try {
-      config = NodeConfig.fromMainFolder(folder);
-    } catch (e) {
-      if (e instanceof ConfigError) throw new CliExit(EXIT.USAGE, e.message);
-      throw e;
-    }
+    const config = projectConfig(folder);
     let overrides: SearchOverrides;
     const configs: EvalConfig[] = [{ name: 'Node_config.yaml', config, overrides: {} }];
     try {

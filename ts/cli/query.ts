@@ -10,10 +10,8 @@
  */
 import { isIP } from 'node:net';
 import { basename, resolve } from 'node:path';
-import { NodeConfig } from '../config/index.js';
-import { ConfigError } from '../errors.js';
 import { shellArg } from '../shell-arg.js';
-import { folderValue, missingQuestion, parsePort } from './args.js';
+import { folderValue, missingQuestion, parsePort, projectConfig } from './args.js';
 import { askServer, streamAnswer } from './client.js';
 import { CliExit, EXIT } from './exit.js';
 
@@ -94,13 +92,8 @@ export async function runQuery(args: QueryArgs): Promise<void> {
   }
   let defaults: { host: string; port: number } = DEFAULT_SERVER;
   if (folderText !== undefined) {
-    try {
-      const config = NodeConfig.fromMainFolder(resolve(folderText), { requireApiKeys: false });
-      defaults = { host: config.config.url, port: config.config.port };
-    } catch (e) {
-      if (e instanceof ConfigError) throw new CliExit(EXIT.USAGE, e.message);
-      throw e;
-    }
+    const config = projectConfig(resolve(folderText), { requireApiKeys: false, warn: true });
+    defaults = { host: config.config.url, port: config.config.port };
   }
   const server = resolveServer(args, defaults);
   const portHint = server.port === defaults.port ? '' : ` --port ${server.port}`;

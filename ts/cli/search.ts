@@ -28,8 +28,8 @@
 import cluster from 'node:cluster';
 import { basename, resolve } from 'node:path';
 import { defineCommand } from 'citty';
-import { NodeConfig } from '../config/index.js';
-import { ConfigError, IndexNotBuiltError } from '../errors.js';
+import type { NodeConfig } from '../config/index.js';
+import { IndexNotBuiltError } from '../errors.js';
 import { runBuild } from '../indexing/pipeline.js';
 import { configuredEmbedding } from '../indexing/stages/embedding.js';
 import { createProviders, o200kTokenCounter } from '../llm/create-providers.js';
@@ -44,7 +44,7 @@ import { createMetrics } from '../server/observe.js';
 import { countedProviders } from '../server/provider-metrics.js';
 import { isLoopback, ServerStartError, serveApp, serveHandedSockets } from '../server/serve.js';
 import { DEFAULT_MAX_UPLOAD_BYTES } from '../server/upload.js';
-import { folderArg, folderValue, parsePort } from './args.js';
+import { folderArg, folderValue, parsePort, projectConfig } from './args.js';
 
 export { parsePort };
 
@@ -130,15 +130,6 @@ export function checkExposure(host: string, apiKey: string | undefined, insecure
     );
   }
   return `Warning: listening on ${host}, which is not a loopback address, with --insecure: the server has no authentication, so anyone who can reach this address can query the index.`;
-}
-
-function loadConfig(folder: string): NodeConfig {
-  try {
-    return NodeConfig.fromMainFolder(folder);
-  } catch (e) {
-    if (e instanceof ConfigError) throw new CliExit(EXIT.USAGE, e.message);
-    throw e;
-  }
 }
 
 /**
@@ -288,7 +279,7 @@ export default defineCommand({
   },
   async run({ args }) {
     const folderText = folderValue(args.folder);
-    const config = loadConfig(resolve(folderText));
+    const config = projectConfig(resolve(folderText));
     const port = parsePort(args.port, config.config.port);
     const host = parseHost(args.host, config.config.url);
     const cacheSize = parseCacheSize(args['cache-size']);

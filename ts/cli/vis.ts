@@ -1,11 +1,10 @@
 /** `noderag vis -f DIR [-n N]`: writes DIR/index.html, an interactive view of the graph. */
 import { resolve } from 'node:path';
 import { defineCommand } from 'citty';
-import { NodeConfig } from '../config/index.js';
-import { ConfigError, IndexNotBuiltError } from '../errors.js';
+import { IndexNotBuiltError } from '../errors.js';
 import { shellArg } from '../shell-arg.js';
 import { RECOMMENDED_MAX_NODES, writeVisualisation } from '../vis/write.js';
-import { folderArg, folderValue } from './args.js';
+import { folderArg, folderValue, projectConfig } from './args.js';
 import { CliExit, EXIT } from './exit.js';
 import { SUB_COMMAND_METAS } from './metas.js';
 
@@ -31,13 +30,7 @@ export default defineCommand({
   async run({ args }) {
     const folder = resolve(folderValue(args.folder));
     const n = parseNodeCount(args.nodes);
-    let config: NodeConfig;
-    try {
-      config = NodeConfig.fromMainFolder(folder, { requireApiKeys: false });
-    } catch (e) {
-      if (e instanceof ConfigError) throw new CliExit(EXIT.USAGE, e.message);
-      throw e;
-    }
+    const config = projectConfig(folder, { requireApiKeys: false, warn: true });
     try {
       const r = await writeVisualisation(folder, n, config.config.dim);
       // Said of what was drawn: a small graph draws fewer nodes than asked, linking nodes more.

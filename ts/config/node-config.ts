@@ -45,10 +45,13 @@ export type ConfigSettings = Readonly<ConfigSectionData>;
 export type ProviderSection = 'model_config' | 'embedding_config';
 
 export function missingConfigMessage(folder: string, cliName = DEFAULT_CLI_NAME): string {
-  return (
-    projectFolderProblem(folder) ??
-    `No ${CONFIG_FILE_NAME} in ${folder}; run \`${cliName} build -f ${shellArg(folder)}\` first.`
-  );
+  const problem = projectFolderProblem(folder);
+  if (problem) return problem;
+  // Without input/ either it is no project at all: `build` there would say so, not start one.
+  if (!isDirectory(join(folder, 'input'))) {
+    return `${folder} has neither ${CONFIG_FILE_NAME} nor an input/ folder, so it is not a project (mistyped -f?): -f takes the project folder, the one holding input/ and, after its first build, ${CONFIG_FILE_NAME}.`;
+  }
+  return `No ${CONFIG_FILE_NAME} in ${folder}; run \`${cliName} build -f ${shellArg(folder)}\` first.`;
 }
 
 /**
@@ -339,13 +342,7 @@ export function firstRunProblem(folder: string, cliName = DEFAULT_CLI_NAME): str
   if (problem) return problem;
   if (configPresent(join(abs, CONFIG_FILE_NAME))) return null;
   const input = join(abs, 'input');
-  let hasInput = false;
-  try {
-    hasInput = statSync(input).isDirectory();
-  } catch {
-    hasInput = false;
-  }
-  if (hasInput) return null;
+  if (isDirectory(input)) return null;
   return (
     `${abs} has neither ${CONFIG_FILE_NAME} nor an input/ folder, so it is not a project yet (mistyped -f?). ` +
     `To start one there: mkdir ${input}, put your documents in it, then run \`${cliName} build -f ${shellArg(folder)}\` again.`
