@@ -35,6 +35,13 @@ export class IndexNotBuiltError extends NodeRagError {
   }
 }
 
+/**
+ * The index cannot be used with the config as it is now (config.dim differs from the one it
+ * was built with): a config problem for the CLI (exit 2, as `build` says it), not being built
+ * for everything that waits for a usable index.
+ */
+export class IndexConfigMismatchError extends IndexNotBuiltError {}
+
 /** A question that fails validation (empty, not a string, too long). */
 export class InvalidQuestionError extends NodeRagError {}
 

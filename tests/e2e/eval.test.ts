@@ -264,7 +264,7 @@ describe('noderag eval', () => {
     }
   }, 60_000);
 
-  it('a config.dim changed since the build is said as such by eval, vis and search, not as damage', async () => {
+  it('a config.dim changed since the build is said as such by eval, vis and search, not as damage (exit 2, as build)', async () => {
     const names = readdirSync(join(EXAMPLE, 'input')).slice(0, 2);
     const files = Object.fromEntries(names.map((f) => [f, readFileSync(join(EXAMPLE, 'input', f), 'utf8')]));
     const p = await createProject({ files, config: { dim: 256 } });
@@ -273,14 +273,16 @@ describe('noderag eval', () => {
       await p.writeConfig({ config: { dim: 128 } });
       const said = `the index in ${p.root} was built with config.dim 256, but config.dim is now 128: set it back to 256, or rebuild from scratch with \`noderag build -f ${p.root} --rebuild\``;
       const evalRun = await runCli(['eval', '-f', p.root, '--questions', questionsFile]);
-      expect(evalRun.code).toBe(1);
+      expect(evalRun.code).toBe(2);
       expect(evalRun.stderr).toContain(said);
       const vis = await runCli(['vis', '-f', p.root]);
-      expect(vis.code).toBe(1);
+      expect(vis.code).toBe(2);
       expect(vis.stderr).toContain(said);
       const search = await runCli(['search', '-f', p.root, '--port', '1']);
-      expect(search.code).toBe(1);
+      expect(search.code).toBe(2);
       expect(search.stderr).toContain(said);
+      const build = await p.build();
+      expect(build.code).toBe(2);
     } finally {
       await p.remove();
     }

@@ -33,7 +33,7 @@ import { embeddingMismatchWarning } from '../project/state.js';
 import { parseStateText, readStateText } from '../search/index-files.js';
 import { shellArg } from '../shell-arg.js';
 import { folderArg, folderValue, projectConfig } from './args.js';
-import { CliExit, EXIT } from './exit.js';
+import { CliExit, EXIT, unusableIndexExit } from './exit.js';
 import { SUB_COMMAND_METAS } from './metas.js';
 
 /** Every `--set` value (citty keeps only the last of a repeated flag). */
@@ -181,7 +181,7 @@ export default defineCommand({
       run = await evaluate({ questions, configs, onProgress: (d, t) => bar.update(d, t) });
     } catch (e) {
       if (e instanceof IndexNotBuiltError)
-        throw new CliExit(EXIT.FAILURE, `Cannot evaluate ${folder}: ${e.message}`);
+        throw new CliExit(unusableIndexExit(e), `Cannot evaluate ${folder}: ${e.message}`);
       throw e;
     } finally {
       bar.clear();

@@ -7,6 +7,8 @@
  * server not running), 2 usage error / invalid config / refused to prompt / another build
  * running, 3 config file just created, 4 declined at the prompt, 130 interrupted.
  */
+import { IndexConfigMismatchError, type IndexNotBuiltError } from '../errors.js';
+
 export const EXIT = {
   OK: 0,
   FAILURE: 1,
@@ -23,4 +25,9 @@ export class CliExit extends Error {
     this.name = 'CliExit';
     this.exitCode = exitCode;
   }
+}
+
+/** The exit code of an index a command cannot use: 2 when the config no longer matches it. */
+export function unusableIndexExit(e: IndexNotBuiltError): number {
+  return e instanceof IndexConfigMismatchError ? EXIT.USAGE : EXIT.FAILURE;
 }

@@ -49,7 +49,7 @@ import { folderArg, folderValue, parsePort, projectConfig } from './args.js';
 export { parsePort };
 
 import { shellArg } from '../shell-arg.js';
-import { CliExit, EXIT } from './exit.js';
+import { CliExit, EXIT, unusableIndexExit } from './exit.js';
 import { SUB_COMMAND_METAS } from './metas.js';
 import {
   acceptHandedSockets,
@@ -182,7 +182,7 @@ async function startEngine(
     if (!waiting) {
       search.close();
       if (e instanceof IndexNotBuiltError)
-        throw new CliExit(EXIT.FAILURE, `Cannot serve ${root}: ${e.message}`);
+        throw new CliExit(unusableIndexExit(e), `Cannot serve ${root}: ${e.message}`);
       throw e;
     }
     if (!quiet) {

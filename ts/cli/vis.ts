@@ -5,7 +5,7 @@ import { IndexNotBuiltError } from '../errors.js';
 import { shellArg } from '../shell-arg.js';
 import { RECOMMENDED_MAX_NODES, writeVisualisation } from '../vis/write.js';
 import { folderArg, folderValue, projectConfig } from './args.js';
-import { CliExit, EXIT } from './exit.js';
+import { CliExit, EXIT, unusableIndexExit } from './exit.js';
 import { SUB_COMMAND_METAS } from './metas.js';
 
 export function parseNodeCount(raw: string | undefined): number {
@@ -54,7 +54,7 @@ export default defineCommand({
         `Wrote ${r.path} (${r.nodes} nodes: ${r.nodes - r.linking} top-ranked + ${r.linking} linking; ${r.edges} edges)`,
       );
     } catch (e) {
-      if (e instanceof IndexNotBuiltError) throw new CliExit(EXIT.FAILURE, e.message);
+      if (e instanceof IndexNotBuiltError) throw new CliExit(unusableIndexExit(e), e.message);
       throw e;
     }
   },

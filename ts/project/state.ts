@@ -5,7 +5,7 @@
  * new state; only commit.ts and writeState put one on disk.
  */
 
-import { IndexFileError, IndexNotBuiltError } from '../errors.js';
+import { IndexConfigMismatchError, IndexFileError } from '../errors.js';
 import { shellArg } from '../shell-arg.js';
 import { writeFileAtomic } from './atomic.js';
 import { INFO_FILES, resolveInProject } from './layout.js';
@@ -346,7 +346,7 @@ export function embeddingMismatchWarning(
 export function requireSameDim(root: string, state: BuildState, dim: number): void {
   const built = state.embedding?.dim;
   if (built !== undefined && built !== dim) {
-    throw new IndexNotBuiltError(
+    throw new IndexConfigMismatchError(
       `the index in ${root} was built with config.dim ${built}, but config.dim is now ${dim}: set it back to ${built}, or ${rebuildHint(root)} with the new embedding settings`,
     );
   }
