@@ -28,7 +28,7 @@
 import cluster from 'node:cluster';
 import { basename, resolve } from 'node:path';
 import { defineCommand } from 'citty';
-import type { NodeConfig } from '../config/index.js';
+import { isHost, type NodeConfig } from '../config/index.js';
 import { IndexNotBuiltError } from '../errors.js';
 import { runBuild } from '../indexing/pipeline.js';
 import { configuredEmbedding } from '../indexing/stages/embedding.js';
@@ -64,9 +64,14 @@ import {
 
 export function parseHost(raw: string | undefined, fallback: string): string {
   if (raw === undefined) return fallback;
-  const host = raw.trim();
-  if (host === '' || /\s/.test(host))
-    throw new CliExit(EXIT.USAGE, `--host: expected a host name or IP address, got "${raw}"`);
+  // An IPv6 address as URLs write it (the server prints http://[::1]:port) is taken too.
+  const host = raw.trim().replace(/^\[(.*)\]$/, '$1');
+  if (!isHost(host)) {
+    throw new CliExit(
+      EXIT.USAGE,
+      `--host: expected a host name or IP address (e.g. 127.0.0.1, ::1, localhost), got "${raw}"`,
+    );
+  }
   return host;
 }
 

@@ -118,14 +118,15 @@ export function baseUrlField(comment: string) {
 const HOSTNAME =
   /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 
+/** True for a host name (RFC 1123 labels) or an IPv4/IPv6 address. */
+export function isHost(s: string): boolean {
+  return isIP(s) !== 0 || HOSTNAME.test(s);
+}
+
 /** A host name (RFC 1123 labels) or an IPv4/IPv6 address. */
 export function hostField(def: string, comment: string) {
   const msg = `${EXPECTED_PREFIX}a host name or IP address`;
-  return z
-    .string({ error: msg })
-    .refine((s) => isIP(s) !== 0 || HOSTNAME.test(s), { error: msg })
-    .default(def)
-    .describe(comment);
+  return z.string({ error: msg }).refine(isHost, { error: msg }).default(def).describe(comment);
 }
 
 /** A free-form string or null (used for `main_folder`). */

@@ -10,6 +10,7 @@ export {
   lookupEmbeddingModel,
   requestedEmbeddingDim,
 } from './embedding-models.js';
+export { isHost } from './fields.js';
 export {
   type ConfigSettings,
   DEFAULT_CLI_NAME,
