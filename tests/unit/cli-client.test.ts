@@ -1,4 +1,5 @@
 import { createServer } from 'node:http';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { askServer, routeFor, streamAnswer } from '../../ts/cli/client.js';
 import { CliExit } from '../../ts/cli/exit.js';
@@ -161,5 +162,33 @@ describe('terminal client (docs/method.md §7.3)', () => {
       `No search server is running at http://127.0.0.1:${port}. Start it with: noderag search -f X`,
     );
     expect((e as CliExit).exitCode).toBe(1);
+  });
+
+  it('a connection reset, or a redirect, is said as such, not as "no server is running"', async () => {
+    const reset = createNetServer((socket) => socket.destroy());
+    await new Promise<void>((r) => reset.listen(0, '127.0.0.1', r));
+    const redirect = createServer((_req, res) => {
+      res.writeHead(302, { location: 'http://127.0.0.1:9/elsewhere' });
+      res.end();
+    });
+    await new Promise<void>((r) => redirect.listen(0, '127.0.0.1', r));
+    try {
+      const resetPort = (reset.address() as AddressInfo).port;
+      const e1 = (await ask('q', false, false, resetPort).catch((x: unknown) => x)) as CliExit;
+      expect(e1).toBeInstanceOf(CliExit);
+      expect(e1.exitCode).toBe(1);
+      expect(e1.message).toMatch(
+        new RegExp(`^the connection to http://127\\.0\\.0\\.1:${resetPort} failed \\(.+\\) before a reply`),
+      );
+      const redirectPort = (redirect.address() as AddressInfo).port;
+      const e2 = (await ask('q', false, false, redirectPort).catch((x: unknown) => x)) as CliExit;
+      expect(e2.message).toBe(
+        `http://127.0.0.1:${redirectPort}/answer answered HTTP 302, a redirect to http://127.0.0.1:9/elsewhere: not a noderag search server (it never redirects); check --url, --port or config.url / config.port.`,
+      );
+    } finally {
+      reset.close();
+      redirect.closeAllConnections();
+      redirect.close();
+    }
   });
 });

@@ -142,15 +142,51 @@ async function post(
       },
       body: JSON.stringify(body),
       signal: AbortSignal.timeout(req.timeoutMs),
+      // noderag's server never redirects: a redirect is another server, said as such below
+      // (followed, its target's answer or failure would be reported as this one's).
+      redirect: 'manual',
     });
+    if (res.status >= 300 && res.status < 400) {
+      await res.body?.cancel();
+      const to = res.headers.get('location');
+      throw new CliExit(
+        EXIT.FAILURE,
+        `${url} answered HTTP ${res.status}${to ? `, a redirect to ${to}` : ''}: not a noderag search server (it never redirects); check --url, --port or config.url / config.port.`,
+      );
+    }
     return { res, url };
   } catch (e) {
+    if (e instanceof CliExit) throw e;
     if (isTimeout(e)) throw noReply(req);
-    throw new CliExit(
+    throw connectionFailure(req, e);
+  }
+}
+
+/**
+ * Why no reply came. Only a refused connection means that nothing listens there: a name that
+ * does not resolve, or a connection reset by whatever does listen, is said as what it is.
+ */
+function connectionFailure(req: ClientRequest, e: unknown): CliExit {
+  const base = baseUrl(req.host, req.port);
+  const cause = (e as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
+  const code = typeof cause?.code === 'string' ? cause.code : undefined;
+  if (code === 'ECONNREFUSED' || code === undefined) {
+    return new CliExit(
       EXIT.FAILURE,
-      `No search server is running at ${baseUrl(req.host, req.port)}. Start it with: ${req.startHint}`,
+      `No search server is running at ${base}. Start it with: ${req.startHint}`,
     );
   }
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+    return new CliExit(
+      EXIT.FAILURE,
+      `cannot find the host ${req.host} (${code}): check --url or --host, or config.url in Node_config.yaml.`,
+    );
+  }
+  const why = typeof cause?.message === 'string' && cause.message !== '' ? `${code}: ${cause.message}` : code;
+  return new CliExit(
+    EXIT.FAILURE,
+    `the connection to ${base} failed (${why}) before a reply: is a noderag search server listening there?`,
+  );
 }
 
 function noReply(req: ClientRequest): CliExit {
