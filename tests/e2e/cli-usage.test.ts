@@ -53,6 +53,10 @@ describe('CLI usage errors', () => {
     for (const args of [
       ['-f', join(dir, 'missing'), 'build', '--yes'],
       ['--yes', '-f', join(dir, 'missing'), 'build'],
+      // A value flag of the command itself, before it: its value is not the command word.
+      ['-n', '3', 'vis', '-f', join(dir, 'missing')],
+      ['--workers', '2', 'search', '-f', join(dir, 'missing')],
+      ['--questions', join(dir, 'q.jsonl'), 'eval', '-f', join(dir, 'missing')],
     ]) {
       const r = cli(...args);
       expect(r.status).toBe(2);

@@ -7,11 +7,13 @@
  * (`noderag build --help` shows build's flags). Colour escapes (citty's help, its error
  * messages) are written only to a terminal, and never when NO_COLOR is set.
  */
+
 import { readFileSync } from 'node:fs';
 import { stripVTControlCharacters } from 'node:util';
 import { type ArgsDef, type CommandDef, defineCommand, renderUsage, runCommand, runMain } from 'citty';
 import { NodeRagError } from '../errors.js';
 import { folderArg, folderValue, missingQuestion } from './args.js';
+import { SUBCOMMAND_VALUE_FLAGS } from './command-flags.js';
 import { CliExit, EXIT } from './exit.js';
 import { SUB_COMMAND_METAS } from './metas.js';
 import { isOptionOf, nearestName, strayArgument, unknownOption } from './unknown-options.js';
@@ -71,9 +73,9 @@ function isRootFlag(arg: string): boolean {
   return isOptionOf(arg, rootArgs);
 }
 
-/** Index of the first argument that is not a root flag or a root flag's value, or -1. */
+/** Index of the first argument that is not a flag or a flag's value, or -1. */
 function firstPositional(rawArgs: readonly string[]): number {
-  const valueFlags = new Set<string>();
+  const valueFlags = new Set<string>(SUBCOMMAND_VALUE_FLAGS);
   for (const [name, def] of Object.entries(rootArgs)) {
     if (def.type !== 'string') continue;
     valueFlags.add(`--${name}`);
