@@ -284,6 +284,13 @@ describe('every kind of YAML failure is a ConfigError naming the file', () => {
     expect(warnings).toEqual([]);
   });
 
+  it('nesting too deep for the parser is said as such, not as a stack overflow', () => {
+    const err = yamlError(`a: ${'['.repeat(20_000)}${']'.repeat(20_000)}\n`);
+    expect(err.problems[0]).toMatch(
+      /^Node_config\.yaml: invalid YAML: nested too deeply \(a config is sections of keys, two levels deep\) at line 1/,
+    );
+  });
+
   it('a tab-indented line gives its one error, the ones that follow from it only counted', () => {
     const err = yamlError('config:\n\tchunk_size: 512\n  port: 5000\n');
     expect(err.problems).toEqual([

@@ -130,7 +130,9 @@ export function parseConfigYaml(text: string, path: string): { doc: Document; da
     }
     throw new ConfigError(`${path} is not valid YAML:\n  ${shown.join('\n  ')}`, shown, { cause });
   };
-  const invalid = (what: string) => `${CONFIG_FILE_NAME}: invalid YAML: ${what}`;
+  // The parser's stack overflow on deep nesting is said as what it is.
+  const invalid = (what: string) =>
+    `${CONFIG_FILE_NAME}: invalid YAML: ${what.replace(/Maximum call stack size exceeded/, 'nested too deeply (a config is sections of keys, two levels deep)')}`;
   let doc: Document;
   try {
     // logLevel 'error': the library's warnings (an unknown tag, a collection used as a key)
