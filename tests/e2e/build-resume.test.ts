@@ -227,7 +227,8 @@ describe('build through an OpenAI-compatible server', () => {
     expect(embedded.filter((t) => oldVectors.has(t))).toEqual([]);
   });
 
-  it('on SIGHUP (its terminal closed) stops the same way instead of dying with its lock held', async () => {
+  /** A build sent `signal` once its first model reply is cached: it stops in the Text pipeline. */
+  async function interruptedBuild(signal: NodeJS.Signals): Promise<Project> {
     const p = await project(CORPUS, { rate_limit: 1.99 });
     server.reset();
     server.options.latencyMs = 300;
@@ -237,7 +238,7 @@ describe('build through an OpenAI-compatible server', () => {
         void (async () => {
           while (!(await readFile(llmCache, 'utf8').catch(() => '')).includes('\n'))
             await new Promise((res) => setTimeout(res, 20));
-          child.kill('SIGHUP');
+          child.kill(signal);
         })();
       },
     });
@@ -248,35 +249,20 @@ describe('build through an OpenAI-compatible server', () => {
     expect(await p.readJson('info/state.json')).toMatchObject({
       current_state: 'Text pipeline',
       error_type: 'INTERRUPTED',
-      error_message: 'interrupted by SIGHUP',
+      error_message: `interrupted by ${signal}`,
     });
+    expect(await p.readText('info/info.log')).toContain(`${signal} received`);
     expect(existsSync(p.path('info', 'build.lock'))).toBe(false);
+    return p;
+  }
+
+  it('on SIGHUP (its terminal closed) stops the same way instead of dying with its lock held', async () => {
+    await interruptedBuild('SIGHUP');
   });
 
   it('on SIGINT lets requests in flight finish, saves INTERRUPTED, exits 130 and resumes without repeats', async () => {
     await buildReference();
-    const p = await project(CORPUS, { rate_limit: 1.99 });
-    server.reset();
-    server.options.latencyMs = 300;
-    const llmCache = p.path('cache', 'response_cache', 'llm.jsonl');
-    const r = await p.build([], {
-      onSpawn: (child) => {
-        void (async () => {
-          while (!(await readFile(llmCache, 'utf8').catch(() => '')).includes('\n'))
-            await new Promise((res) => setTimeout(res, 20));
-          child.kill('SIGINT');
-        })();
-      },
-    });
-    server.options.latencyMs = 0;
-    expect(r.code).toBe(130);
-    expect(r.stderr).toContain('Text pipeline interrupted; state saved. Run the build again to resume.');
-    expect(await p.readJson('info/state.json')).toMatchObject({
-      current_state: 'Text pipeline',
-      error_type: 'INTERRUPTED',
-      error_message: 'interrupted by SIGINT',
-    });
-    expect(await p.readText('info/info.log')).toContain('SIGINT received');
+    const p = await interruptedBuild('SIGINT');
 
     await p.writeConfig({ model: {} });
     const resumed = await p.build();

@@ -564,6 +564,12 @@ describe('API keys', () => {
         MY_OPENAI_KEY: 'sk-from-env-ref',
       }).apiKey('model_config'),
     ).toBe('sk-from-env-ref');
+    // A $ reference that names no variable is refused, not sent to the provider as the key.
+    for (const bad of ['$\u007Bmy-key}', '$\u007B}', '$1KEY']) {
+      expect(problemsOf(`model_config:\n  api_keys: "${bad}"\n`, ENV)).toEqual([
+        `model_config.api_keys: starts with $ but is no environment variable reference: expected $\{NAME} or $NAME with NAME of letters, digits and _ (not starting with a digit), e.g. $\{OPENAI_API_KEY}`,
+      ]);
+    }
   });
   it('a refused base_url is the one problem: no second one asking for a key', () => {
     expect(problemsOf('embedding_config:\n  base_url: localhost:11434/v1\n', {})).toEqual([

@@ -67,6 +67,14 @@ export function runCrossChecks(input: CrossCheckInput): CrossCheckResult {
         message: `${source === 'file' ? 'the key' : `the key in ${source}`} has a character that is not printable ASCII (a space, a typographic quote, …); expected the key as the provider shows it`,
       });
     }
+    // No provider's key starts with "$": one taken literally is a variable reference that
+    // names no variable (`${my-key}`), which would have gone to the provider as the key.
+    if (source === 'file' && provider !== 'local' && key?.startsWith('$')) {
+      problems.push({
+        path: `${section}.api_keys`,
+        message: `starts with $ but is no environment variable reference: expected $\{NAME} or $NAME with NAME of letters, digits and _ (not starting with a digit), e.g. $\{OPENAI_API_KEY}`,
+      });
+    }
     if (provider === 'local') {
       if (baseUrl) warnings.push(`${section}.base_url: ignored by the local provider`);
       return undefined;
