@@ -84,6 +84,10 @@ describe('CLI usage errors', () => {
       expect(r.status).toBe(0);
       expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
     }
+    // With something else: the something else is the problem, not --version.
+    const r = cli('--version', 'extra');
+    expect(r.status).toBe(2);
+    expect(r.stderr.trim()).toBe('--version takes nothing else: run `noderag --version` alone');
   });
 
   it('a missing question is exit 2', () => {

@@ -191,6 +191,14 @@ async function cli(): Promise<void> {
     console.log(packageVersion());
     return;
   }
+  // With anything else it was refused as "unknown option --version": the rest is the problem.
+  const versionAt = given.findIndex((a) => a === '--version' || a === '-V');
+  if (versionAt >= 0 && !['-q', '--question'].includes(given[versionAt - 1] ?? '')) {
+    process.exitCode = report(
+      new CliExit(EXIT.USAGE, '--version takes nothing else: run `noderag --version` alone'),
+    );
+    return;
+  }
   let rawArgs: string[];
   try {
     // `-f -q x` would make citty take "-q" as the folder: a flag is never a folder name.
