@@ -95,6 +95,18 @@ describe('scoring', () => {
     expect(isMatchable('The Who')).toBe(true);
   });
 
+  it('punctuation inside a context word does not hide an answer; both Unicode forms match', () => {
+    expect(containsAnswer("Margaret Okafor's telescope", 'Margaret Okafor')).toBe(true);
+    expect(containsAnswer('installed in 1921\u20131925', '1921')).toBe(true);
+    expect(containsAnswer('the \u00abObservatory Way\u00bb museum', 'Observatory Way')).toBe(true);
+    expect(containsAnswer('to Krakow\u2026', 'Krakow')).toBe(true);
+    expect(containsAnswer('born in Krako\u0301w', 'Krak\u00f3w')).toBe(true);
+    // SQuAD's deletion still holds: "3,000" is "3000"; and no answer is made of word pieces.
+    expect(containsAnswer('It cost 3,000 pounds.', '3000')).toBe(true);
+    expect(containsAnswer("Okafor's telescope", 'Okafor s telescope')).toBe(true);
+    expect(containsAnswer('The Okaforsson Prize', 'Okafor')).toBe(false);
+  });
+
   it('answers in Chinese (no spaces between words) match as substrings, full-width punctuation ignored', () => {
     expect(containsAnswer('林若兰是天文台的第一位台长，她在1921年建成了反射望远镜。', '林若兰')).toBe(true);
     expect(containsAnswer('天文台建于1921年。', '1921年')).toBe(true);

@@ -3,18 +3,24 @@
  * `normalize_answer`: lower-case, punctuation removed, the articles a / an / the removed,
  * whitespace collapsed. A context "contains" the answer when the normalised answer occurs
  * in the normalised context as a whole-token sequence (so "no" does not match "not").
+ *
+ * Punctuation is tried both ways: deleted, as SQuAD does ("3,000" matches "3000"), and as a
+ * space, since deleting it joins a context's words ("Okafor's" became "okafors", "1921–1922"
+ * "19211922", and "Okafor" or "1921" were not found). Both sides are NFC-normalised first, so
+ * a composed and a decomposed "Kraków" are the same.
  */
 
-const PUNCTUATION =
-  /[!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~\u2018\u2019\u201c\u201d\u2013\u2014\u3001\u3002\u300a-\u300f\uff01-\uff0f\uff1a-\uff1f]/g;
+/** Every Unicode punctuation mark and symbol (SQuAD's `string.punctuation` and beyond: « » … ¿ ’). */
+const PUNCTUATION = /[\p{P}\p{S}]/gu;
 
 /** Scripts written without spaces between words (Chinese, Japanese): no token boundaries. */
 const UNSEGMENTED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
 
-function normalizeAnswer(s: string): string {
+function normalizeAnswer(s: string, punctuation: '' | ' ' = ''): string {
   return s
+    .normalize('NFC')
     .toLowerCase()
-    .replace(PUNCTUATION, '')
+    .replace(PUNCTUATION, punctuation)
     .replace(/\b(a|an|the)\b/g, ' ')
     .replace(/\s+/g, ' ')
     .trim();
@@ -22,12 +28,14 @@ function normalizeAnswer(s: string): string {
 
 /** Whether `context` contains `answer` after normalisation, on token boundaries. */
 export function containsAnswer(context: string, answer: string): boolean {
-  const a = normalizeAnswer(answer);
-  if (a === '') return false;
-  const c = normalizeAnswer(context);
-  // In an unsegmented script a word has no spaces around it: "林若兰" in "林若兰是天文学家".
-  if (UNSEGMENTED.test(a)) return c.includes(a);
-  return ` ${c} `.includes(` ${a} `);
+  for (const punctuation of ['', ' '] as const) {
+    const a = normalizeAnswer(answer, punctuation);
+    if (a === '') continue;
+    const c = normalizeAnswer(context, punctuation);
+    // In an unsegmented script a word has no spaces around it: "林若兰" in "林若兰是天文学家".
+    if (UNSEGMENTED.test(a) ? c.includes(a) : ` ${c} `.includes(` ${a} `)) return true;
+  }
+  return false;
 }
 
 /**
