@@ -826,6 +826,39 @@ describe('NodeSearch with watch follows new generations', () => {
       fixed.close();
     }
   }, 60_000);
+
+  it("an onReload that throws is the application's bug: a warning, not a failed load", async () => {
+    const all = exampleFiles();
+    const names = Object.keys(all).slice(0, 3);
+    const p = await project(Object.fromEntries(names.map((n) => [n, all[n]!])));
+    expect((await build(p.root)).code).toBe(0);
+    const failures: unknown[] = [];
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.message);
+    process.on('warning', onWarning);
+    const search = new NodeSearch(NodeConfig.fromMainFolder(p.root, { env: {} }), {
+      watch: true,
+      watchIntervalMs: 0,
+      onReload: () => {
+        throw new Error('bug in onReload');
+      },
+      onReloadError: (e) => failures.push(e),
+    });
+    try {
+      await search.status();
+      await p.removeInput(names[1]!);
+      expect((await build(p.root)).code).toBe(0);
+      await search.status();
+      await search.reloaded();
+      expect((await search.status()).generation).toBe(2);
+      await new Promise((r) => setImmediate(r)); // warnings are emitted on the next tick
+      expect(failures).toEqual([]);
+      expect(warnings).toContain('NodeSearch onReload callback threw: bug in onReload');
+    } finally {
+      process.off('warning', onWarning);
+      search.close();
+    }
+  }, 60_000);
 });
 
 describe('NodeSearch with watch: an index that cannot be loaded', () => {

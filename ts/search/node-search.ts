@@ -431,12 +431,13 @@ export class NodeSearch {
         if (this.#users.has(old)) this.#retired.add(old);
         else old.close();
       }
-      this.#watch!.onReload?.({
+      const info = {
         generation: next.generation,
         previous: old?.generation ?? 0,
         nodes: next.nodeCount,
         vectors: next.activeVectors,
-      });
+      };
+      callBack('onReload', () => this.#watch!.onReload?.(info));
     })()
       .catch((error: unknown) => {
         // The old index keeps serving. Files that failed to load are not read again (a whole
@@ -444,7 +445,7 @@ export class NodeSearch {
         // (reading state.json) is tried again at the next check.
         if (attempted === null || this.#closed) return;
         this.#reloadFailedOn = attempted;
-        this.#watch!.onReloadError?.(error);
+        callBack('onReloadError', () => this.#watch!.onReloadError?.(error));
       })
       .finally(() => {
         this.#reloading = null;
@@ -522,4 +523,17 @@ function answerInput(
 
 function closedError(): ClosedError {
   return new ClosedError('closed', 'this NodeSearch is closed');
+}
+
+/**
+ * Runs an application's callback. What it throws is its own bug, not a failed load (an
+ * onReload that threw was reported to onReloadError, and one from onReloadError ended the
+ * process as an unhandled rejection): it is shown as a process warning.
+ */
+function callBack(name: string, run: () => void): void {
+  try {
+    run();
+  } catch (e) {
+    process.emitWarning(`NodeSearch ${name} callback threw: ${e instanceof Error ? e.message : String(e)}`);
+  }
 }
