@@ -134,6 +134,21 @@ describe('noderag eval', () => {
     );
   });
 
+  it('a questions file that is not UTF-8 is refused naming the file (a Latin-1 answer could never match)', async () => {
+    const latin1 = project.path('latin1.jsonl');
+    await writeFile(latin1, Buffer.from('{"question": "Where?", "answers": ["Malm\u00f6"]}\n', 'latin1'));
+    const utf16 = project.path('utf16.jsonl');
+    await writeFile(utf16, Buffer.from(`\ufeff${jsonl(QUESTIONS.slice(0, 1))}`, 'utf16le'));
+    for (const [file, why] of [
+      [latin1, 'is not UTF-8 text (Latin-1 or another encoding?); save it as UTF-8'],
+      [utf16, 'is UTF-16 text; save it as UTF-8'],
+    ] as const) {
+      const r = await runCli(['eval', '-f', project.root, '--questions', file]);
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim()).toBe(`--questions: ${file} ${why}`);
+    }
+  });
+
   it('a malformed line: exit 2, naming the file, the line and what was expected', async () => {
     const bad = project.path('bad.jsonl');
     await writeFile(

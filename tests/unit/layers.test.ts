@@ -11,7 +11,7 @@ const TS = resolve(__dirname, '..', '..', 'ts');
 
 /** Lowest first. A folder may import only from folders of a strictly lower layer (or itself). */
 const LAYERS: readonly (readonly string[])[] = [
-  ['errors.ts', 'native.ts', 'version.ts', 'shell-arg.ts'],
+  ['errors.ts', 'native.ts', 'version.ts', 'shell-arg.ts', 'utf8-text.ts'],
   ['text', 'store', 'vector', 'graph', 'config', 'project'],
   ['model', 'llm'],
   ['index-io'],

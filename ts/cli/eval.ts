@@ -32,6 +32,7 @@ import { configuredEmbedding } from '../indexing/stages/embedding.js';
 import { embeddingMismatchWarning } from '../project/state.js';
 import { parseStateText, readStateText } from '../search/index-files.js';
 import { shellArg } from '../shell-arg.js';
+import { decodeUtf8Text } from '../utf8-text.js';
 import { folderArg, folderValue, projectConfig } from './args.js';
 import { CliExit, EXIT, unusableIndexExit } from './exit.js';
 import { SUB_COMMAND_METAS } from './metas.js';
@@ -56,9 +57,9 @@ function loadQuestions(file: string) {
   if (file.trim() === '') {
     throw new CliExit(EXIT.USAGE, '--questions needs a value: the JSONL file of questions');
   }
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(file, 'utf8');
+    bytes = readFileSync(file);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     const why =
@@ -71,8 +72,10 @@ function loadQuestions(file: string) {
             : (code ?? String(e));
     throw new CliExit(EXIT.USAGE, `--questions: cannot read ${file}: ${why}`);
   }
+  const decoded = decodeUtf8Text(bytes, file);
+  if (!decoded.ok) throw new CliExit(EXIT.USAGE, `--questions: ${decoded.problem}`);
   try {
-    return parseQuestions(text, file);
+    return parseQuestions(decoded.text, file);
   } catch (e) {
     if (e instanceof QuestionsFileError) throw new CliExit(EXIT.USAGE, e.message);
     throw e;

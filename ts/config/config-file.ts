@@ -5,8 +5,7 @@
  */
 import { lstatSync, readFileSync, type Stats, statSync } from 'node:fs';
 import { ConfigError } from '../errors.js';
-
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
+import { decodeUtf8Text } from '../utf8-text.js';
 
 function fail(msg: string, cause?: unknown): never {
   throw new ConfigError(msg, [msg], cause === undefined ? undefined : { cause });
@@ -49,16 +48,7 @@ export function readConfigText(path: string): string {
   } catch (e) {
     fail(`cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`, e);
   }
-  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff))
-    fail(`${path} is UTF-16 text; save it as UTF-8`);
-  // Valid UTF-8, but no YAML text holds a NUL: UTF-16 saved without a byte-order mark.
-  if (bytes.includes(0))
-    fail(`${path} contains NUL bytes (UTF-16 text without a byte-order mark?); save it as UTF-8`);
-  let text: string;
-  try {
-    text = UTF8.decode(bytes);
-  } catch (e) {
-    fail(`${path} is not UTF-8 text (Latin-1 or another encoding?); save it as UTF-8`, e);
-  }
-  return text.replace(/^\uFEFF/, '');
+  const decoded = decodeUtf8Text(bytes, path);
+  if (!decoded.ok) fail(decoded.problem, decoded.cause);
+  return decoded.text;
 }
