@@ -609,6 +609,41 @@ describe('an indexed file that is no document any more', () => {
   }
 });
 
+describe("runBuild's report", () => {
+  it('lists as removed only what left the index, not what the edited file gives again', async () => {
+    const p = await project(
+      {
+        'a.txt': 'Margaret Okafor founded Halden Observatory in 1887.\n',
+        'b.txt': 'Bram Okonkwo kept the Harbor Lighthouse at Port Sel from 1902.\n',
+      },
+      1048,
+    );
+    expect((await build(p.root)).code).toBe(0);
+    await p.writeInput(
+      'b.txt',
+      'Bram Okonkwo kept the Harbor Lighthouse at Port Sel from 1902.\nHe retired in 1931.\n',
+    );
+    const sync = await build(p.root);
+    expect(sync.code, sync.out).toBe(0);
+    const r = sync.report!;
+    expect(r.changed).toEqual(['b.txt']);
+    const index = new IndexData(p.root, DIM);
+    const [texts, units, entities, relationships] = await Promise.all([
+      index.texts(),
+      index.units(),
+      index.entities(),
+      index.relationships(),
+    ]);
+    expect(r.removedChunks.length).toBe(1); // b.txt's old chunk
+    expect(r.removedChunks.filter((id) => texts.has(id))).toEqual([]);
+    expect(r.removedUnits.filter((id) => units.has(id))).toEqual([]);
+    expect(r.removedEntities.filter((id) => entities.has(id))).toEqual([]);
+    expect(r.removedRelationships.filter((id) => relationships.has(id))).toEqual([]);
+    // The unchanged sentence's entities are still there.
+    expect([...entities.values()].map((e) => e.context)).toContain('BRAM OKONKWO');
+  });
+});
+
 describe('a relation phrase held in two forms (letter case)', () => {
   it('goes with the last chunks that support its fold, whichever form the index kept', async () => {
     const met = 'The banker Alice met Bob today.\n';

@@ -217,6 +217,34 @@ function addToReport(report: BuildReport, sync: CycleSync): void {
   report.skipped.push(...sync.skipped);
 }
 
+/**
+ * The report with only what left the index. A cycle records what its Document stage pruned,
+ * and a later stage of the same cycle can extract the same ids again (an edited file's other
+ * units, entities and relationships): those are still there and are no removals.
+ */
+async function netRemovals(root: string, dim: number, report: BuildReport): Promise<BuildReport> {
+  const { removedChunks, removedUnits, removedEntities, removedRelationships } = report;
+  if (removedChunks.length + removedUnits.length + removedEntities.length + removedRelationships.length === 0)
+    return report;
+  const index = new IndexData(root, dim);
+  const [texts, units, entities, relationships] = await Promise.all([
+    index.texts(),
+    index.units(),
+    index.entities(),
+    index.relationships(),
+  ]);
+  const gone = (ids: string[], present: ReadonlyMap<string, unknown>) => [
+    ...new Set(ids.filter((id) => !present.has(id))),
+  ];
+  return {
+    ...report,
+    removedChunks: gone(removedChunks, texts),
+    removedUnits: gone(removedUnits, units),
+    removedEntities: gone(removedEntities, entities),
+    removedRelationships: gone(removedRelationships, relationships),
+  };
+}
+
 /** One-line message of an error for the terminal and info.log. */
 function errorMessage(error: unknown): string {
   if (error instanceof Error) return error.message;
@@ -647,7 +675,7 @@ class BuildRun {
       const seconds = formatSeconds(performance.now() - started);
       log.info(`Build finished in ${seconds} (generation ${this.#state.generation})`);
       this.#say(`Build finished in ${seconds} (generation ${this.#state.generation}).`);
-      this.#o.onReport?.(report);
+      if (this.#o.onReport) this.#o.onReport(await netRemovals(root, this.#o.config.config.dim, report));
       return BUILD_EXIT.OK;
     } catch (error) {
       const interrupted = error instanceof InterruptedError || this.#stop.stopping;
