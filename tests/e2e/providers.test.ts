@@ -424,6 +424,65 @@ describe('retries and failures', () => {
     expect(openai.count('chat')).toBe(4);
   });
 
+  it('embedding rows whose "index" fields are not each input once are an invalid reply, retried (never stored against other texts)', async () => {
+    const p = providers(openaiConfig({ dim: 64 }), { cacheDir: null });
+    const vec = (x: number) => Buffer.from(new Float32Array(64).fill(x).buffer).toString('base64');
+    const twoAtZero = JSON.stringify({
+      object: 'list',
+      data: [
+        { object: 'embedding', index: 0, embedding: vec(0.2) },
+        { object: 'embedding', index: 0, embedding: vec(0.1) },
+      ],
+      model: 'x',
+      usage: { prompt_tokens: 1, total_tokens: 1 },
+    });
+    openai.inject({ route: 'embeddings', fault: { kind: 'raw', body: twoAtZero } });
+    const batch = await p.embedDocuments(['first text', 'second text']);
+    expect(openai.count('embeddings')).toBe(2);
+    // The retried reply is the fake's own: each vector is that of its text.
+    const again = await p.embedDocuments(['second text']);
+    expect([...batch.vectors.subarray(64, 128)]).toEqual([...again.vectors]);
+  });
+
+  it("a 200 embeddings reply holding an error object says the server's words (Ollama: model not found)", async () => {
+    const p = providers(openaiConfig({ dim: 64 }), {
+      cacheDir: null,
+      retry: { ...FAST_RETRY, maxAttempts: 1 },
+    });
+    openai.inject({
+      route: 'embeddings',
+      fault: {
+        kind: 'raw',
+        body: '{"error":{"message":"model \\"nomic-embed-text\\" not found, try pulling it first"}}',
+      },
+    });
+    const e = await p.embedDocuments(['x']).catch((x: unknown) => x);
+    expect((e as Error).message).toContain(
+      'an error instead of embeddings: model "nomic-embed-text" not found, try pulling it first',
+    );
+  });
+
+  it("an OpenAI refusal fails at once with the model's words (asking again gets the same)", async () => {
+    const p = providers(openaiConfig(), { cacheDir: null });
+    const refusal = JSON.stringify({
+      id: 'x',
+      object: 'chat.completion',
+      created: 0,
+      model: 'gpt-4o-mini',
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: null, refusal: 'I cannot help with that.' },
+          finish_reason: 'stop',
+        },
+      ],
+    });
+    openai.inject({ route: 'chat', fault: { kind: 'raw', body: refusal } });
+    const e = await p.run('query', { question: 'Who is Marie Curie?' }).catch((x: unknown) => x);
+    expect((e as Error).message).toMatch(/refused to answer: I cannot help with that\.$/);
+    expect(openai.count('chat')).toBe(1);
+  });
+
   it('honours Retry-After on the OpenAI route too', async () => {
     const p = providers(openaiConfig(), { cacheDir: null });
     openai.inject({ route: 'embeddings', fault: { kind: 'status', status: 429, retryAfter: '1' } });

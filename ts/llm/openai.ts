@@ -39,6 +39,7 @@ import {
   networkCode,
   networkError,
   parseRetryAfter,
+  refusalError,
   who,
 } from './provider-errors.js';
 import {
@@ -156,7 +157,7 @@ export class OpenAIProvider implements Provider {
       for await (const chunk of stream) {
         const choice = chunk.choices?.[0];
         const delta = choice?.delta;
-        if (delta?.refusal) throw invalidReplyError(this.#ctx, 'reply (refusal)', delta.refusal);
+        if (delta?.refusal) throw refusalError(this.#ctx, delta.refusal);
         if (delta?.content) yield delta.content;
         if (choice?.finish_reason) finish = choice.finish_reason;
       }
@@ -208,9 +209,19 @@ export class OpenAIProvider implements Provider {
       res ??= await this.#embedRequest(texts, 'float', signal);
       const data = (res as { data?: unknown } | null)?.data;
       if (!Array.isArray(data)) {
+        // Some compatible servers answer 200 with an error object (Ollama: "model not found,
+        // try pulling it first"): its message says what to fix.
+        const error = (res as { error?: { message?: unknown } } | null)?.error;
+        if (typeof error?.message === 'string') {
+          throw invalidReplyError(
+            this.#ctx,
+            'embeddings reply',
+            `an error instead of embeddings: ${error.message}`,
+          );
+        }
         throw invalidReplyError(this.#ctx, 'embeddings reply', `no "data" list in ${describeBody(res)}`);
       }
-      const rows = [...(data as OpenAI.Embeddings.Embedding[])].sort((a, b) => a.index - b.index);
+      const rows = inputOrder(this.#ctx, data as OpenAI.Embeddings.Embedding[], texts.length);
       return packEmbeddings(
         this.#ctx,
         texts.length,
@@ -371,7 +382,7 @@ export class OpenAIProvider implements Provider {
       throw invalidReplyError(this.#ctx, 'reply', `an error instead of a chat completion: ${error.message}`);
     }
     const message = res.choices?.[0]?.message;
-    if (message?.refusal) throw invalidReplyError(this.#ctx, 'reply (refusal)', message.refusal);
+    if (message?.refusal) throw refusalError(this.#ctx, message.refusal);
     const finish = res.choices?.[0]?.finish_reason;
     const unfinished = unfinishedReply(this.#ctx, finish);
     if (unfinished) throw unfinished;
@@ -436,4 +447,37 @@ function describeBody(body: unknown): string {
     return /^</.test(start) ? `HTML or XML, not JSON ("${start}")` : `text, not JSON ("${start}")`;
   }
   return typeof body === 'object' ? 'an object without it' : `a JSON ${typeof body}`;
+}
+
+/**
+ * The rows of an embeddings reply in input order. Each row's `index` says which input it
+ * embeds: it must be an integer from 0 to n - 1, each once, or the vectors would be stored
+ * against other texts (a reply with repeated indexes was accepted, sorted, and cached). A
+ * reply with no index at all (some compatible servers) is taken in the order sent.
+ */
+function inputOrder(
+  ctx: ErrorContext,
+  rows: readonly OpenAI.Embeddings.Embedding[],
+  n: number,
+): OpenAI.Embeddings.Embedding[] {
+  if (rows.every((r) => (r as { index?: unknown })?.index === undefined)) return [...rows];
+  const placed: OpenAI.Embeddings.Embedding[] = new Array(rows.length);
+  for (const r of rows) {
+    const i = (r as { index?: unknown })?.index;
+    if (
+      typeof i !== 'number' ||
+      !Number.isInteger(i) ||
+      i < 0 ||
+      i >= Math.max(n, rows.length) ||
+      placed[i]
+    ) {
+      throw invalidReplyError(
+        ctx,
+        'embeddings reply',
+        `the rows' "index" fields are not each of 0 to ${n - 1} once (got ${JSON.stringify(i)})`,
+      );
+    }
+    placed[i] = r;
+  }
+  return placed;
 }

@@ -117,6 +117,17 @@ export function incompleteReplyError(ctx: ErrorContext, reason: string): Provide
 }
 
 /**
+ * The model declined to answer (OpenAI's `refusal`): like a content filter's stop, asking
+ * again at temperature 0 gets the same, so it fails at once (it was retried six times).
+ */
+export function refusalError(ctx: ErrorContext, refusal: string): ProviderError {
+  return new ProviderError(`the model of ${who(ctx)} refused to answer: ${clean(ctx, refusal)}`, {
+    provider: ctx.provider,
+    retryable: false,
+  });
+}
+
+/**
  * A reply the server itself gave up on (vLLM's finish_reason `abort`: the request was
  * preempted or cancelled on the server). Not the model's answer, so never kept; retried,
  * since the next attempt usually runs whole.

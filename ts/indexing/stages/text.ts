@@ -121,11 +121,13 @@ export async function textStage(ctx: StageContext): Promise<StageResult> {
   }
   if (failed.length > 0) {
     const ids = failed.map((r) => r.text_id).join(', ');
+    // Its message says whether it was retried ("gave up after 6 attempts"); an error that is
+    // not retried (HTTP 400, a reply cut at max_tokens) failed at its first attempt.
     const first = failed[0]!.error;
     if (!ctx.allowFailures) {
       throw new NodeRagError(
         'stage_failed',
-        `decomposition failed for ${failed.length} chunk(s) after retries (text_id ${ids}); first error: ${first}. Run again to retry, or pass --allow-failures to go on without them`,
+        `decomposition failed for ${failed.length} chunk(s) (text_id ${ids}); first error: ${first}. Run again to retry, or pass --allow-failures to go on without them`,
       );
     }
     ctx.log.warn(
