@@ -87,7 +87,8 @@ export interface BuildOptions {
   /**
    * Install SIGINT/SIGTERM/SIGHUP handlers for the build (default false; the `noderag build`
    * command sets it): the first signal stops the build at the next safe point, a second exits
-   * the process (a hang-up before the stages cancels the build). Off by default so an application that embeds the build keeps its own signals.
+   * the process (a hang-up before the stages cancels the build). Off by default so an
+   * application that embeds the build keeps its own signals.
    */
   handleSignals?: boolean;
   /**

@@ -451,26 +451,22 @@ function describeBody(body: unknown): string {
 
 /**
  * The rows of an embeddings reply in input order. Each row's `index` says which input it
- * embeds: it must be an integer from 0 to n - 1, each once, or the vectors would be stored
- * against other texts (a reply with repeated indexes was accepted, sorted, and cached). A
- * reply with no index at all (some compatible servers) is taken in the order sent.
+ * embeds: each of 0 to n - 1 once, or the vectors would be stored against other texts (a
+ * reply with repeated indexes was accepted, sorted, and cached). A reply with no index at all
+ * (some compatible servers) is taken in the order sent; one with another number of rows is
+ * left as it is for packEmbeddings, which names the count.
  */
 function inputOrder(
   ctx: ErrorContext,
   rows: readonly OpenAI.Embeddings.Embedding[],
   n: number,
 ): OpenAI.Embeddings.Embedding[] {
-  if (rows.every((r) => (r as { index?: unknown })?.index === undefined)) return [...rows];
-  const placed: OpenAI.Embeddings.Embedding[] = new Array(rows.length);
+  const indexOf = (r: OpenAI.Embeddings.Embedding) => (r as { index?: unknown } | null)?.index;
+  if (rows.length !== n || rows.every((r) => indexOf(r) === undefined)) return [...rows];
+  const placed: OpenAI.Embeddings.Embedding[] = new Array(n);
   for (const r of rows) {
-    const i = (r as { index?: unknown })?.index;
-    if (
-      typeof i !== 'number' ||
-      !Number.isInteger(i) ||
-      i < 0 ||
-      i >= Math.max(n, rows.length) ||
-      placed[i]
-    ) {
+    const i = indexOf(r);
+    if (typeof i !== 'number' || !Number.isInteger(i) || i < 0 || i >= n || placed[i]) {
       throw invalidReplyError(
         ctx,
         'embeddings reply',
