@@ -256,6 +256,40 @@ describe('build through an OpenAI-compatible server', () => {
     return p;
   }
 
+  it('on SIGINT sends no request waiting out a retry backoff and does not wait for it', async () => {
+    const p = await project();
+    server.reset();
+    // Every decomposition fails with a retryable 503 asking for a 3 s wait: the stop comes
+    // while the calls wait, which would send their next attempt within the 10 s grace.
+    server.inject({
+      route: 'chat',
+      times: 1_000_000,
+      fault: { kind: 'status', status: 503, retryAfter: '3' },
+    });
+    let killedAt = 0;
+    try {
+      const r = await p.build([], {
+        onSpawn: (child) => {
+          void (async () => {
+            while (!server.requests.some((q) => q.route === 'chat'))
+              await new Promise((res) => setTimeout(res, 20));
+            await new Promise((res) => setTimeout(res, 300)); // the replies are in: backoff
+            killedAt = performance.now();
+            child.kill('SIGINT');
+          })();
+        },
+      });
+      const stoppedAfterMs = performance.now() - killedAt;
+      expect(r.code).toBe(130);
+      expect(r.stderr).toContain('Text pipeline interrupted; state saved.');
+      expect(server.requests.filter((q) => q.route === 'chat' && q.at > killedAt)).toEqual([]);
+      // The old code waited out the 10 s grace (and sent the retries meanwhile).
+      expect(stoppedAfterMs).toBeLessThan(6000);
+    } finally {
+      server.clearFaults();
+    }
+  });
+
   it('on SIGHUP (its terminal closed) stops the same way instead of dying with its lock held', async () => {
     await interruptedBuild('SIGHUP');
   });

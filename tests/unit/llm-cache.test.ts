@@ -3,6 +3,7 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ProviderError } from '../../ts/errors.js';
 import { CACHE_VERSION, cacheKey, canonicalJson } from '../../ts/llm/cache-key.js';
 import { CachedProvider } from '../../ts/llm/cached-provider.js';
 
@@ -10,6 +11,7 @@ type EachRequestFn = <T>(send: (signal: AbortSignal) => Promise<T>) => Promise<T
 
 import { LocalProvider } from '../../ts/llm/local/provider.js';
 import { buildRequest } from '../../ts/llm/prompts/index.js';
+import { RateLimiter } from '../../ts/llm/rate-limiter.js';
 import { EMBEDDINGS_FILE, REPLIES_FILE, ResponseCache } from '../../ts/llm/response-cache.js';
 import { BUILD_RETRY_POLICY, SEARCH_RETRY_POLICY } from '../../ts/llm/retry.js';
 import { TASK_SCHEMAS, TASK_VALIDATORS } from '../../ts/llm/task-schemas.js';
@@ -412,5 +414,79 @@ describe('capTokens', () => {
     const s = '😀'.repeat(10); // 2 UTF-16 units each
     const cut = capTokens(s, 5, { countTokens: (t) => t.length });
     expect(cut).toBe('😀'.repeat(2));
+  });
+});
+
+describe('CachedProvider: noNewRequests (a build being stopped)', () => {
+  const req = buildRequest({ task: 'query', language: 'English', input: { question: 'Who?' } });
+  /** An OpenAI-like adapter whose chat requests follow `reply` (called once per request sent). */
+  function provider(reply: (n: number, signal: AbortSignal) => Promise<string>, limiter?: RateLimiter) {
+    let sent = 0;
+    const p = new CachedProvider({
+      adapter: {
+        identity: { provider: 'openai', baseUrl: null, model: 'm', params: {} },
+        chat: (_r: unknown, o: { signal: AbortSignal }) => reply(++sent, o.signal),
+      } as never,
+      section: 'model_config',
+      retry: BUILD_RETRY_POLICY,
+      cache: undefined,
+      limiter,
+      timeouts: { chatMs: 10_000, embedMs: 10_000 },
+      tokenCounter: { countTokens: (s) => s.length },
+    });
+    return { p, sent: () => sent };
+  }
+  const busy = () => new ProviderError('server busy', { provider: 'openai', status: 503, retryable: true });
+  const stopped = () => new Error('stopped');
+
+  it('a call waiting out a retry backoff ends at once with the reason, without another request', async () => {
+    const stop = new AbortController();
+    const { p, sent } = provider(async () => {
+      throw busy();
+    });
+    const t0 = performance.now();
+    const call = p.chat(req, { signal: new AbortController().signal, noNewRequests: stop.signal });
+    await new Promise((r) => setTimeout(r, 50)); // the first request failed: in its ~1 s backoff
+    stop.abort(stopped());
+    await expect(call).rejects.toThrow('stopped');
+    expect(performance.now() - t0).toBeLessThan(500);
+    expect(sent()).toBe(1);
+  });
+
+  it('a request in flight finishes and its reply is returned', async () => {
+    const stop = new AbortController();
+    const { p, sent } = provider(() => new Promise((r) => setTimeout(() => r('an answer'), 100)));
+    const call = p.chat(req, { signal: new AbortController().signal, noNewRequests: stop.signal });
+    await new Promise((r) => setTimeout(r, 20));
+    stop.abort(stopped());
+    expect(await call).toBe('an answer');
+    expect(sent()).toBe(1);
+  });
+
+  it('a call waiting for a rate-limit permit is not sent', async () => {
+    const stop = new AbortController();
+    const limiter = new RateLimiter(1);
+    const { p, sent } = provider(() => new Promise((r) => setTimeout(() => r('an answer'), 100)), limiter);
+    const options = { signal: new AbortController().signal, noNewRequests: stop.signal };
+    const first = p.chat(req, options);
+    const second = p.chat(
+      buildRequest({ task: 'query', language: 'English', input: { question: 'Why?' } }),
+      options,
+    );
+    await new Promise((r) => setTimeout(r, 20));
+    expect(limiter.waiting).toBe(1);
+    stop.abort(stopped());
+    await expect(second).rejects.toThrow('stopped');
+    expect(await first).toBe('an answer');
+    expect(sent()).toBe(1);
+  });
+
+  it('without noNewRequests, the backoff runs its course and the next attempt succeeds', async () => {
+    const { p, sent } = provider(async (n) => {
+      if (n === 1) throw busy();
+      return 'second time';
+    });
+    expect(await p.chat(req, {})).toBe('second time');
+    expect(sent()).toBe(2);
   });
 });

@@ -89,6 +89,26 @@ interface AttemptScope {
   cancel: () => void;
 }
 
+/**
+ * The two signals of a call: `signal` aborts everything, `starts` (the caller's `signal` or
+ * `noNewRequests`) stops what has not been sent yet: a wait for a permit, a backoff, a next
+ * request.
+ */
+interface CallSignals {
+  signal: AbortSignal | undefined;
+  starts: AbortSignal | undefined;
+}
+
+function callSignals({ signal, noNewRequests }: CallOptions): CallSignals {
+  const starts =
+    noNewRequests === undefined || noNewRequests === signal
+      ? signal
+      : signal === undefined
+        ? noNewRequests
+        : AbortSignal.any([signal, noNewRequests]);
+  return { signal, starts };
+}
+
 /** A streamed reply whose first delta has arrived (CachedProvider.#openStream). */
 interface OpenStream {
   first: IteratorResult<string, undefined>;
@@ -140,7 +160,7 @@ export class CachedProvider implements Provider {
       'chat',
       { messages: request.messages },
       textFromCache,
-      options.signal,
+      callSignals(options),
       async (signal) => {
         const v = validateText(await this.#o.adapter.chat(request, { signal }));
         if (!v.ok) throw invalidReplyError(this.#ctx, `${request.task} reply`, v.error);
@@ -160,15 +180,15 @@ export class CachedProvider implements Provider {
     request: ChatRequest,
     options: CallOptions = {},
   ): AsyncGenerator<string, void, undefined> {
-    const { signal } = options;
     const { key, hit } = this.#lookup('chat', { messages: request.messages }, textFromCache);
     if (hit !== undefined) {
       yield hit;
       return;
     }
-    throwIfAborted(signal);
+    const signals = callSignals(options);
+    throwIfAborted(signals.starts);
     this.#stats.calls++;
-    const open = await this.#openStream(request, signal);
+    const open = await this.#openStream(request, signals);
     let text = '';
     let finished = false;
     try {
@@ -201,7 +221,7 @@ export class CachedProvider implements Provider {
         const v = validate(cached);
         return v.ok ? v.value : undefined;
       },
-      options.signal,
+      callSignals(options),
       // The reply and its repair are two requests: a permit and a timeout each (a slow model
       // that needs a repair would otherwise fail request_timeout on replies that arrive in
       // time, and two starts would share one rate-limit slot). An invalid reply after the
@@ -212,7 +232,8 @@ export class CachedProvider implements Provider {
   }
 
   async embed(texts: readonly string[], options: CallOptions = {}): Promise<EmbeddingBatch> {
-    throwIfAborted(options.signal);
+    const signals = callSignals(options);
+    throwIfAborted(signals.starts);
     const inputs = texts.map((t) => capTokens(t, EMBEDDING_INPUT_TOKEN_CAP, this.#o.tokenCounter));
     const cache = this.cached ? this.#o.cache : undefined;
     const found: Array<Float32Array | undefined> = new Array(inputs.length);
@@ -239,7 +260,7 @@ export class CachedProvider implements Provider {
     this.#stats.calls++;
     // Checked inside the retried call: an invalid reply (a wrong count, a non-finite value)
     // is retried like any other; a wrong dimension is not retryable and fails at once.
-    const batch = await this.#withPolicy('embed', options.signal, async (signal) => {
+    const batch = await this.#withPolicy('embed', signals, async (signal) => {
       const reply = await this.#o.adapter.embed(sendTexts, { signal });
       this.#checkVectors(reply, sendTexts.length);
       return reply;
@@ -288,18 +309,18 @@ export class CachedProvider implements Provider {
     kind: 'chat' | 'structured',
     cacheRequest: unknown,
     fromCache: (cached: unknown) => T | undefined,
-    signal: AbortSignal | undefined,
+    signals: CallSignals,
     call: (signal: AbortSignal, eachRequest: EachRequest) => Promise<T>,
     policy: 'whole' | 'each-request' = 'whole',
   ): Promise<T> {
     const { key, hit } = this.#lookup(kind, cacheRequest, fromCache);
     if (hit !== undefined) return hit;
-    throwIfAborted(signal);
+    throwIfAborted(signals.starts);
     this.#stats.calls++;
     const value =
       policy === 'whole'
-        ? await this.#withPolicy('chat', signal, (s) => call(s, (send) => send(s)))
-        : await this.#withPolicyEachRequest(signal, call);
+        ? await this.#withPolicy('chat', signals, (s) => call(s, (send) => send(s)))
+        : await this.#withPolicyEachRequest(signals, call);
     this.#store(key, kind, value);
     return value;
   }
@@ -330,14 +351,14 @@ export class CachedProvider implements Provider {
   /** Retry around (limiter → timeout → call). */
   #withPolicy<T>(
     kind: 'chat' | 'embed',
-    signal: AbortSignal | undefined,
+    { signal, starts }: CallSignals,
     call: (signal: AbortSignal) => Promise<T>,
   ): Promise<T> {
     // The local provider answers in process, deterministically and at once: a retry would
     // get the same reply and a timer could never fire before it, so it gets neither (the
     // timer, controller and listener per call were a measurable share of a search request).
     if (this.identity.provider === 'local') {
-      throwIfAborted(signal);
+      throwIfAborted(starts);
       this.#stats.requests++;
       return call(signal ?? NEVER_ABORTED);
     }
@@ -345,11 +366,14 @@ export class CachedProvider implements Provider {
     return withRetry(
       async ({ remainingMs }) => {
         const run = () =>
-          this.#attempt(call, Math.min(timeoutMs, remainingMs ?? Number.POSITIVE_INFINITY), signal);
-        return this.#o.limiter ? this.#o.limiter.run(run, signal) : run();
+          this.#attempt(call, Math.min(timeoutMs, remainingMs ?? Number.POSITIVE_INFINITY), {
+            signal,
+            starts,
+          });
+        return this.#o.limiter ? this.#o.limiter.run(run, starts) : run();
       },
       this.#o.retry,
-      this.#retryOptions(signal),
+      this.#retryOptions(starts),
     );
   }
 
@@ -358,11 +382,12 @@ export class CachedProvider implements Provider {
    * limiter permit and the timeout around each request it sends (`eachRequest`).
    */
   #withPolicyEachRequest<T>(
-    signal: AbortSignal | undefined,
+    signals: CallSignals,
     call: (signal: AbortSignal, eachRequest: EachRequest) => Promise<T>,
   ): Promise<T> {
+    const { signal, starts } = signals;
     if (this.identity.provider === 'local') {
-      throwIfAborted(signal);
+      throwIfAborted(starts);
       this.#stats.requests++;
       const s = signal ?? NEVER_ABORTED;
       return call(s, (send) => send(s));
@@ -376,16 +401,17 @@ export class CachedProvider implements Provider {
           remainingMs === undefined ? Number.POSITIVE_INFINITY : this.#clock.now() + remainingMs;
         const eachRequest: EachRequest = (send) => {
           const run = () =>
-            this.#attempt(send, Math.max(0, Math.min(timeoutMs, deadline - this.#clock.now())), signal);
-          return this.#o.limiter ? this.#o.limiter.run(run, signal) : run();
+            this.#attempt(send, Math.max(0, Math.min(timeoutMs, deadline - this.#clock.now())), signals);
+          return this.#o.limiter ? this.#o.limiter.run(run, starts) : run();
         };
         return call(signal ?? NEVER_ABORTED, eachRequest);
       },
       this.#o.retry,
-      this.#retryOptions(signal),
+      this.#retryOptions(starts),
     );
   }
 
+  /** `starts` ends a backoff: no next attempt once the caller wants no new request. */
   #retryOptions(signal: AbortSignal | undefined): RetryOptions {
     return {
       clock: this.#clock,
@@ -404,17 +430,21 @@ export class CachedProvider implements Provider {
    * reply too) is retried, one after it is not. The returned stream holds its limiter permit,
    * timeout and abort listener until `end`.
    */
-  async #openStream(request: ChatRequest, signal: AbortSignal | undefined): Promise<OpenStream> {
+  async #openStream(request: ChatRequest, { signal, starts }: CallSignals): Promise<OpenStream> {
     if (this.identity.provider === 'local') return this.#startStream(request, signal, undefined, () => {});
     const limiter = this.#o.limiter;
     return withRetry(
       async ({ remainingMs }) => {
         const timeoutMs = Math.min(this.#o.timeouts.chatMs, remainingMs ?? Number.POSITIVE_INFINITY);
-        const release = limiter ? await holdPermit(limiter, signal) : () => {};
+        const release = limiter ? await holdPermit(limiter, starts) : () => {};
+        if (starts?.aborted) {
+          release();
+          throw abortReason(starts);
+        }
         return this.#startStream(request, signal, timeoutMs, release);
       },
       this.#o.retry,
-      this.#retryOptions(signal),
+      this.#retryOptions(starts),
     );
   }
 
@@ -498,12 +528,16 @@ export class CachedProvider implements Provider {
     };
   }
 
-  /** One request with its own timeout; the caller's abort wins over our timeout. */
+  /**
+   * One request with its own timeout; the caller's abort wins over our timeout. Not sent when
+   * `starts` is aborted (its permit may have come after the caller stopped wanting it).
+   */
   async #attempt<T>(
     call: (signal: AbortSignal) => Promise<T>,
     timeoutMs: number,
-    outer: AbortSignal | undefined,
+    { signal: outer, starts }: CallSignals,
   ) {
+    throwIfAborted(starts);
     const scope = this.#scope(outer, timeoutMs);
     try {
       return await call(scope.signal);

@@ -20,7 +20,13 @@ export interface Clock {
 export const systemClock: Clock = {
   now: () => performance.now(),
   sleep: async (ms, signal) => {
-    await delay(Math.max(0, ms), undefined, signal ? { signal } : undefined);
+    try {
+      await delay(Math.max(0, ms), undefined, signal ? { signal } : undefined);
+    } catch (e) {
+      // The abort's own reason (e.g. the build's InterruptedError), as ManualClock gives it,
+      // not the timer's generic AbortError.
+      throw signal?.aborted && signal.reason !== undefined ? signal.reason : e;
+    }
   },
   after: (ms, fn) => {
     const timer = setTimeout(fn, Math.max(0, ms));

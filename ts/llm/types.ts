@@ -78,7 +78,14 @@ export type Validation<T> = { ok: true; value: T } | { ok: false; error: string 
 export type Validator<T> = (value: unknown) => Validation<T>;
 
 export interface CallOptions {
+  /** Aborts the call, requests in flight included. */
   signal?: AbortSignal;
+  /**
+   * Once aborted, the call sends no further request but lets one in flight finish: a call
+   * waiting for a rate-limit permit or out a retry backoff ends at once with its reason
+   * (a build being stopped: its requests in flight get a grace period, nothing new starts).
+   */
+  noNewRequests?: AbortSignal;
   /**
    * Runs one HTTP request of the call with the caller's per-request policy (rate-limit
    * permit, timeout): a structured call sends its reply's request, then maybe a repair, and

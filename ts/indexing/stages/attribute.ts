@@ -250,7 +250,7 @@ export async function attributeStage(ctx: StageContext): Promise<StageResult> {
       ctx.providers.run(
         'attribute',
         { entity: p.entity.context, units: p.units, relationships: p.relationships },
-        { signal: ctx.stop.signal },
+        ctx.stop.callOptions,
       ),
     {
       concurrency: poolSize(ctx.config.model_config.rate_limit, local, ctx.config.model_config.max_in_flight),

@@ -43,7 +43,7 @@ export async function embedTargets(
     async (batch, b) => {
       const r = await ctx.providers.embedDocuments(
         batch.map((t) => t.text),
-        { signal: ctx.stop.signal },
+        ctx.stop.callOptions,
       );
       embedded += batch.length;
       if (onVectors) {

@@ -1,8 +1,11 @@
 /**
  * Stopping a build on SIGINT/SIGTERM (docs/method.md §4.2 step 7): on the first signal no new
  * model request starts and in-flight ones get up to 10 s to finish (so their replies reach
- * the response cache); then they are aborted. Stages poll `stopping` between steps and
- * before their commit; the run loop records INTERRUPTED and exits 130.
+ * the response cache); then they are aborted. "No new request" includes the next attempt of
+ * a call waiting out a retry backoff and a call waiting for a rate-limit permit: both end at
+ * once (`noNewRequests`), so a stop takes as long as the requests really in flight. Stages
+ * poll `stopping` between steps and before their commit; the run loop records INTERRUPTED
+ * and exits 130.
  */
 import { setMaxListeners } from 'node:events';
 import { NodeRagError } from '../../errors.js';
@@ -20,11 +23,12 @@ export class StopSignal {
   #stopping = false;
   #reason = 'interrupted';
   readonly #abort = new AbortController();
+  readonly #starts = new AbortController();
   #timer: NodeJS.Timeout | undefined;
 
   constructor() {
-    // Every request in flight listens to this one signal; hundreds at once is normal here.
-    setMaxListeners(0, this.#abort.signal);
+    // Every request in flight listens to these signals; hundreds at once is normal here.
+    setMaxListeners(0, this.#abort.signal, this.#starts.signal);
   }
 
   /** True once a stop was requested: start nothing new. */
@@ -37,6 +41,16 @@ export class StopSignal {
     return this.#abort.signal;
   }
 
+  /** Aborted as soon as a stop is requested: nothing waiting to send a request sends it. */
+  get noNewRequests(): AbortSignal {
+    return this.#starts.signal;
+  }
+
+  /** The options of a model call made by a stage. */
+  get callOptions(): { signal: AbortSignal; noNewRequests: AbortSignal } {
+    return { signal: this.#abort.signal, noNewRequests: this.#starts.signal };
+  }
+
   get reason(): string {
     return this.#reason;
   }
@@ -46,6 +60,7 @@ export class StopSignal {
     if (this.#stopping) return;
     this.#stopping = true;
     this.#reason = reason;
+    this.#starts.abort(new InterruptedError(reason));
     this.#timer = setTimeout(() => this.#abort.abort(new InterruptedError(reason)), graceMs);
     this.#timer.unref();
   }

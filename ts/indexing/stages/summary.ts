@@ -188,7 +188,7 @@ export async function summaryStage(ctx: StageContext): Promise<StageResult> {
     const local = ctx.providers.chat.identity.provider === 'local';
     const asked = await mapInOrder(
       ask,
-      ({ texts }) => ctx.providers.run('community', { texts }, { signal: ctx.stop.signal }),
+      ({ texts }) => ctx.providers.run('community', { texts }, ctx.stop.callOptions),
       {
         concurrency: poolSize(
           ctx.config.model_config.rate_limit,

@@ -52,11 +52,7 @@ async function parseUnit(
       dropped.push({ input: raw, reason: 'empty relationship string' });
       continue;
     }
-    const repaired = await ctx.providers.run(
-      'repair',
-      { relationship: raw, entities },
-      { signal: ctx.stop.signal },
-    );
+    const repaired = await ctx.providers.run('repair', { relationship: raw, entities }, ctx.stop.callOptions);
     if (repaired.source && repaired.relationship && repaired.target) {
       triples.push({ source: repaired.source, relation: repaired.relationship, target: repaired.target });
       inputs.push(raw);
@@ -77,7 +73,7 @@ async function parseUnit(
 async function decompose(ctx: StageContext, chunk: TextRow): Promise<DecompositionRecord> {
   const base = { text_hash_id: chunk.hashId, text_id: chunk.textId, generation: ctx.g };
   try {
-    const reply = await ctx.providers.run('decompose', { text: chunk.context }, { signal: ctx.stop.signal });
+    const reply = await ctx.providers.run('decompose', { text: chunk.context }, ctx.stop.callOptions);
     const dropped: DecompositionRecord['dropped'] = [];
     const units: ParsedUnit[] = [];
     for (const unit of reply.Output) units.push(await parseUnit(ctx, unit, dropped));
