@@ -553,7 +553,22 @@ describe('retries and failures', () => {
     expect(performance.now() - started).toBeLessThan(1400);
     expect(e.code).toBe('upstream_timeout');
     expect(e.retryable).toBe(true);
-    expect(e.message).toBe('provider openai (model_config, model gpt-4o-mini) did not answer within 0.2 s');
+    expect(e.message).toBe(
+      'provider openai (model_config, model gpt-4o-mini) did not answer within 0.2 s (model_config.request_timeout)',
+    );
+  });
+
+  it("a timeout cut short by the call's deadline says so instead of naming request_timeout", async () => {
+    const p = providers(openaiConfig(), {
+      cacheDir: null,
+      retry: { ...FAST_RETRY, maxAttempts: 1, deadlineMs: 300 },
+      timeouts: { chatMs: 10_000 },
+    });
+    openai.inject({ route: 'chat', fault: { kind: 'delay', ms: 1500 } });
+    const e = await rejection(p.run('query', { question: 'Who?' }));
+    expect(e.message).toBe(
+      "provider openai (model_config, model gpt-4o-mini) did not answer within 0.3 s (what was left of the call's deadline)",
+    );
   });
 
   it('a server that is not there: the message names the service and the socket error', async () => {
@@ -581,7 +596,7 @@ describe('retries and failures', () => {
     const p = providers(config, { cacheDir: null, retry: { ...FAST_RETRY, maxAttempts: 1 } });
     const e = await rejection(p.embedding.embed(['x']));
     expect(e.message).toMatch(
-      /^cannot reach provider openai \(embedding_config, model nomic-embed-text\): .*ECONNREFUSED/,
+      /^cannot reach provider openai \(embedding_config, model nomic-embed-text\) at http:\/\/127\.0\.0\.1:\d+\/v1 \(embedding_config\.base_url\): .*ECONNREFUSED/,
     );
   });
 

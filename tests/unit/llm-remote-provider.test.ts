@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ProviderError } from '../../ts/errors.js';
-import { httpError } from '../../ts/llm/provider-errors.js';
+import { httpError, networkError } from '../../ts/llm/provider-errors.js';
 import { decodeEmbedding, packEmbeddings, remoteSetup } from '../../ts/llm/remote-provider.js';
 
 const base = { apiKey: 'sk-secret', baseUrl: null, model: 'text-embedding-3-small' } as const;
@@ -65,6 +65,7 @@ describe('remoteSetup: identity (cache key) and error context of the HTTP adapte
       provider: 'openai',
       section: 'model_config',
       model: base.model,
+      baseUrl: base.baseUrl,
       secrets: ['sk-secret'],
     });
     const keyless = remoteSetup(
@@ -166,5 +167,23 @@ describe('provider error messages', () => {
     const message = httpError(ctx, 400, detail).message;
     expect(message).not.toContain('gw_live_Zq7');
     expect(message).toContain('[redacted]');
+  });
+});
+
+describe('networkError: where the connection was tried', () => {
+  const ctx = { provider: 'openai' as const, section: 'model_config', model: 'm', secrets: [] };
+  it('names base_url, without the user name and password a URL may hold', () => {
+    const e = networkError(
+      { ...ctx, baseUrl: 'http://alice:s3cret@llm.internal:8000/v1' },
+      'connect ECONNREFUSED',
+    );
+    expect(e.message).toBe(
+      'cannot reach provider openai (model_config, model m) at http://llm.internal:8000/v1 (model_config.base_url): connect ECONNREFUSED',
+    );
+  });
+  it('says when base_url is not set (the provider’s own API)', () => {
+    expect(networkError({ ...ctx, baseUrl: null }, 'getaddrinfo ENOTFOUND').message).toBe(
+      'cannot reach provider openai (model_config, model m) at its default address (model_config.base_url is not set): getaddrinfo ENOTFOUND',
+    );
   });
 });

@@ -142,6 +142,7 @@ export class CachedProvider implements Provider {
       provider: this.identity.provider,
       section: options.section,
       model: this.identity.model,
+      baseUrl: this.identity.baseUrl,
       secrets: options.secrets ?? [],
     };
   }
@@ -517,7 +518,11 @@ export class CachedProvider implements Provider {
       error: (e) => {
         if (outer?.aborted) return abortReason(outer);
         if (ctl.signal.aborted && ctl.signal.reason instanceof AttemptTimeout)
-          return timeoutError(this.#ctx, timeoutMs ?? 0);
+          return timeoutError(
+            this.#ctx,
+            timeoutMs ?? 0,
+            this.section === 'embedding_config' ? this.#o.timeouts.embedMs : this.#o.timeouts.chatMs,
+          );
         return e;
       },
       end: () => {

@@ -34,6 +34,8 @@ export interface ErrorContext {
   /** Config section, for messages: `model_config` or `embedding_config`. */
   section: string;
   model: string;
+  /** The section's base_url, for connection failures (null: the provider's own API). */
+  baseUrl?: string | null;
   /** Keys to redact from any text we pass on. */
   secrets: readonly string[];
 }
@@ -81,16 +83,44 @@ export function httpError(
 }
 
 export function networkError(ctx: ErrorContext, detail: string, cause?: unknown): ProviderError {
+  // Where it tried, and the key that says so: a wrong port or host in base_url is the usual cause.
+  const where = ctx.baseUrl
+    ? ` at ${clean(ctx, withoutCredentials(ctx.baseUrl))} (${ctx.section}.base_url)`
+    : ctx.baseUrl === null
+      ? ` at its default address (${ctx.section}.base_url is not set)`
+      : '';
   return new ProviderError(
-    `cannot reach provider ${who(ctx)}: ${clean(ctx, detail)}`,
+    `cannot reach provider ${who(ctx)}${where}: ${clean(ctx, detail)}`,
     { provider: ctx.provider, retryable: true },
     { cause },
   );
 }
 
-export function timeoutError(ctx: ErrorContext, timeoutMs: number): ProviderError {
+/**
+ * `configuredMs` is the section's request_timeout: a shorter wait was what remained of the
+ * call's deadline (search: 60 s for all attempts), which the message says instead.
+ */
+/** A URL as it may be shown: without a user name or password in it. */
+function withoutCredentials(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    return u.href;
+  } catch {
+    return url;
+  }
+}
+
+export function timeoutError(ctx: ErrorContext, timeoutMs: number, configuredMs?: number): ProviderError {
+  const why =
+    configuredMs === undefined
+      ? ''
+      : timeoutMs >= configuredMs
+        ? ` (${ctx.section}.request_timeout)`
+        : " (what was left of the call's deadline)";
   return new ProviderError(
-    `provider ${who(ctx)} did not answer within ${Math.round(timeoutMs / 100) / 10} s`,
+    `provider ${who(ctx)} did not answer within ${Math.round(timeoutMs / 100) / 10} s${why}`,
     { provider: ctx.provider, retryable: true, code: 'upstream_timeout' },
   );
 }

@@ -52,6 +52,7 @@ export function remoteSetup(
       provider,
       section: options.section,
       model: options.model,
+      baseUrl: options.baseUrl,
       secrets: options.apiKey ? [options.apiKey] : [],
     },
   };
