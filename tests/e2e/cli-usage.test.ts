@@ -110,6 +110,14 @@ describe('CLI usage errors', () => {
     expect(key.stderr).toContain('the client sends the key in NODERAG_API_KEY');
   });
 
+  it('an option with a value given twice is a usage error, not the last one silently', () => {
+    const r = cli('-f', '/tmp/nowhere', 'build', '--folder', '/tmp/elsewhere');
+    expect(r.status).toBe(2);
+    expect(r.stderr.trim()).toBe(
+      'noderag build: --folder / -f given twice; give it once (only one value is used)',
+    );
+  });
+
   it('a --timeout longer than a timer can hold is refused, not a reply that times out at once', () => {
     const r = cli('-f', '/tmp/nowhere', '-q', 'why?', '--timeout', '3000000');
     expect(r.status).toBe(2);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { unknownOption } from '../../ts/cli/unknown-options.js';
+import { repeatedOption, unknownOption } from '../../ts/cli/unknown-options.js';
 
 const ARGS = {
   folder: { type: 'string', alias: 'f' },
@@ -37,5 +37,27 @@ describe('unknownOption', () => {
     expect(unknownOption(['-rx'], ARGS)).toEqual({ option: '-x', suggestion: null });
     // The value of an option that takes one is not an option, even when it starts with "-".
     expect(unknownOption(['-q', '-zzz'], ARGS)).toBeNull();
+  });
+});
+
+describe('repeatedOption', () => {
+  it('finds an option with a value given twice, in any spelling', () => {
+    expect(repeatedOption(['-f', 'a', '-f', 'b'], ARGS)).toEqual({ first: '-f', second: '-f' });
+    expect(repeatedOption(['--folder=a', '--rebuild', '-f', 'b'], ARGS)).toEqual({
+      first: '--folder',
+      second: '-f',
+    });
+    expect(repeatedOption(['--cache-size', '1', '--cacheSize', '2'], ARGS)).toEqual({
+      first: '--cache-size',
+      second: '--cacheSize',
+    });
+    expect(repeatedOption(['-q', 'x', '-rqy'], ARGS)).toEqual({ first: '-q', second: '-q' });
+  });
+
+  it('leaves alone flags without a value, values that look like options, and eval’s --set', () => {
+    expect(repeatedOption(['-r', '-r', '--rebuild', '--no-rebuild', '-f', 'x'], ARGS)).toBeNull();
+    expect(repeatedOption(['-q', '-f', '-f', 'dir'], ARGS)).toBeNull();
+    expect(repeatedOption(['-f', 'a', '--', '-f', 'b'], ARGS)).toBeNull();
+    expect(repeatedOption(['--set', 'a=1', '--set', 'b=2'], { set: { type: 'string' } })).toBeNull();
   });
 });

@@ -16,7 +16,7 @@ import { folderArg, folderValue, missingQuestion } from './args.js';
 import { SUBCOMMAND_VALUE_FLAGS } from './command-flags.js';
 import { CliExit, EXIT } from './exit.js';
 import { SUB_COMMAND_METAS } from './metas.js';
-import { isOptionOf, nearestName, strayArgument, unknownOption } from './unknown-options.js';
+import { isOptionOf, nearestName, repeatedOption, strayArgument, unknownOption } from './unknown-options.js';
 
 /** A citty value that may be given as a function or a promise. */
 async function resolveValue<T>(v: T | Promise<T> | (() => T | Promise<T>)): Promise<T> {
@@ -239,6 +239,18 @@ async function cli(): Promise<void> {
       defined,
     );
     if (unknown) throw unknownOptionExit(sub, unknown);
+    const twice = repeatedOption(
+      sub === undefined ? rawArgs : rawArgs.slice(rawArgs.indexOf(sub) + 1),
+      defined,
+    );
+    if (twice) {
+      const { first, second } = twice;
+      const which = first === second ? first : `${first} / ${second}`;
+      throw new CliExit(
+        EXIT.USAGE,
+        `${sub === undefined ? 'noderag' : `noderag ${sub}`}: ${which} given twice; give it once (only one value is used)`,
+      );
+    }
     const stray = sub === undefined ? null : strayArgument(rawArgs.slice(rawArgs.indexOf(sub) + 1), defined);
     if (stray !== null) {
       // A number is most likely a value whose option was left out (`vis -f DIR 5`).

@@ -1,25 +1,35 @@
 /**
  * Options a command does not define. citty ignores them silently, so a typo such as
  * `build --rebiuld` ran an ordinary build and `vis --node 3` drew the default size: each is
- * now a usage error naming the option, with the nearest one the command has.
+ * now a usage error naming the option, with the nearest one the command has. So is an
+ * option with a value given twice (`-f a -f b`): citty keeps the last one without a word.
  */
 import type { ArgsDef } from 'citty';
 
+/** Options meant to be given several times (eval's `--set`, read by `setFlags`). */
+const REPEATABLE = new Set(['set']);
+
+/** One spelling of an option: whether it takes a value, and the option it names. */
+interface Spelling {
+  takesValue: boolean;
+  key: string;
+}
+
 /** What the command line may spell for each option of `args`. */
-function spellings(args: ArgsDef): { long: Map<string, boolean>; short: Map<string, boolean> } {
+function spellings(args: ArgsDef): { long: Map<string, Spelling>; short: Map<string, Spelling> } {
   // Name → whether the option takes a value (the next argument, unless written `--name=value`).
-  const long = new Map<string, boolean>();
-  const short = new Map<string, boolean>();
-  for (const [name, def] of Object.entries(args)) {
+  const long = new Map<string, Spelling>();
+  const short = new Map<string, Spelling>();
+  for (const [key, def] of Object.entries(args)) {
     const takesValue = def.type === 'string';
-    const kebab = name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-    const camel = name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
-    for (const n of new Set([name, kebab, camel])) {
-      long.set(n, takesValue);
-      if (def.type === 'boolean') long.set(`no-${n}`, false);
+    const kebab = key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+    const camel = key.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+    for (const n of new Set([key, kebab, camel])) {
+      long.set(n, { takesValue, key });
+      if (def.type === 'boolean') long.set(`no-${n}`, { takesValue: false, key });
     }
     const aliases = 'alias' in def && def.alias !== undefined ? [def.alias].flat() : [];
-    for (const a of aliases) (a.length === 1 ? short : long).set(a, takesValue);
+    for (const a of aliases) (a.length === 1 ? short : long).set(a, { takesValue, key });
   }
   return { long, short };
 }
@@ -83,13 +93,39 @@ export function strayArgument(rawArgs: readonly string[], args: ArgsDef): string
   return scan(rawArgs, args).positional;
 }
 
-function scan(
+/**
+ * The first option with a value given a second time (not one of REPEATABLE), as its two
+ * spellings on the command line, or null.
+ */
+export function repeatedOption(
   rawArgs: readonly string[],
   args: ArgsDef,
-): { unknown: { option: string; suggestion: string | null } | null; positional: string | null } {
+): { first: string; second: string } | null {
+  return scan(rawArgs, args).repeated;
+}
+
+interface Scan {
+  unknown: { option: string; suggestion: string | null } | null;
+  positional: string | null;
+  repeated: { first: string; second: string } | null;
+}
+
+function scan(rawArgs: readonly string[], args: ArgsDef): Scan {
   const { long, short } = spellings(args);
   let positional: string | null = null;
-  const found = (unknown: { option: string; suggestion: string | null }) => ({ unknown, positional });
+  let repeated: Scan['repeated'] = null;
+  // Option key → how it was first spelt, for options with a value.
+  const given = new Map<string, string>();
+  const valueOption = (spelt: string, { key }: Spelling) => {
+    const first = given.get(key);
+    if (first === undefined) given.set(key, spelt);
+    else if (!REPEATABLE.has(key)) repeated ??= { first, second: spelt };
+  };
+  const found = (unknown: { option: string; suggestion: string | null }) => ({
+    unknown,
+    positional,
+    repeated,
+  });
   for (let i = 0; i < rawArgs.length; i++) {
     const token = rawArgs[i]!;
     if (token === '--') break;
@@ -99,25 +135,29 @@ function scan(
     }
     if (token.startsWith('--')) {
       const [name, value] = [token.slice(2).split('=')[0]!, token.includes('=')];
-      const takesValue = long.get(name);
-      if (takesValue === undefined) {
+      const spelling = long.get(name);
+      if (spelling === undefined) {
         const best = nearestName(name, long.keys());
         return found({ option: `--${name}`, suggestion: best === null ? null : `--${best}` });
       }
-      if (takesValue && !value) i++;
+      if (spelling.takesValue) {
+        valueOption(`--${name}`, spelling);
+        if (!value) i++;
+      }
       continue;
     }
     // -x, -x=value, or grouped flags such as -ra (each a short alias).
     const letters = token.slice(1).split('=')[0]!;
     for (let k = 0; k < letters.length; k++) {
-      const takesValue = short.get(letters[k]!);
-      if (takesValue === undefined) return found({ option: `-${letters[k]}`, suggestion: null });
+      const spelling = short.get(letters[k]!);
+      if (spelling === undefined) return found({ option: `-${letters[k]}`, suggestion: null });
       // A short option taking a value takes the rest of the token, or the next argument.
-      if (takesValue) {
+      if (spelling.takesValue) {
+        valueOption(`-${letters[k]}`, spelling);
         if (k === letters.length - 1 && !token.includes('=')) i++;
         break;
       }
     }
   }
-  return { unknown: null, positional };
+  return { unknown: null, positional, repeated };
 }
