@@ -747,11 +747,22 @@ describe('a sync killed with SIGKILL', () => {
   const names = Object.keys(all);
   const initial = Object.fromEntries(names.slice(0, 5).map((n) => [n, all[n]!]));
 
+  /** Sorted node texts of the index search loads from `root`. */
+  async function searchTexts(root: string): Promise<string[]> {
+    const loaded = await LoadedIndex.load(root, { dim: DIM, unbalanceAdjust: true });
+    try {
+      return [...loaded.texts].sort();
+    } finally {
+      loaded.close();
+    }
+  }
+
   /** A built project, then an edit, a deletion, a rename and an addition in input/. */
-  async function prepared(): Promise<{ p: Project; before: Record<string, string> }> {
+  async function prepared(): Promise<{ p: Project; before: Record<string, string>; served: string[] }> {
     const p = await project(initial);
     expect((await build(p.root)).code).toBe(0);
     const before = await fingerprints(p);
+    const served = await searchTexts(p.root);
     await p.writeInput(
       names[1]!,
       editSentence(all[names[1]!]!, 'Okafor is best known', 'Okafor is remembered for comets'),
@@ -759,7 +770,7 @@ describe('a sync killed with SIGKILL', () => {
     await p.removeInput(names[2]!);
     await rename(p.path('input', names[3]!), p.path('input', 'moved.md'));
     await p.writeInput(names[6]!, all[names[6]!]!);
-    return { p, before };
+    return { p, before, served };
   }
 
   let reference: Promise<Record<string, string>> | undefined;
@@ -785,25 +796,26 @@ describe('a sync killed with SIGKILL', () => {
 
   for (const point of [...STAGES, 'Document pipeline:manifest-written', 'HNSW pipeline:files-synced']) {
     it(`at ${point}: the re-run ends with the index of an uninterrupted sync`, async () => {
-      const { p } = await prepared();
+      const { p, served } = await prepared();
       const killed = await p.buildWithHooks({ crashAt: point });
       expect(killed.signal).toBe('SIGKILL');
-      // Search loads the committed index meanwhile (the vector-index files may still name
-      // removed nodes) and, once the Document pipeline has committed, holds nothing that
-      // only the deleted file had.
-      const loaded = await LoadedIndex.load(p.root, { dim: DIM, unbalanceAdjust: true });
-      try {
+      // Search started meanwhile serves generation 1 as it was (the build kept it when the
+      // cycle started), not the cycle's commits so far; once the last commit is through, the
+      // new generation, which holds nothing only the deleted file had.
+      const finished =
+        (await p.readJson<{ current_state: string }>('info/state.json')).current_state === 'FINISHED';
+      const texts = await searchTexts(p.root);
+      if (!finished) expect(texts).toEqual(served);
+      else {
         const deletedText = all[names[2]!]!;
         const kept = [...readdirSync(p.path('input'))].map((f) => readFileSync(p.path('input', f), 'utf8'));
-        for (const t of loaded.texts) {
+        for (const t of texts) {
           if (t.length < 40 || !deletedText.includes(t)) continue;
           expect(
             kept.some((k) => k.includes(t)),
             t,
           ).toBe(true);
         }
-      } finally {
-        loaded.close();
       }
       const resumed = await p.build();
       expect(resumed.code, resumed.stderr).toBe(0);
@@ -844,10 +856,24 @@ describe('NodeSearch with watch follows new generations', () => {
       await search.status();
       await search.reloaded();
       expect(reloads).toEqual([]);
-      expect(holdsDeleted((await search.search(question)).items)).toBe(true);
+      const running = await search.search(question);
+      expect(holdsDeleted(running.items)).toBe(true);
+      // So does an engine started now, on the files the killed sync left: generation 1 as the
+      // build kept it when the cycle started, not the cycle's partial commits.
+      expect(p.exists('cache/finished/generation.json')).toBe(true);
+      const late = new NodeSearch(NodeConfig.fromMainFolder(p.root, { env: {} }));
+      try {
+        expect((await late.status()).generation).toBe(1);
+        const r = await late.search(question);
+        expect(r.items.map((i) => i.id)).toEqual(running.items.map((i) => i.id));
+        expect(r.retrievalInfo).toBe(running.retrievalInfo);
+      } finally {
+        late.close();
+      }
 
       // The re-run finishes the cycle: the next request swaps in generation 2.
       expect((await build(p.root)).code).toBe(0);
+      expect(p.exists('cache/finished')).toBe(false);
       await search.status();
       await search.reloaded();
       expect(reloads.map((r) => [r.previous, r.generation])).toEqual([[1, 2]]);

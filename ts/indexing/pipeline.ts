@@ -19,6 +19,7 @@ import type { NodeConfig as NodeConfigType } from '../config/node-config.js';
 import { ensureConfig, firstRunProblem, NodeConfig } from '../config/node-config.js';
 import { ConfigError, IndexFileError, NodeRagError } from '../errors.js';
 import { readChecksums } from '../index-io/checksums.js';
+import { discardFinishedGeneration, keepFinishedGeneration } from '../index-io/finished-generation.js';
 import { GRAPH_SNAPSHOT_SOURCES, graphSnapshotCurrent } from '../index-io/graph-snapshot.js';
 import { IndexData } from '../index-io/index-data.js';
 import { parquetFooterOk } from '../index-io/parquet.js';
@@ -32,6 +33,7 @@ import {
   describeEmbedding,
   embeddingChange,
   failState,
+  isCycleUnfinished,
   rebuildHint,
   STAGES,
   type StageName,
@@ -41,6 +43,7 @@ import {
   writeState,
 } from '../project/state.js';
 import { shellArg } from '../shell-arg.js';
+import { addToReport, type BuildReport, emptyReport } from './build-report.js';
 import { buildSettings, buildSettingsChange, readBuildSettings } from './build-settings.js';
 import { type CommitStep, recoverStaging, StageCommit } from './commit.js';
 import { readCycleSync } from './cycle-sync.js';
@@ -51,7 +54,7 @@ import { type FileProbe, runInit } from './init.js';
 import { acquireBuildLock, type BuildLock } from './lock.js';
 import { BuildLog, formatSeconds, secretRedactor } from './log.js';
 import { moveIndexAside, PREVIOUS_INDEX_DIR, recoverRebuild } from './rebuild.js';
-import type { CycleSync, StageContext, StageResult, StageTable } from './stages/context.js';
+import type { StageContext, StageResult, StageTable } from './stages/context.js';
 import { probeIndexFile } from './stages/core.js';
 import { configuredEmbedding } from './stages/embedding.js';
 import { vectorIndexParamsChange } from './stages/hnsw.js';
@@ -116,22 +119,7 @@ export interface BuildOptions {
   onReport?: (report: BuildReport) => void;
 }
 
-/** What a build run changed, over all its cycles (`BuildOptions.onReport`). */
-export type BuildReport = CycleSync;
-
-function emptyReport(): BuildReport {
-  return {
-    added: [],
-    changed: [],
-    deleted: [],
-    renamed: [],
-    removedChunks: [],
-    removedUnits: [],
-    removedEntities: [],
-    removedRelationships: [],
-    skipped: [],
-  };
-}
+export type { BuildReport } from './build-report.js';
 
 /**
  * Test hooks of a build. tests/helpers/build-entry.ts uses the first two to kill its own
@@ -203,19 +191,6 @@ async function rederiveGraphSnapshot(root: string, state: BuildState): Promise<b
   await commit.commit();
   // (Tables the snapshot cannot represent get none: search reads them, and this says nothing.)
   return graphSnapshotCurrent(path, sources);
-}
-
-/** Adds one cycle's changes to the run's report. */
-function addToReport(report: BuildReport, sync: CycleSync): void {
-  report.added.push(...sync.added);
-  report.changed.push(...sync.changed);
-  report.deleted.push(...sync.deleted);
-  report.renamed.push(...sync.renamed);
-  report.removedChunks.push(...sync.removedChunks);
-  report.removedUnits.push(...sync.removedUnits);
-  report.removedEntities.push(...sync.removedEntities);
-  report.removedRelationships.push(...sync.removedRelationships);
-  report.skipped.push(...sync.skipped);
 }
 
 /**
@@ -375,6 +350,9 @@ export async function runBuild(options: BuildOptions): Promise<number> {
       throw error;
     }
     const state = init.state;
+    // The previous generation kept for search while a cycle runs: not needed once it finished
+    // (a build killed between its last commit and the removal left it).
+    if (!isCycleUnfinished(state)) await discardFinishedGeneration(root);
     if (init.stateChanged) {
       await writeState(root, state);
       const files = init.repaired.map((r) => `${r.file} is ${r.reason}`).join('; ');
@@ -650,6 +628,7 @@ class BuildRun {
           const result = await this.#runStage(plan, hashes);
           for (const p of result.attempted) attempted.add(p);
         }
+        await discardFinishedGeneration(this.#o.root);
         // The cycle's changes, as its Document stage committed them (in this run or in the
         // interrupted one this run resumed).
         const sync = await readCycleSync(root, this.#state.generation);
@@ -745,6 +724,9 @@ class BuildRun {
   }
 
   async #startCycle(): Promise<void> {
+    // Search keeps serving this generation whole until the cycle finishes.
+    const finished = this.#state.last_finished_generation;
+    if (finished >= 1) await keepFinishedGeneration(this.#o.root, finished);
     this.#state = startCycle(this.#state);
     await writeState(this.#o.root, this.#state);
     this.#o.log.info(

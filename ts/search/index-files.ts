@@ -15,6 +15,7 @@ import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { IndexFileError, IndexNotBuiltError } from '../errors.js';
 import { CHECKSUMS_FILE } from '../index-io/checksums.js';
+import { finishedGenerationFiles } from '../index-io/finished-generation.js';
 import {
   GRAPH_SNAPSHOT_FILE,
   GRAPH_SNAPSHOT_SOURCES,
@@ -32,7 +33,13 @@ import {
   STAGING_DIR,
 } from '../project/layout.js';
 import { readTextIfExists } from '../project/read-optional.js';
-import { type BuildState, isSearchable, parseState, rebuildHint } from '../project/state.js';
+import {
+  type BuildState,
+  isCycleUnfinished,
+  isSearchable,
+  parseState,
+  rebuildHint,
+} from '../project/state.js';
 import { shellArg } from '../shell-arg.js';
 
 /** Files a searchable index must have (besides info/state.json). */
@@ -43,6 +50,12 @@ export type IndexSource = { graph: GraphSnapshot; tables: null } | { graph: null
 
 export type IndexSnapshot = IndexSource & {
   state: BuildState;
+  /**
+   * True when the files are those of a build cycle in progress (its stages' commits so far):
+   * an index that had no kept finished generation when the cycle started (an older version
+   * built it). Else they are one finished generation's.
+   */
+  syncing: boolean;
   /** Absolute path of HNSW.bin (in cache/.staging/ while a commit that replaces it is pending). */
   hnswPath: string;
 };
@@ -171,6 +184,25 @@ async function committedFiles(root: string): Promise<CommittedFiles> {
 }
 
 /**
+ * During a build cycle, the last finished generation's files where the build kept them
+ * (ts/index-io/finished-generation.ts), so search never reads a cycle's partial commits;
+ * `syncing` when none were kept.
+ */
+async function generationFiles(
+  root: string,
+  files: CommittedFiles,
+  state: BuildState,
+): Promise<{ files: CommittedFiles; syncing: boolean }> {
+  if (!isCycleUnfinished(state)) return { files, syncing: false };
+  const kept = await finishedGenerationFiles(root, state.last_finished_generation);
+  if (!kept) return { files, syncing: true };
+  return {
+    files: { ...files, pathOf: (relative) => kept.get(relative) ?? files.pathOf(relative) },
+    syncing: false,
+  };
+}
+
+/**
  * The search snapshot, when it was derived from the committed search tables (their SHA-256 as
  * recorded in cache/checksums.json by the commits that wrote them); else null.
  */
@@ -216,22 +248,25 @@ const SNAPSHOT_ATTEMPTS = 5;
  */
 export async function readSnapshot(root: string, { useSnapshot = true } = {}): Promise<IndexSnapshot> {
   for (let attempt = 1; ; attempt++) {
-    const files = await committedFiles(root);
-    const state = requireSearchable(root, files.stateText);
+    const committed = await committedFiles(root);
+    const state = requireSearchable(root, committed.stateText);
     let read: IndexSource;
+    let files: CommittedFiles;
+    let syncing: boolean;
     try {
+      ({ files, syncing } = await generationFiles(root, committed, state));
       read = await readOnce(root, files, useSnapshot);
     } catch (e) {
       // A file moved or replaced by a commit that ran meanwhile: read again.
-      if (attempt < SNAPSHOT_ATTEMPTS && (await committedFiles(root)).key !== files.key) continue;
+      if (attempt < SNAPSHOT_ATTEMPTS && (await committedFiles(root)).key !== committed.key) continue;
       if (e instanceof IndexFileError) {
         throw new IndexNotBuiltError(`index damaged: ${e.message}`, { cause: e });
       }
       throw e;
     }
     const after = await committedFiles(root);
-    if (after.key === files.key || attempt >= SNAPSHOT_ATTEMPTS) {
-      return { state, ...read, hnswPath: files.pathOf(CACHE_FILES.hnswBin) };
+    if (after.key === committed.key || attempt >= SNAPSHOT_ATTEMPTS) {
+      return { state, syncing, ...read, hnswPath: files.pathOf(CACHE_FILES.hnswBin) };
     }
   }
 }

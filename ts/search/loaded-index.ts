@@ -139,9 +139,9 @@ export class LoadedIndex {
     }
     const t1 = performance.now();
     try {
-      // During a build cycle, references the running sync removed are left out (search-arrays.ts).
-      arrays =
-        snapshot.graph ?? arraysFromTables(snapshot.tables, snapshot.state.current_state !== 'FINISHED');
+      // Read amid a build cycle's commits, references the running sync removed are left out
+      // (search-arrays.ts).
+      arrays = snapshot.graph ?? arraysFromTables(snapshot.tables, snapshot.syncing);
     } catch (e) {
       await early.discard();
       throw e;

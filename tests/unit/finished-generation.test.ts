@@ -1,0 +1,69 @@
+/**
+ * cache/finished/ (ts/index-io/finished-generation.ts): the last finished generation's search
+ * files, kept by hard links while a build cycle replaces them.
+ */
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  discardFinishedGeneration,
+  FINISHED_DIR,
+  finishedGenerationFiles,
+  keepFinishedGeneration,
+} from '../../ts/index-io/finished-generation.js';
+import { writeFileAtomic } from '../../ts/project/atomic.js';
+
+let root: string;
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), 'noderag-finished-'));
+  await mkdir(join(root, 'cache'));
+  await writeFile(join(root, 'cache', 'text.parquet'), 'generation 1 text');
+  await writeFile(join(root, 'cache', 'HNSW.bin'), 'generation 1 vectors');
+  await writeFile(join(root, 'cache', 'documents.parquet'), 'generation 1 documents');
+});
+afterEach(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('the kept finished generation', () => {
+  it('keeps the old contents while the build renames new files over the originals', async () => {
+    await keepFinishedGeneration(root, 1);
+    const files = (await finishedGenerationFiles(root, 1))!;
+    expect([...files.keys()].sort()).toEqual([
+      'cache/HNSW.bin',
+      'cache/documents.parquet',
+      'cache/text.parquet',
+    ]);
+    // A hard link: no second copy on disk.
+    expect((await stat(join(root, 'cache', 'text.parquet'))).nlink).toBe(2);
+    await writeFileAtomic(join(root, 'cache', 'text.parquet'), 'generation 2 text');
+    expect(await readFile(files.get('cache/text.parquet')!, 'utf8')).toBe('generation 1 text');
+    expect(await readFile(join(root, 'cache', 'text.parquet'), 'utf8')).toBe('generation 2 text');
+  });
+
+  it('is used only for the generation it names, and only when complete', async () => {
+    await keepFinishedGeneration(root, 3);
+    expect(await finishedGenerationFiles(root, 2)).toBeNull();
+    expect(await finishedGenerationFiles(root, 3)).not.toBeNull();
+    const marker = join(root, FINISHED_DIR, 'generation.json');
+    // A marker naming a file outside the kept list is not trusted.
+    await writeFile(marker, JSON.stringify({ generation: 3, files: ['info/state.json'] }));
+    expect(await finishedGenerationFiles(root, 3)).toBeNull();
+    await rm(marker);
+    expect(await finishedGenerationFiles(root, 3)).toBeNull();
+  });
+
+  it('a new set replaces the old one; discarding removes it and a half-assembled one', async () => {
+    await keepFinishedGeneration(root, 1);
+    await writeFileAtomic(join(root, 'cache', 'text.parquet'), 'generation 2 text');
+    await keepFinishedGeneration(root, 2);
+    const files = (await finishedGenerationFiles(root, 2))!;
+    expect(await readFile(files.get('cache/text.parquet')!, 'utf8')).toBe('generation 2 text');
+    await mkdir(join(root, 'cache', '.finished.tmp'));
+    await discardFinishedGeneration(root);
+    await expect(stat(join(root, FINISHED_DIR))).rejects.toThrow(/ENOENT/);
+    await expect(stat(join(root, 'cache', '.finished.tmp'))).rejects.toThrow(/ENOENT/);
+    expect(await finishedGenerationFiles(root, 2)).toBeNull();
+  });
+});

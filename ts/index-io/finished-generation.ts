@@ -1,0 +1,102 @@
+/**
+ * The last finished generation, kept whole while a build cycle replaces it (docs/method.md
+ * §4.2). A cycle commits stage by stage: between its first commit and FINISHED, the search
+ * files in cache/ are a mix of the two generations. A search process started in that window
+ * (a server started while a build runs, a worker that restarts, or a build killed mid-sync)
+ * reads this set instead, so it serves exactly what the last finished build produced.
+ *
+ * The set is `cache/finished/`: hard links to the search files of the generation, made when
+ * a cycle starts (the build replaces every file by renaming a new one over it, so a link
+ * keeps the old content at no cost in disk space until the cycle ends; a file system without
+ * hard links gets copies). `generation.json`, written last, names the generation and the
+ * files; a set without it, or of another generation, is not used. The set is removed when
+ * the cycle finishes, and by any later build that finds the index finished.
+ */
+import { copyFile, link, mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { fsyncDir, writeFileSynced } from '../project/atomic.js';
+import { isFile } from '../project/fs-probe.js';
+import { CACHE_DIR, CACHE_FILES, resolveInProject } from '../project/layout.js';
+import { CHECKSUMS_FILE } from './checksums.js';
+import { GRAPH_DELTA_FILE } from './graph-delta.js';
+import { SEARCH_TABLE_FILES } from './search-tables.js';
+
+export const FINISHED_DIR = `${CACHE_DIR}/finished`;
+const MARKER = 'generation.json';
+/** Where a set is assembled before it is renamed into place. */
+const ASSEMBLY_DIR = `${CACHE_DIR}/.finished.tmp`;
+
+/** Every file search reads from cache/ (all directly in cache/, so their base names differ). */
+const KEPT_FILES: readonly string[] = [
+  ...SEARCH_TABLE_FILES,
+  CACHE_FILES.hnswBin,
+  CACHE_FILES.searchGraph,
+  CHECKSUMS_FILE,
+  GRAPH_DELTA_FILE,
+];
+
+interface Marker {
+  generation: number;
+  files: string[];
+}
+
+/**
+ * Keeps the search files of finished generation `generation`, which cache/ holds now (a
+ * cycle is about to start), in cache/finished/, replacing any earlier set.
+ */
+export async function keepFinishedGeneration(root: string, generation: number): Promise<void> {
+  const assembly = resolveInProject(root, ASSEMBLY_DIR);
+  await rm(assembly, { recursive: true, force: true });
+  await mkdir(assembly, { recursive: true });
+  const files: string[] = [];
+  for (const relative of KEPT_FILES) {
+    const from = resolveInProject(root, relative);
+    if (!(await isFile(from))) continue;
+    const to = join(assembly, basename(relative));
+    try {
+      await link(from, to);
+    } catch {
+      await copyFile(from, to);
+    }
+    files.push(relative);
+  }
+  await writeFileSynced(
+    join(assembly, MARKER),
+    `${JSON.stringify({ generation, files } satisfies Marker)}\n`,
+  );
+  await fsyncDir(assembly);
+  const dir = resolveInProject(root, FINISHED_DIR);
+  await rm(dir, { recursive: true, force: true });
+  await rename(assembly, dir);
+  await fsyncDir(resolveInProject(root, CACHE_DIR));
+}
+
+/** Removes the kept set and any set left half-assembled by a crash. */
+export async function discardFinishedGeneration(root: string): Promise<void> {
+  await rm(resolveInProject(root, FINISHED_DIR), { recursive: true, force: true });
+  await rm(resolveInProject(root, ASSEMBLY_DIR), { recursive: true, force: true });
+}
+
+/**
+ * Where the kept files of `generation` are (project-relative path → absolute path), or null
+ * when no complete set of that generation is kept.
+ */
+export async function finishedGenerationFiles(
+  root: string,
+  generation: number,
+): Promise<Map<string, string> | null> {
+  const dir = resolveInProject(root, FINISHED_DIR);
+  let marker: Marker;
+  try {
+    marker = JSON.parse(await readFile(join(dir, MARKER), 'utf8')) as Marker;
+  } catch {
+    return null;
+  }
+  if (marker?.generation !== generation || !Array.isArray(marker.files)) return null;
+  const out = new Map<string, string>();
+  for (const relative of marker.files) {
+    if (typeof relative !== 'string' || !KEPT_FILES.includes(relative)) return null;
+    out.set(relative, join(dir, basename(relative)));
+  }
+  return out;
+}
