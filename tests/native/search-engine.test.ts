@@ -628,3 +628,26 @@ describe('many questions in flight', () => {
     expect(new Set(results.map((r) => r.retrievalInfo)).size).toBeGreaterThan(3);
   });
 });
+
+describe('library arguments', () => {
+  it('a wrong argument to NodeConfig.fromMainFolder, new NodeSearch or runBuild is an InvalidArgumentError naming it', async () => {
+    const { InvalidArgumentError } = await import('../../ts/errors.js');
+    const { runBuild } = await import('../../ts/indexing/pipeline.js');
+    expect(() => NodeConfig.fromMainFolder(undefined as unknown as string)).toThrow(InvalidArgumentError);
+    expect(() => NodeConfig.fromMainFolder('  ')).toThrow(
+      'NodeConfig.fromMainFolder(folder): folder must be the path of a project folder (a non-empty string), got "  "',
+    );
+    expect(() => new NodeSearch(undefined as unknown as NodeConfig)).toThrow(
+      'new NodeSearch(config): config must be a NodeConfig (NodeConfig.fromMainFolder(dir)), got undefined',
+    );
+    expect(() => new NodeSearch({} as NodeConfig)).toThrow(InvalidArgumentError);
+    const dir = tempDir();
+    await writeSearchConfig(dir, curieSpec());
+    expect(() => new NodeSearch(NodeConfig.fromMainFolder(dir), { watchIntervalMs: -1 })).toThrow(
+      'watchIntervalMs must be a non-negative number of milliseconds, got -1',
+    );
+    await expect(runBuild({} as Parameters<typeof runBuild>[0])).rejects.toThrow(
+      'runBuild(options): options.folder must be the path of a project folder (a non-empty string), got undefined',
+    );
+  });
+});

@@ -10,7 +10,7 @@ import { linkSync, mkdirSync, statSync, unlinkSync, writeFileSync } from 'node:f
 import { basename, dirname, join, resolve } from 'node:path';
 import { inspect } from 'node:util';
 import { type Document, isAlias, LineCounter, parseDocument, visit } from 'yaml';
-import { ConfigError } from '../errors.js';
+import { ConfigError, InvalidArgumentError } from '../errors.js';
 import { shellArg } from '../shell-arg.js';
 import type { Env } from './api-keys.js';
 import { configPresent, readConfigText } from './config-file.js';
@@ -250,6 +250,12 @@ export class NodeConfig {
    * every problem, or with the "No Node_config.yaml …" message when the file is missing.
    */
   static fromMainFolder(folder: string, options: LoadConfigOptions = {}): NodeConfig {
+    if (typeof folder !== 'string' || folder.trim() === '') {
+      throw new InvalidArgumentError(
+        'invalid_argument',
+        `NodeConfig.fromMainFolder(folder): folder must be the path of a project folder (a non-empty string), got ${typeof folder === 'string' ? JSON.stringify(folder) : inspect(folder)}`,
+      );
+    }
     const abs = resolve(folder);
     const path = join(abs, CONFIG_FILE_NAME);
     if (!configPresent(path)) {

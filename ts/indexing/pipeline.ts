@@ -17,7 +17,7 @@
 import { renameSync, writeFileSync } from 'node:fs';
 import type { NodeConfig as NodeConfigType } from '../config/node-config.js';
 import { ensureConfig, firstRunProblem, NodeConfig } from '../config/node-config.js';
-import { ConfigError, IndexFileError, NodeRagError } from '../errors.js';
+import { ConfigError, IndexFileError, InvalidArgumentError, NodeRagError } from '../errors.js';
 import { readChecksums } from '../index-io/checksums.js';
 import { discardFinishedGeneration, keepFinishedGeneration } from '../index-io/finished-generation.js';
 import { GRAPH_SNAPSHOT_SOURCES, graphSnapshotCurrent } from '../index-io/graph-snapshot.js';
@@ -234,6 +234,13 @@ const probe: FileProbe = async (absPath, relative) => {
 
 /** Runs `build` end to end and returns the exit code (docs/method.md §4.6). */
 export async function runBuild(options: BuildOptions): Promise<number> {
+  // A library caller's mistake, said as such (the CLI always passes a folder).
+  if (typeof options?.folder !== 'string' || options.folder.trim() === '') {
+    throw new InvalidArgumentError(
+      'invalid_argument',
+      `runBuild(options): options.folder must be the path of a project folder (a non-empty string), got ${options === null || typeof options !== 'object' ? String(options) : JSON.stringify(options.folder) ?? 'undefined'}`,
+    );
+  }
   const stdout = options.stdout ?? process.stdout;
   const stderr = options.stderr ?? process.stderr;
   const stdin = options.stdin ?? process.stdin;

@@ -19,7 +19,7 @@
  * of all questions share the config's rate limiters.
  */
 import type { NodeConfig } from '../config/node-config.js';
-import { ClosedError, IndexNotBuiltError } from '../errors.js';
+import { ClosedError, IndexNotBuiltError, InvalidArgumentError } from '../errors.js';
 import { createProviders, type ModelProviders, o200kTokenCounter } from '../llm/create-providers.js';
 import type { TokenCounter } from '../llm/token-cap.js';
 import type { CallOptions } from '../llm/types.js';
@@ -124,6 +124,20 @@ export class NodeSearch {
   readonly #retired = new Set<LoadedIndex>();
 
   constructor(config: NodeConfig, options: NodeSearchOptions = {}) {
+    // A library caller's mistake said as such, not as a TypeError from deep inside.
+    if (typeof config?.config !== 'object' || typeof config?.mainFolder !== 'string') {
+      throw new InvalidArgumentError(
+        'invalid_argument',
+        `new NodeSearch(config): config must be a NodeConfig (NodeConfig.fromMainFolder(dir)), got ${config === null ? 'null' : typeof config}`,
+      );
+    }
+    const interval = options.watchIntervalMs;
+    if (interval !== undefined && !(typeof interval === 'number' && interval >= 0 && Number.isFinite(interval))) {
+      throw new InvalidArgumentError(
+        'invalid_argument',
+        `watchIntervalMs must be a non-negative number of milliseconds, got ${String(interval)}`,
+      );
+    }
     this.config = config;
     this.#params = searchParamsFrom(config.config);
     this.#tokens = options.tokenCounter ?? o200kTokenCounter;
