@@ -221,6 +221,21 @@ async function netRemovals(root: string, dim: number, report: BuildReport): Prom
   };
 }
 
+/**
+ * Removes the kept finished generation of a cycle that has finished. Not a reason to fail the
+ * build whose index is complete (a file a reader still holds open on some systems): the
+ * next build removes it.
+ */
+async function dropFinishedGeneration(root: string, log: BuildLog): Promise<void> {
+  try {
+    await discardFinishedGeneration(root);
+  } catch (e) {
+    log.warn(
+      `could not remove cache/finished/ (the previous generation kept for search): ${errorMessage(e)}`,
+    );
+  }
+}
+
 /** One-line message of an error for the terminal and info.log. */
 function errorMessage(error: unknown): string {
   if (error instanceof Error) return error.message;
@@ -238,7 +253,7 @@ export async function runBuild(options: BuildOptions): Promise<number> {
   if (typeof options?.folder !== 'string' || options.folder.trim() === '') {
     throw new InvalidArgumentError(
       'invalid_argument',
-      `runBuild(options): options.folder must be the path of a project folder (a non-empty string), got ${options === null || typeof options !== 'object' ? String(options) : JSON.stringify(options.folder) ?? 'undefined'}`,
+      `runBuild(options): options.folder must be the path of a project folder (a non-empty string), got ${options === null || typeof options !== 'object' ? String(options) : (JSON.stringify(options.folder) ?? 'undefined')}`,
     );
   }
   const stdout = options.stdout ?? process.stdout;
@@ -359,7 +374,7 @@ export async function runBuild(options: BuildOptions): Promise<number> {
     const state = init.state;
     // The previous generation kept for search while a cycle runs: not needed once it finished
     // (a build killed between its last commit and the removal left it).
-    if (!isCycleUnfinished(state)) await discardFinishedGeneration(root);
+    if (!isCycleUnfinished(state)) await dropFinishedGeneration(root, log);
     if (init.stateChanged) {
       await writeState(root, state);
       const files = init.repaired.map((r) => `${r.file} is ${r.reason}`).join('; ');
@@ -635,7 +650,7 @@ class BuildRun {
           const result = await this.#runStage(plan, hashes);
           for (const p of result.attempted) attempted.add(p);
         }
-        await discardFinishedGeneration(this.#o.root);
+        await dropFinishedGeneration(this.#o.root, this.#o.log);
         // The cycle's changes, as its Document stage committed them (in this run or in the
         // interrupted one this run resumed).
         const sync = await readCycleSync(root, this.#state.generation);

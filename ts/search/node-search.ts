@@ -132,7 +132,10 @@ export class NodeSearch {
       );
     }
     const interval = options.watchIntervalMs;
-    if (interval !== undefined && !(typeof interval === 'number' && interval >= 0 && Number.isFinite(interval))) {
+    if (
+      interval !== undefined &&
+      !(typeof interval === 'number' && interval >= 0 && Number.isFinite(interval))
+    ) {
       throw new InvalidArgumentError(
         'invalid_argument',
         `watchIntervalMs must be a non-negative number of milliseconds, got ${String(interval)}`,
