@@ -571,6 +571,19 @@ describe('retries and failures', () => {
     );
   });
 
+  it('a deadline equal to request_timeout: the timeout is request_timeout', async () => {
+    const p = providers(openaiConfig(), {
+      cacheDir: null,
+      retry: { ...FAST_RETRY, maxAttempts: 1, deadlineMs: 300 },
+      timeouts: { chatMs: 300 },
+    });
+    openai.inject({ route: 'chat', fault: { kind: 'delay', ms: 1500 } });
+    const e = await rejection(p.run('query', { question: 'Who?' }));
+    expect(e.message).toBe(
+      'provider openai (model_config, model gpt-4o-mini) did not answer within 0.3 s (model_config.request_timeout)',
+    );
+  });
+
   it('a server that is not there: the message names the service and the socket error', async () => {
     // A port nothing listens on (freed at once).
     const closed = await new Promise<number>((done) => {

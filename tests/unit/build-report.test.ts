@@ -57,6 +57,21 @@ describe('addToReport', () => {
     });
   });
 
+  it('a changed file unreadable, then read by a later cycle, changed; one this run added, then unreadable, only skipped', () => {
+    const unreadable = { changed: ['a.md'], skipped: [{ path: 'a.md', reason: 'not UTF-8' }] };
+    expect(run(unreadable, { added: ['a.md'] })).toMatchObject({ added: [], changed: ['a.md'], skipped: [] });
+    expect(run({ added: ['a.md'] }, unreadable)).toMatchObject({
+      added: [],
+      changed: [],
+      skipped: unreadable.skipped,
+    });
+    expect(run({ added: ['a.md'] }, unreadable, { added: ['a.md'] })).toMatchObject({
+      added: ['a.md'],
+      changed: [],
+      skipped: [],
+    });
+  });
+
   it('one cycle is reported as it is, removed ids included', () => {
     const one = cycle({
       added: ['n.md'],

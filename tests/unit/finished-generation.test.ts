@@ -4,8 +4,8 @@
  */
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { join, sep } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   discardFinishedGeneration,
   FINISHED_DIR,
@@ -13,6 +13,12 @@ import {
   keepFinishedGeneration,
 } from '../../ts/index-io/finished-generation.js';
 import { writeFileAtomic } from '../../ts/project/atomic.js';
+
+// rm() made to fail on chosen paths (a file a reader holds open, on some systems).
+vi.mock('node:fs/promises', async (importOriginal) => {
+  const real = await importOriginal<typeof import('node:fs/promises')>();
+  return { ...real, rm: vi.fn(real.rm) };
+});
 
 let root: string;
 beforeEach(async () => {
@@ -23,18 +29,20 @@ beforeEach(async () => {
   await writeFile(join(root, 'cache', 'documents.parquet'), 'generation 1 documents');
 });
 afterEach(async () => {
+  vi.mocked(rm).mockRestore();
   await rm(root, { recursive: true, force: true });
 });
 
 describe('the kept finished generation', () => {
   it('keeps the old contents while the build renames new files over the originals', async () => {
-    await keepFinishedGeneration(root, 1);
+    expect(await keepFinishedGeneration(root, 1)).toBeNull();
     const files = (await finishedGenerationFiles(root, 1))!;
-    expect([...files.keys()].sort()).toEqual([
-      'cache/HNSW.bin',
-      'cache/documents.parquet',
-      'cache/text.parquet',
-    ]);
+    // Every search file maps into the set; those the generation did not have do not exist
+    // there (read from cache/, they would be the cycle's).
+    expect(files.get('cache/graph_delta.json')).toBe(join(root, FINISHED_DIR, 'graph_delta.json'));
+    const present = [];
+    for (const [relative, path] of files) if (await stat(path).catch(() => null)) present.push(relative);
+    expect(present.sort()).toEqual(['cache/HNSW.bin', 'cache/documents.parquet', 'cache/text.parquet']);
     // A hard link: no second copy on disk.
     expect((await stat(join(root, 'cache', 'text.parquet'))).nlink).toBe(2);
     await writeFileAtomic(join(root, 'cache', 'text.parquet'), 'generation 2 text');
@@ -65,5 +73,19 @@ describe('the kept finished generation', () => {
     await expect(stat(join(root, FINISHED_DIR))).rejects.toThrow(/ENOENT/);
     await expect(stat(join(root, 'cache', '.finished.tmp'))).rejects.toThrow(/ENOENT/);
     expect(await finishedGenerationFiles(root, 2)).toBeNull();
+  });
+
+  it('an earlier set that cannot be removed: no set is kept, the reason is returned, nothing is left half-made', async () => {
+    expect(await keepFinishedGeneration(root, 1)).toBeNull();
+    const real = vi.mocked(rm).getMockImplementation()!;
+    vi.mocked(rm).mockImplementation(async (path, options) => {
+      if (String(path).endsWith(`${sep}finished`)) throw new Error(`EBUSY: resource busy, rmdir '${path}'`);
+      return real(path, options);
+    });
+    expect(await keepFinishedGeneration(root, 2)).toMatch(/EBUSY/);
+    expect(await finishedGenerationFiles(root, 2)).toBeNull();
+    await expect(stat(join(root, 'cache', '.finished.tmp'))).rejects.toThrow(/ENOENT/);
+    // The earlier set names an older generation: a cycle of this one never reads it.
+    expect(await finishedGenerationFiles(root, 1)).not.toBeNull();
   });
 });

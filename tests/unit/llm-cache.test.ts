@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ProviderError } from '../../ts/errors.js';
 import { CACHE_VERSION, cacheKey, canonicalJson } from '../../ts/llm/cache-key.js';
 import { CachedProvider } from '../../ts/llm/cached-provider.js';
@@ -479,6 +479,39 @@ describe('CachedProvider: noNewRequests (a build being stopped)', () => {
     await expect(second).rejects.toThrow('stopped');
     expect(await first).toBe('an answer');
     expect(sent()).toBe(1);
+  });
+
+  it('a call answered by the cache combines no signals (Node keeps every combined signal alive)', async () => {
+    const cache = ResponseCache.open(dir);
+    const p = new CachedProvider({
+      adapter: {
+        identity: { provider: 'openai', baseUrl: null, model: 'm', params: {} },
+        chat: async () => 'an answer',
+        embed: async (texts: readonly string[]) => ({
+          vectors: new Float32Array(texts.length * 2).fill(1),
+          dim: 2,
+        }),
+      } as never,
+      section: 'model_config',
+      retry: BUILD_RETRY_POLICY,
+      cache,
+      timeouts: { chatMs: 10_000, embedMs: 10_000 },
+      tokenCounter: { countTokens: (s) => s.length },
+    });
+    const options = { signal: new AbortController().signal, noNewRequests: new AbortController().signal };
+    expect(await p.chat(req, options)).toBe('an answer');
+    await p.embed(['a', 'b'], options);
+    const any = vi.spyOn(AbortSignal, 'any');
+    try {
+      for (let i = 0; i < 100; i++) {
+        expect(await p.chat(req, options)).toBe('an answer');
+        await p.embed(['a', 'b'], options);
+      }
+      expect(any).not.toHaveBeenCalled();
+    } finally {
+      any.mockRestore();
+      cache.close();
+    }
   });
 
   it('without noNewRequests, the backoff runs its course and the next attempt succeeds', async () => {

@@ -181,6 +181,16 @@ describe('networkError: where the connection was tried', () => {
       'cannot reach provider openai (model_config, model m) at http://llm.internal:8000/v1 (model_config.base_url): connect ECONNREFUSED',
     );
   });
+  it('without the query string or fragment either (where gateways take tokens)', () => {
+    const e = networkError(
+      { ...ctx, baseUrl: 'https://gw.internal/v1?token=abc123#frag' },
+      'connect ECONNREFUSED',
+    );
+    expect(e.message).toBe(
+      'cannot reach provider openai (model_config, model m) at https://gw.internal/v1 (model_config.base_url): connect ECONNREFUSED',
+    );
+    expect(networkError({ ...ctx, baseUrl: 'not a url?token=abc123' }, 'x').message).not.toContain('abc123');
+  });
   it('says when base_url is not set (the provider’s own API)', () => {
     expect(networkError({ ...ctx, baseUrl: null }, 'getaddrinfo ENOTFOUND').message).toBe(
       'cannot reach provider openai (model_config, model m) at its default address (model_config.base_url is not set): getaddrinfo ENOTFOUND',

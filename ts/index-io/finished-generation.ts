@@ -1,6 +1,6 @@
 /**
  * The last finished generation, kept whole while a build cycle replaces it (docs/method.md
- * §4.2). A cycle commits stage by stage: between its first commit and FINISHED, the search
+ * §6.1). A cycle commits stage by stage: between its first commit and FINISHED, the search
  * files in cache/ are a mix of the two generations. A search process started in that window
  * (a server started while a build runs, a worker that restarts, or a build killed mid-sync)
  * reads this set instead, so it serves exactly what the last finished build produced.
@@ -9,8 +9,10 @@
  * a cycle starts (the build replaces every file by renaming a new one over it, so a link
  * keeps the old content at no cost in disk space until the cycle ends; a file system without
  * hard links gets copies). `generation.json`, written last, names the generation and the
- * files; a set without it, or of another generation, is not used. The set is removed when
- * the cycle finishes, and by any later build that finds the index finished.
+ * files; a set without it, or of another generation, is not used. A search file the
+ * generation did not have (an optional one, or one a damaged index lacks) is absent from the
+ * set too: read from cache/, it would be the cycle's. The set is removed when the cycle
+ * finishes, and by any later build that finds the index finished.
  */
 import { copyFile, link, mkdir, readFile, rename, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
@@ -42,33 +44,43 @@ interface Marker {
 
 /**
  * Keeps the search files of finished generation `generation`, which cache/ holds now (a
- * cycle is about to start), in cache/finished/, replacing any earlier set.
+ * cycle is about to start), in cache/finished/, replacing any earlier set. Returns null, or
+ * why no set could be kept: then the cycle runs without one (a search process started
+ * before it finishes reads its commits as they land, as for an index an older version
+ * built), which is no reason to refuse the build. An earlier set that cannot be removed (a
+ * file a reader holds open, on some systems) is of an older generation, so it is never used.
  */
-export async function keepFinishedGeneration(root: string, generation: number): Promise<void> {
+export async function keepFinishedGeneration(root: string, generation: number): Promise<string | null> {
   const assembly = resolveInProject(root, ASSEMBLY_DIR);
-  await rm(assembly, { recursive: true, force: true });
-  await mkdir(assembly, { recursive: true });
-  const files: string[] = [];
-  for (const relative of KEPT_FILES) {
-    const from = resolveInProject(root, relative);
-    if (!(await isFile(from))) continue;
-    const to = join(assembly, basename(relative));
-    try {
-      await link(from, to);
-    } catch {
-      await copyFile(from, to);
+  try {
+    await rm(assembly, { recursive: true, force: true });
+    await mkdir(assembly, { recursive: true });
+    const files: string[] = [];
+    for (const relative of KEPT_FILES) {
+      const from = resolveInProject(root, relative);
+      if (!(await isFile(from))) continue;
+      const to = join(assembly, basename(relative));
+      try {
+        await link(from, to);
+      } catch {
+        await copyFile(from, to);
+      }
+      files.push(relative);
     }
-    files.push(relative);
+    await writeFileSynced(
+      join(assembly, MARKER),
+      `${JSON.stringify({ generation, files } satisfies Marker)}\n`,
+    );
+    await fsyncDir(assembly);
+    const dir = resolveInProject(root, FINISHED_DIR);
+    await rm(dir, { recursive: true, force: true });
+    await rename(assembly, dir);
+    await fsyncDir(resolveInProject(root, CACHE_DIR));
+    return null;
+  } catch (e) {
+    await rm(assembly, { recursive: true, force: true }).catch(() => {});
+    return (e as Error).message;
   }
-  await writeFileSynced(
-    join(assembly, MARKER),
-    `${JSON.stringify({ generation, files } satisfies Marker)}\n`,
-  );
-  await fsyncDir(assembly);
-  const dir = resolveInProject(root, FINISHED_DIR);
-  await rm(dir, { recursive: true, force: true });
-  await rename(assembly, dir);
-  await fsyncDir(resolveInProject(root, CACHE_DIR));
 }
 
 /** Removes the kept set and any set left half-assembled by a crash. */
@@ -78,7 +90,8 @@ export async function discardFinishedGeneration(root: string): Promise<void> {
 }
 
 /**
- * Where the kept files of `generation` are (project-relative path → absolute path), or null
+ * Where the kept files of `generation` are (project-relative path → absolute path, for every
+ * search file: one the generation did not have maps to a path that does not exist), or null
  * when no complete set of that generation is kept.
  */
 export async function finishedGenerationFiles(
@@ -93,10 +106,8 @@ export async function finishedGenerationFiles(
     return null;
   }
   if (marker?.generation !== generation || !Array.isArray(marker.files)) return null;
-  const out = new Map<string, string>();
   for (const relative of marker.files) {
     if (typeof relative !== 'string' || !KEPT_FILES.includes(relative)) return null;
-    out.set(relative, join(dir, basename(relative)));
   }
-  return out;
+  return new Map(KEPT_FILES.map((relative) => [relative, join(dir, basename(relative))]));
 }

@@ -3,7 +3,9 @@
  * and the one it left, over all its cycles. A run of several cycles (documents that arrived or
  * changed while one ran are synced by a follow-up cycle) reports each document once, by its
  * net change: a file added and then edited was added; added and then deleted, nothing;
- * renamed twice, one rename from its first name.
+ * renamed twice, one rename from its first name. A changed file that could not be read is
+ * `changed` and `skipped` (its old version left the index): read by a later cycle, it is
+ * still changed; one this run added, it is only skipped.
  */
 import type { CycleSync } from './stages/context.js';
 
@@ -45,9 +47,13 @@ export function addToReport(report: BuildReport, sync: CycleSync): void {
   for (const path of sync.added) {
     // Deleted by an earlier cycle and back now: the file changed (or came back as it was).
     if (remove(report.deleted, is(path)) !== undefined) report.changed.push(path);
-    else report.added.push(path);
+    // Changed but unreadable in an earlier cycle (its old version removed), read now: changed.
+    else if (!report.changed.includes(path)) report.added.push(path);
   }
+  const skippedNow = new Set(sync.skipped.map((s) => s.path));
   for (const path of sync.changed) {
+    // Added by this run, then changed but unreadable: not in the index, only skipped.
+    if (skippedNow.has(path) && remove(report.added, is(path)) !== undefined) continue;
     if (!report.added.includes(path) && !report.changed.includes(path)) report.changed.push(path);
   }
   for (const path of sync.deleted) {

@@ -748,7 +748,12 @@ class BuildRun {
   async #startCycle(): Promise<void> {
     // Search keeps serving this generation whole until the cycle finishes.
     const finished = this.#state.last_finished_generation;
-    if (finished >= 1) await keepFinishedGeneration(this.#o.root, finished);
+    const notKept = finished >= 1 ? await keepFinishedGeneration(this.#o.root, finished) : null;
+    if (notKept !== null) {
+      this.#o.log.warn(
+        `could not keep generation ${finished} in cache/finished/ for search (${notKept}): a search started before this cycle finishes reads its stages' commits as they land`,
+      );
+    }
     this.#state = startCycle(this.#state);
     await writeState(this.#o.root, this.#state);
     this.#o.log.info(

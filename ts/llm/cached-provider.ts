@@ -100,13 +100,18 @@ interface CallSignals {
 }
 
 function callSignals({ signal, noNewRequests }: CallOptions): CallSignals {
-  const starts =
-    noNewRequests === undefined || noNewRequests === signal
-      ? signal
-      : signal === undefined
-        ? noNewRequests
-        : AbortSignal.any([signal, noNewRequests]);
-  return { signal, starts };
+  if (noNewRequests === undefined || noNewRequests === signal) return { signal, starts: signal };
+  if (signal === undefined) return { signal, starts: noNewRequests };
+  // Combined only when a call gets past the cache: a build makes most of its calls from the
+  // cache on a resume, and Node keeps every AbortSignal.any source alive until both end.
+  let starts: AbortSignal | undefined;
+  return {
+    signal,
+    get starts() {
+      starts ??= AbortSignal.any([signal, noNewRequests]);
+      return starts;
+    },
+  };
 }
 
 /** A streamed reply whose first delta has arrived (CachedProvider.#openStream). */
@@ -234,7 +239,9 @@ export class CachedProvider implements Provider {
 
   async embed(texts: readonly string[], options: CallOptions = {}): Promise<EmbeddingBatch> {
     const signals = callSignals(options);
-    throwIfAborted(signals.starts);
+    // `starts`, without combining the signals for a batch the cache may answer whole.
+    throwIfAborted(options.signal);
+    throwIfAborted(options.noNewRequests);
     const inputs = texts.map((t) => capTokens(t, EMBEDDING_INPUT_TOKEN_CAP, this.#o.tokenCounter));
     const cache = this.cached ? this.#o.cache : undefined;
     const found: Array<Float32Array | undefined> = new Array(inputs.length);

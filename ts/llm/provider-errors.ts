@@ -97,26 +97,37 @@ export function networkError(ctx: ErrorContext, detail: string, cause?: unknown)
 }
 
 /**
- * `configuredMs` is the section's request_timeout: a shorter wait was what remained of the
- * call's deadline (search: 60 s for all attempts), which the message says instead.
+ * A URL as it may be shown: without a user name, password, query or fragment (where tokens
+ * are put).
  */
-/** A URL as it may be shown: without a user name or password in it. */
 function withoutCredentials(url: string): string {
   try {
     const u = new URL(url);
     u.username = '';
     u.password = '';
+    u.search = '';
+    u.hash = '';
     return u.href;
   } catch {
-    return url;
+    return url.replace(/[?#].*$/s, '');
   }
 }
 
+/**
+ * A wait shorter than request_timeout by more than this was cut by the call's deadline; within
+ * it, the two were the same (the time spent before the request: cache, limiter).
+ */
+const SAME_TIMEOUT_MS = 100;
+
+/**
+ * `configuredMs` is the section's request_timeout: a shorter wait was what remained of the
+ * call's deadline (search: 60 s for all attempts), which the message says instead.
+ */
 export function timeoutError(ctx: ErrorContext, timeoutMs: number, configuredMs?: number): ProviderError {
   const why =
     configuredMs === undefined
       ? ''
-      : timeoutMs >= configuredMs
+      : timeoutMs > configuredMs - SAME_TIMEOUT_MS
         ? ` (${ctx.section}.request_timeout)`
         : " (what was left of the call's deadline)";
   return new ProviderError(

@@ -56,8 +56,13 @@ export type IndexSnapshot = IndexSource & {
    * built it). Else they are one finished generation's.
    */
   syncing: boolean;
-  /** Absolute path of HNSW.bin (in cache/.staging/ while a commit that replaces it is pending). */
+  /**
+   * Absolute path of HNSW.bin (in cache/.staging/ while a commit that replaces it is pending,
+   * in cache/finished/ during a cycle).
+   */
   hnswPath: string;
+  /** Changes when a build commits (COMMIT.json's and state.json's text): see `committedKey`. */
+  key: string;
 };
 
 function buildHint(root: string): string {
@@ -240,6 +245,14 @@ async function readOnce(root: string, files: CommittedFiles, useSnapshot: boolea
 const SNAPSHOT_ATTEMPTS = 5;
 
 /**
+ * The `key` of a snapshot read now: when it differs from an earlier snapshot's, a build
+ * committed in between (and may have moved or removed files that snapshot named).
+ */
+export async function committedKey(root: string): Promise<string> {
+  return (await committedFiles(root)).key;
+}
+
+/**
  * Reads what search needs (the snapshot, or every table when it is not current; `useSnapshot:
  * false` reads the tables), from the last committed set of files (see the header: a pending
  * commit's set is read where its files are). A build may commit meanwhile: when COMMIT.json or
@@ -266,7 +279,7 @@ export async function readSnapshot(root: string, { useSnapshot = true } = {}): P
     }
     const after = await committedFiles(root);
     if (after.key === committed.key || attempt >= SNAPSHOT_ATTEMPTS) {
-      return { state, syncing, ...read, hnswPath: files.pathOf(CACHE_FILES.hnswBin) };
+      return { state, syncing, ...read, hnswPath: files.pathOf(CACHE_FILES.hnswBin), key: committed.key };
     }
   }
 }

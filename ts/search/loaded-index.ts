@@ -20,7 +20,7 @@ import { CACHE_FILES, resolveInProject } from '../project/layout.js';
 import { requireSameDim } from '../project/state.js';
 import { shellArg } from '../shell-arg.js';
 import { VectorIndex } from '../vector/index.js';
-import { type IndexSnapshot, readSnapshot } from './index-files.js';
+import { committedKey, type IndexSnapshot, readSnapshot } from './index-files.js';
 
 export interface LoadOptions {
   /** `config.dim`: the vector index must have it. */
@@ -43,6 +43,16 @@ export interface LoadTimings {
 }
 
 const NO = -1;
+
+/** Loads repeated when a build commits during each (a build commits a few times a minute). */
+const LOAD_ATTEMPTS = 3;
+
+/** A load failed, and a build committed while it ran: loading again reads the new files. */
+class CommittedMeanwhile extends Error {
+  constructor(cause: unknown) {
+    super('the index changed while it was loaded', { cause });
+  }
+}
 
 type Native = { graph: SearchGraph; vectors: VectorIndex | null; matcher: PhraseMatcher<number> };
 
@@ -117,10 +127,17 @@ export class LoadedIndex {
 
   /** Reads the committed index of `root` and builds the search structures. */
   static async load(root: string, options: LoadOptions): Promise<LoadedIndex> {
-    const first = await LoadedIndex.#load(root, options, true);
-    // A snapshot whose payload checksum failed (checked while the native parts were built):
-    // everything it gave is dropped and the tables are read instead.
-    return first ?? (await LoadedIndex.#load(root, options, false))!;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const first = await LoadedIndex.#load(root, options, true);
+        // A snapshot whose payload checksum failed (checked while the native parts were built):
+        // everything it gave is dropped and the tables are read instead.
+        return first ?? (await LoadedIndex.#load(root, options, false))!;
+      } catch (e) {
+        if (!(e instanceof CommittedMeanwhile)) throw e;
+        if (attempt >= LOAD_ATTEMPTS) throw e.cause;
+      }
+    }
   }
 
   static async #load(root: string, options: LoadOptions, useSnapshot: boolean): Promise<LoadedIndex | null> {
@@ -156,6 +173,11 @@ export class LoadedIndex {
       native = await building;
     } catch (e) {
       if (!whole) return null;
+      // HNSW.bin is loaded after the snapshot was read: a build that committed meanwhile may
+      // have replaced or removed it (the cycle that finishes removes cache/finished/).
+      if ((await committedKey(root).catch(() => snapshot.key)) !== snapshot.key) {
+        throw new CommittedMeanwhile(e);
+      }
       throw e;
     }
     if (!whole) {
@@ -301,8 +323,14 @@ class EarlyVectors {
   async take(path: string, count: number): Promise<VectorIndex | null> {
     const r = await this.result;
     if (!('index' in r)) return null;
-    // The snapshot may come from a pending commit, whose HNSW.bin is still in staging.
-    const unchanged = path === this.path && (await this.fileBefore) === (await fileIdentity(this.path));
+    // The snapshot's file may be elsewhere (still staged by a pending commit, or the kept
+    // finished generation during a cycle: a hard link to the same file until the cycle
+    // replaces it), so the file is compared, not the path: one unchanged while it was loaded.
+    const before = await this.fileBefore;
+    const unchanged =
+      before !== MISSING &&
+      before === (await fileIdentity(this.path)) &&
+      before === (await fileIdentity(path));
     if (unchanged && r.index.size === count) return r.index;
     r.index.close();
     return null;
@@ -314,12 +342,14 @@ class EarlyVectors {
   }
 }
 
+const MISSING = 'missing';
+
 async function fileIdentity(path: string): Promise<string> {
   try {
     const s = await stat(path);
-    return `${s.ino}:${s.size}:${s.mtimeMs}`;
+    return `${s.dev}:${s.ino}:${s.size}:${s.mtimeMs}`;
   } catch {
-    return 'missing';
+    return MISSING;
   }
 }
 

@@ -1,0 +1,93 @@
+/**
+ * Loading during a build cycle (docs/method.md §6.1): search reads the finished generation
+ * kept in cache/finished/ (ts/index-io/finished-generation.ts), never the cycle's commits,
+ * and a cycle that finishes while a load runs does not fail it.
+ */
+import { copyFile, mkdtemp, rename, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, sep } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { discardFinishedGeneration, keepFinishedGeneration } from '../../ts/index-io/finished-generation.js';
+import { writeFileAtomic } from '../../ts/project/atomic.js';
+import { writeState } from '../../ts/project/state.js';
+import { LoadedIndex } from '../../ts/search/loaded-index.js';
+import { VectorIndex } from '../../ts/vector/index.js';
+import { curieSpec, finishedState, writeSearchProject } from '../helpers/search-index.js';
+
+const DIM = 4;
+const options = { dim: DIM, unbalanceAdjust: false };
+const loaded: LoadedIndex[] = [];
+let root: string;
+
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), 'noderag-finished-load-'));
+  await writeSearchProject(root, curieSpec());
+});
+afterEach(async () => {
+  vi.restoreAllMocks();
+  for (const index of loaded.splice(0)) index.close();
+  await rm(root, { recursive: true, force: true });
+});
+
+/** What the build does when cycle 2 starts: keep generation 1, then say a cycle runs. */
+async function startCycle2(): Promise<void> {
+  expect(await keepFinishedGeneration(root, 1)).toBeNull();
+  await writeState(root, finishedState(DIM, { current_state: 'Graph pipeline', generation: 2 }));
+}
+
+async function load(): Promise<LoadedIndex> {
+  const index = await LoadedIndex.load(root, options);
+  loaded.push(index);
+  return index;
+}
+
+/** Counts VectorIndex.load calls; `before` runs ahead of each with its path. */
+function spyVectorLoads(before: (path: string) => Promise<void> = async () => {}): string[] {
+  const paths: string[] = [];
+  const real = VectorIndex.load.bind(VectorIndex);
+  vi.spyOn(VectorIndex, 'load').mockImplementation(async (path, o) => {
+    paths.push(path);
+    await before(path);
+    return real(path, o);
+  });
+  return paths;
+}
+
+describe('loading while a build cycle runs', () => {
+  it('a search file the finished generation did not have is not read from the cycle', async () => {
+    await startCycle2();
+    // The cycle's first commits wrote a graph delta for tables the loader does not read.
+    await writeFileAtomic(join(root, 'cache', 'graph_delta.json'), '{ "generation": 2, "nodes": [');
+    const index = await load();
+    expect(index.generation).toBe(1);
+    expect(index.nodeCount).toBe(23);
+  });
+
+  it('loads HNSW.bin once when the kept file is the one in cache/ (a hard link)', async () => {
+    await startCycle2();
+    const paths = spyVectorLoads();
+    await load();
+    expect(paths).toHaveLength(1);
+  });
+
+  it('a cycle that finishes (removing the kept generation) while HNSW.bin loads: the load reads the new files', async () => {
+    await startCycle2();
+    // The cycle replaced HNSW.bin (same vectors, another file), so the kept one is loaded
+    // after the tables were read.
+    const hnsw = join(root, 'cache', 'HNSW.bin');
+    await copyFile(hnsw, `${hnsw}.new`);
+    await rename(`${hnsw}.new`, hnsw);
+    let finished = false;
+    const paths = spyVectorLoads(async (path) => {
+      if (finished || !path.includes(`${sep}finished${sep}`)) return;
+      finished = true;
+      await writeState(root, finishedState(DIM, { generation: 2, last_finished_generation: 2 }));
+      await discardFinishedGeneration(root);
+    });
+    const index = await load();
+    expect(finished).toBe(true);
+    expect(index.generation).toBe(2);
+    expect(index.nodeCount).toBe(23);
+    expect(paths.some((p) => p.includes(`${sep}finished${sep}`))).toBe(true);
+  });
+});
