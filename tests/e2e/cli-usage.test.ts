@@ -53,6 +53,8 @@ describe('CLI usage errors', () => {
     for (const args of [
       ['-f', join(dir, 'missing'), 'build', '--yes'],
       ['--yes', '-f', join(dir, 'missing'), 'build'],
+      // Not moved past an end of options.
+      ['-f', join(dir, 'missing'), 'build', '--yes', '--'],
       // A value flag of the command itself, before it: its value is not the command word.
       ['-n', '3', 'vis', '-f', join(dir, 'missing')],
       ['--workers', '2', 'search', '-f', join(dir, 'missing')],

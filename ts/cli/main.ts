@@ -122,7 +122,8 @@ export function commandLine(rawArgs: readonly string[]): string[] {
       `unknown command "${word}"${near ? ` (did you mean ${near}?)` : ''}; the commands are ${Object.keys(subCommands).join(', ')}; run \`noderag --help\` for usage`,
     );
   }
-  return at === 0 ? [...rawArgs] : [word, ...rawArgs.slice(at + 1), ...before];
+  // Right after the word: put last, they would follow a `--` and be taken as plain words.
+  return at === 0 ? [...rawArgs] : [word, ...before, ...rawArgs.slice(at + 1)];
 }
 
 /** The refusal of an option `sub` (undefined: the terminal client) does not define. */
