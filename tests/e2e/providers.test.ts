@@ -15,7 +15,10 @@ import { ProviderError } from '../../ts/errors.js';
 import { type CreateProvidersOptions, createProviders } from '../../ts/llm/create-providers.js';
 import { featureHashBatch } from '../../ts/llm/local/feature-hash.js';
 import { localDecompose, localQuery } from '../../ts/llm/local/tasks.js';
+import { OpenAIProvider } from '../../ts/llm/openai.js';
+import { buildRequest } from '../../ts/llm/prompts/index.js';
 import { BUILD_RETRY_POLICY } from '../../ts/llm/retry.js';
+import { TASK_SCHEMAS, TASK_VALIDATORS } from '../../ts/llm/task-schemas.js';
 import { countTokens } from '../../ts/text/index.js';
 import {
   type FakeGeminiServer,
@@ -169,6 +172,35 @@ describe('openai adapter through the real SDK', () => {
           behaviour.floatsOnly ? ['base64', 'base64'] : ['base64', 'float', 'float'],
         );
         p.close();
+      } finally {
+        await server.close();
+      }
+    }
+  });
+
+  it('a stopped caller (noNewRequests) gets no second request in another form from a server that refuses the first', async () => {
+    const stopped = AbortSignal.abort(new Error('build stopped'));
+    for (const behaviour of [{ rejectJsonSchema: true }, { rejectBase64: true }]) {
+      const server = await startFakeOpenAI(behaviour);
+      try {
+        const adapter = new OpenAIProvider({
+          section: 'model_config',
+          model: 'gpt-4o-mini',
+          apiKey: 'k',
+          baseUrl: server.baseUrl,
+          dim: 8,
+        });
+        const call = behaviour.rejectJsonSchema
+          ? adapter.structured(
+              buildRequest({ task: 'query', language: 'English', input: { question: 'Who?' } }),
+              TASK_SCHEMAS.query,
+              TASK_VALIDATORS.query,
+              { noNewRequests: stopped },
+            )
+          : adapter.embed(['Marie Curie'], { noNewRequests: stopped });
+        await expect(call).rejects.toThrow('build stopped');
+        // The request in flight when the caller stopped was its last.
+        expect(server.requests).toHaveLength(1);
       } finally {
         await server.close();
       }

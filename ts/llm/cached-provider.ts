@@ -219,6 +219,7 @@ export class CachedProvider implements Provider {
     validate: Validator<T>,
     options: CallOptions = {},
   ): Promise<T> {
+    const signals = callSignals(options);
     return this.#cachedCall(
       'structured',
       { messages: request.messages, schema },
@@ -227,12 +228,19 @@ export class CachedProvider implements Provider {
         const v = validate(cached);
         return v.ok ? v.value : undefined;
       },
-      callSignals(options),
+      signals,
       // The reply and its repair are two requests: a permit and a timeout each (a slow model
       // that needs a repair would otherwise fail request_timeout on replies that arrive in
       // time, and two starts would share one rate-limit slot). An invalid reply after the
       // repair still fails the attempt, retried as a whole.
-      (signal, eachRequest) => this.#o.adapter.structured(request, schema, validate, { signal, eachRequest }),
+      // `noNewRequests`: an adapter that would ask again in another form (a server that
+      // rejects json_schema) does not once the caller stopped.
+      (signal, eachRequest) =>
+        this.#o.adapter.structured(request, schema, validate, {
+          signal,
+          eachRequest,
+          noNewRequests: signals.starts,
+        }),
       'each-request',
     );
   }
@@ -269,7 +277,7 @@ export class CachedProvider implements Provider {
     // Checked inside the retried call: an invalid reply (a wrong count, a non-finite value)
     // is retried like any other; a wrong dimension is not retryable and fails at once.
     const batch = await this.#withPolicy('embed', signals, async (signal) => {
-      const reply = await this.#o.adapter.embed(sendTexts, { signal });
+      const reply = await this.#o.adapter.embed(sendTexts, { signal, noNewRequests: signals.starts });
       this.#checkVectors(reply, sendTexts.length);
       return reply;
     });

@@ -40,6 +40,7 @@ import {
   networkError,
   parseRetryAfter,
   refusalError,
+  throwIfAborted,
   who,
 } from './provider-errors.js';
 import {
@@ -177,11 +178,11 @@ export class OpenAIProvider implements Provider {
     validate: Validator<T>,
     options: CallOptions = {},
   ): Promise<T> {
-    const { eachRequest } = options;
+    const { eachRequest, noNewRequests } = options;
     return structuredWithRepair(this.#ctx, request, validate, (messages) =>
       eachRequest
-        ? eachRequest((signal) => this.#completeJson(messages, schema, request, signal))
-        : this.#completeJson(messages, schema, request, options.signal),
+        ? eachRequest((signal) => this.#completeJson(messages, schema, request, signal, noNewRequests))
+        : this.#completeJson(messages, schema, request, options.signal, noNewRequests),
     );
   }
 
@@ -204,6 +205,8 @@ export class OpenAIProvider implements Provider {
         } catch (e) {
           if (!(e instanceof OpenAI.APIError) || !rejectsParam(e, 'encoding_format')) throw e;
           this.#base64Supported = false;
+          // Asking again in the other form is a new request: not once the caller stopped.
+          throwIfAborted(options.noNewRequests);
         }
       }
       res ??= await this.#embedRequest(texts, 'float', signal);
@@ -329,6 +332,7 @@ export class OpenAIProvider implements Provider {
     schema: JsonSchemaSpec,
     request: ChatRequest,
     signal: AbortSignal | undefined,
+    noNewRequests: AbortSignal | undefined,
   ): Promise<string> {
     if (this.#jsonSchemaSupported) {
       try {
@@ -342,6 +346,8 @@ export class OpenAIProvider implements Provider {
         if (!(e instanceof OpenAI.APIError) || !rejectsParam(e, 'response_format', 'json_schema'))
           throw this.#mapError(e, signal);
         this.#jsonSchemaSupported = false;
+        // The plain JSON request is a new one: not once the caller stopped.
+        throwIfAborted(noNewRequests);
       }
     }
     // Plain JSON mode: the schema goes into the system message.
