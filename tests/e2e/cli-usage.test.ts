@@ -115,8 +115,9 @@ describe('CLI usage errors', () => {
   it('an option with a value given twice is a usage error, not the last one silently', () => {
     const r = cli('-f', '/tmp/nowhere', 'build', '--folder', '/tmp/elsewhere');
     expect(r.status).toBe(2);
+    // Named in the order they were typed (flags before the command stay ahead of its own).
     expect(r.stderr.trim()).toBe(
-      'noderag build: --folder / -f given twice; give it once (only one value is used)',
+      'noderag build: -f / --folder given twice; give it once (only one value is used)',
     );
   });
 
