@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { NodeConfig } from '../../ts/config/node-config.js';
+import { keepFinishedGeneration } from '../../ts/index-io/finished-generation.js';
 import { runBuild } from '../../ts/indexing/pipeline.js';
 import { NodeSearch } from '../../ts/search/node-search.js';
 import { createProject, type Project, REPO_ROOT, runCli } from '../helpers/project.js';
@@ -53,6 +54,22 @@ describe('build: a damaged index', () => {
     const again = await p.build();
     expect(again.code).toBe(0);
     expect(again.stderr).toBe('');
+  });
+
+  it('a kept finished generation linking the damaged file is dropped when INIT repairs it', async () => {
+    const p = await createProject({ files: exampleFiles(2) });
+    projects.push(p);
+    expect((await p.build()).code).toBe(0);
+    // A build killed between keeping the finished generation and starting its cycle.
+    expect(await keepFinishedGeneration(p.root, 1)).toBeNull();
+    await flipByte(p, 'cache/HNSW.bin', 0.7);
+    // The repair, killed in its HNSW stage: search must not read the damaged file through
+    // the set (a hard link to it) while the state says a cycle runs.
+    const killed = await p.buildWithHooks({ crashAt: 'HNSW pipeline' });
+    expect(killed.signal).toBe('SIGKILL');
+    expect(p.exists('cache/HNSW.bin.damaged')).toBe(true);
+    expect(p.exists('cache/finished')).toBe(false);
+    expect((await p.build()).code).toBe(0);
   });
 
   it('declining after HNSW.bin was found damaged says it was moved aside, not that nothing changed', async () => {

@@ -7,10 +7,13 @@ import { copyFile, mkdtemp, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { NodeConfig } from '../../ts/config/node-config.js';
 import { discardFinishedGeneration, keepFinishedGeneration } from '../../ts/index-io/finished-generation.js';
 import { writeFileAtomic } from '../../ts/project/atomic.js';
 import { writeState } from '../../ts/project/state.js';
+import { committedKey } from '../../ts/search/index-files.js';
 import { LoadedIndex } from '../../ts/search/loaded-index.js';
+import { NodeSearch } from '../../ts/search/node-search.js';
 import { VectorIndex } from '../../ts/vector/index.js';
 import { curieSpec, finishedState, writeSearchProject } from '../helpers/search-index.js';
 
@@ -89,5 +92,53 @@ describe('loading while a build cycle runs', () => {
     expect(index.generation).toBe(2);
     expect(index.nodeCount).toBe(23);
     expect(paths.some((p) => p.includes(`${sep}finished${sep}`))).toBe(true);
+  });
+
+  it('the read key is the kept set during a cycle: stage commits do not change it, the cycle finishing does', async () => {
+    await startCycle2();
+    const during = await committedKey(root);
+    expect(during).toMatch(/^finished 1:/);
+    await writeState(root, finishedState(DIM, { current_state: 'Summary pipeline', generation: 2 }));
+    expect(await committedKey(root)).toBe(during);
+    await writeState(root, finishedState(DIM, { generation: 2, last_finished_generation: 2 }));
+    expect(await committedKey(root)).not.toBe(during);
+  });
+
+  it('a cycle that finishes while the kept HNSW.bin loads (and loads fine): the load is of the new generation', async () => {
+    await startCycle2();
+    const hnsw = join(root, 'cache', 'HNSW.bin');
+    await copyFile(hnsw, `${hnsw}.new`);
+    await rename(`${hnsw}.new`, hnsw);
+    let finished = false;
+    spyVectorLoads(async (path) => {
+      if (finished || !path.includes(`${sep}finished${sep}`)) return;
+      finished = true;
+      await writeState(root, finishedState(DIM, { generation: 2, last_finished_generation: 2 }));
+    });
+    const index = await load();
+    expect(finished).toBe(true);
+    expect(index.generation).toBe(2);
+  });
+
+  it('an engine that watches loads a generation it never saw finished, kept while the next cycle runs', async () => {
+    const search = new NodeSearch(NodeConfig.fromMainFolder(root, { env: {} }), {
+      watch: true,
+      watchIntervalMs: 0,
+    });
+    try {
+      expect((await search.status()).generation).toBe(1);
+      // Cycle 2 finished and cycle 3 started before the engine looked again.
+      await writeState(root, finishedState(DIM, { generation: 2, last_finished_generation: 2 }));
+      expect(await keepFinishedGeneration(root, 2)).toBeNull();
+      await writeState(
+        root,
+        finishedState(DIM, { current_state: 'Text pipeline', generation: 3, last_finished_generation: 2 }),
+      );
+      await search.status();
+      await search.reloaded();
+      expect((await search.status()).generation).toBe(2);
+    } finally {
+      search.close();
+    }
   });
 });

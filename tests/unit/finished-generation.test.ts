@@ -88,4 +88,14 @@ describe('the kept finished generation', () => {
     // The earlier set names an older generation: a cycle of this one never reads it.
     expect(await finishedGenerationFiles(root, 1)).not.toBeNull();
   });
+
+  it('a marker that cannot be read is an error, not "no set" (search would read the cycle)', async () => {
+    expect(await keepFinishedGeneration(root, 1)).toBeNull();
+    const marker = join(root, FINISHED_DIR, 'generation.json');
+    await rm(marker);
+    await mkdir(marker);
+    await expect(finishedGenerationFiles(root, 1)).rejects.toThrow(
+      /^cannot read cache\/finished\/generation.json \(the finished generation kept while a build runs\): EISDIR/,
+    );
+  });
 });

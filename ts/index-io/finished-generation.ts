@@ -14,9 +14,10 @@
  * set too: read from cache/, it would be the cycle's. The set is removed when the cycle
  * finishes, and by any later build that finds the index finished.
  */
-import { copyFile, link, mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { copyFile, link, mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { fsyncDir, writeFileSynced } from '../project/atomic.js';
+import { IndexNotBuiltError } from '../errors.js';
+import { fsyncDir, fsyncFile, writeFileSynced } from '../project/atomic.js';
 import { isFile } from '../project/fs-probe.js';
 import { CACHE_DIR, CACHE_FILES, resolveInProject } from '../project/layout.js';
 import { CHECKSUMS_FILE } from './checksums.js';
@@ -63,7 +64,9 @@ export async function keepFinishedGeneration(root: string, generation: number): 
       try {
         await link(from, to);
       } catch {
+        // A copy is new data: flushed before the marker vouches for it.
         await copyFile(from, to);
+        await fsyncFile(to);
       }
       files.push(relative);
     }
@@ -99,15 +102,41 @@ export async function finishedGenerationFiles(
   generation: number,
 ): Promise<Map<string, string> | null> {
   const dir = resolveInProject(root, FINISHED_DIR);
+  let text: string;
+  try {
+    text = await readFile(join(dir, MARKER), 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    // Not "no set": read as none, a search would serve the cycle's partial commits.
+    throw new IndexNotBuiltError(
+      `cannot read ${FINISHED_DIR}/${MARKER} (the finished generation kept while a build runs): ${(e as Error).message}`,
+      { cause: e },
+    );
+  }
   let marker: Marker;
   try {
-    marker = JSON.parse(await readFile(join(dir, MARKER), 'utf8')) as Marker;
+    marker = JSON.parse(text) as Marker;
   } catch {
-    return null;
+    return null; // written whole before the set is renamed into place: not a set of ours
   }
   if (marker?.generation !== generation || !Array.isArray(marker.files)) return null;
   for (const relative of marker.files) {
     if (typeof relative !== 'string' || !KEPT_FILES.includes(relative)) return null;
   }
   return new Map(KEPT_FILES.map((relative) => [relative, join(dir, basename(relative))]));
+}
+
+/**
+ * What identifies the kept set of `generation` (its marker file: a new set is a new file), or
+ * null when none is kept. The files of one set never change, so a read of them stays valid
+ * while this does.
+ */
+export async function finishedGenerationIdentity(root: string, generation: number): Promise<string | null> {
+  if ((await finishedGenerationFiles(root, generation)) === null) return null;
+  try {
+    const s = await stat(join(resolveInProject(root, FINISHED_DIR), MARKER));
+    return `${generation}:${s.dev}:${s.ino}:${s.mtimeMs}`;
+  } catch {
+    return null;
+  }
 }

@@ -373,8 +373,10 @@ export async function runBuild(options: BuildOptions): Promise<number> {
     }
     const state = init.state;
     // The previous generation kept for search while a cycle runs: not needed once it finished
-    // (a build killed between its last commit and the removal left it).
-    if (!isCycleUnfinished(state)) await dropFinishedGeneration(root, log);
+    // (a build killed between its last commit and the removal left it). Nor once INIT
+    // repaired damage: the set links the damaged files (a kill between keeping the set and
+    // starting the cycle leaves one of the finished generation itself).
+    if (!isCycleUnfinished(state) || init.repaired.length > 0) await dropFinishedGeneration(root, log);
     if (init.stateChanged) {
       await writeState(root, state);
       const files = init.repaired.map((r) => `${r.file} is ${r.reason}`).join('; ');

@@ -15,7 +15,7 @@ import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { IndexFileError, IndexNotBuiltError } from '../errors.js';
 import { CHECKSUMS_FILE } from '../index-io/checksums.js';
-import { finishedGenerationFiles } from '../index-io/finished-generation.js';
+import { finishedGenerationFiles, finishedGenerationIdentity } from '../index-io/finished-generation.js';
 import {
   GRAPH_SNAPSHOT_FILE,
   GRAPH_SNAPSHOT_SOURCES,
@@ -61,7 +61,7 @@ export type IndexSnapshot = IndexSource & {
    * in cache/finished/ during a cycle).
    */
   hnswPath: string;
-  /** Changes when a build commits (COMMIT.json's and state.json's text): see `committedKey`. */
+  /** Changes when a build commits files this snapshot depends on: see `committedKey`. */
   key: string;
 };
 
@@ -245,24 +245,43 @@ async function readOnce(root: string, files: CommittedFiles, useSnapshot: boolea
 const SNAPSHOT_ATTEMPTS = 5;
 
 /**
+ * What a read of the index depends on: during a cycle with a kept finished generation, that
+ * set (its files never change, so the cycle's commits do not invalidate a read of it); else
+ * COMMIT.json's and state.json's text.
+ */
+async function keyOf(root: string, committed: CommittedFiles, state: BuildState | null): Promise<string> {
+  if (state === null || !isCycleUnfinished(state)) return committed.key;
+  const kept = await finishedGenerationIdentity(root, state.last_finished_generation);
+  return kept === null ? committed.key : `finished ${kept}`;
+}
+
+/**
  * The `key` of a snapshot read now: when it differs from an earlier snapshot's, a build
  * committed in between (and may have moved or removed files that snapshot named).
  */
 export async function committedKey(root: string): Promise<string> {
-  return (await committedFiles(root)).key;
+  const committed = await committedFiles(root);
+  let state: BuildState | null = null;
+  try {
+    if (committed.stateText !== null) state = parseState(committed.stateText, undefined, root);
+  } catch {
+    // A damaged state.json: the text is the key.
+  }
+  return keyOf(root, committed, state);
 }
 
 /**
  * Reads what search needs (the snapshot, or every table when it is not current; `useSnapshot:
  * false` reads the tables), from the last committed set of files (see the header: a pending
- * commit's set is read where its files are). A build may commit meanwhile: when COMMIT.json or
- * state.json changed during the read, or a file moved under it, the read is repeated, so
- * everything comes from one committed state.
+ * commit's set is read where its files are). A build may commit meanwhile: when the files
+ * the read depends on changed during it (`keyOf`), or a file moved under it, the read is
+ * repeated, so everything comes from one committed state.
  */
 export async function readSnapshot(root: string, { useSnapshot = true } = {}): Promise<IndexSnapshot> {
   for (let attempt = 1; ; attempt++) {
     const committed = await committedFiles(root);
     const state = requireSearchable(root, committed.stateText);
+    const key = await keyOf(root, committed, state);
     let read: IndexSource;
     let files: CommittedFiles;
     let syncing: boolean;
@@ -271,15 +290,14 @@ export async function readSnapshot(root: string, { useSnapshot = true } = {}): P
       read = await readOnce(root, files, useSnapshot);
     } catch (e) {
       // A file moved or replaced by a commit that ran meanwhile: read again.
-      if (attempt < SNAPSHOT_ATTEMPTS && (await committedFiles(root)).key !== committed.key) continue;
+      if (attempt < SNAPSHOT_ATTEMPTS && (await committedKey(root)) !== key) continue;
       if (e instanceof IndexFileError) {
         throw new IndexNotBuiltError(`index damaged: ${e.message}`, { cause: e });
       }
       throw e;
     }
-    const after = await committedFiles(root);
-    if (after.key === committed.key || attempt >= SNAPSHOT_ATTEMPTS) {
-      return { state, syncing, ...read, hnswPath: files.pathOf(CACHE_FILES.hnswBin), key: committed.key };
+    if ((await committedKey(root)) === key || attempt >= SNAPSHOT_ATTEMPTS) {
+      return { state, syncing, ...read, hnswPath: files.pathOf(CACHE_FILES.hnswBin), key };
     }
   }
 }

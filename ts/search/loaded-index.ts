@@ -129,18 +129,24 @@ export class LoadedIndex {
   static async load(root: string, options: LoadOptions): Promise<LoadedIndex> {
     for (let attempt = 1; ; attempt++) {
       try {
-        const first = await LoadedIndex.#load(root, options, true);
+        const last = attempt >= LOAD_ATTEMPTS;
+        const first = await LoadedIndex.#load(root, options, true, last);
         // A snapshot whose payload checksum failed (checked while the native parts were built):
         // everything it gave is dropped and the tables are read instead.
-        return first ?? (await LoadedIndex.#load(root, options, false))!;
+        return first ?? (await LoadedIndex.#load(root, options, false, last))!;
       } catch (e) {
         if (!(e instanceof CommittedMeanwhile)) throw e;
-        if (attempt >= LOAD_ATTEMPTS) throw e.cause;
+        if (attempt >= LOAD_ATTEMPTS) throw e.cause ?? e;
       }
     }
   }
 
-  static async #load(root: string, options: LoadOptions, useSnapshot: boolean): Promise<LoadedIndex | null> {
+  static async #load(
+    root: string,
+    options: LoadOptions,
+    useSnapshot: boolean,
+    lastAttempt: boolean,
+  ): Promise<LoadedIndex | null> {
     const t0 = performance.now();
     // The vector index loads (off the main thread) while the rest is read; it is checked
     // against the snapshot afterwards and loaded again if a build replaced it.
@@ -183,6 +189,13 @@ export class LoadedIndex {
     if (!whole) {
       closeNative(native);
       return null;
+    }
+    // Loaded whole, but from files a build may have replaced after the snapshot was read
+    // (HNSW.bin is opened last): a vector index of another generation with the same count
+    // would pass every check.
+    if (!lastAttempt && (await committedKey(root).catch(() => snapshot.key)) !== snapshot.key) {
+      closeNative(native);
+      throw new CommittedMeanwhile(undefined);
     }
     const t3 = performance.now();
     return new LoadedIndex(snapshot.state.last_finished_generation, arrays, native, {
@@ -309,13 +322,17 @@ class EarlyVectors {
   ) {}
 
   static start(path: string, dim: number): EarlyVectors {
+    // The file is identified before it is opened: one replaced in between then fails `take`.
+    const before = fileIdentity(path);
     return new EarlyVectors(
       path,
-      fileIdentity(path),
-      VectorIndex.load(path, { expectedDim: dim }).then(
-        (index) => ({ index }),
-        (error: unknown) => ({ error }),
-      ),
+      before,
+      before
+        .then(() => VectorIndex.load(path, { expectedDim: dim }))
+        .then(
+          (index) => ({ index }),
+          (error: unknown) => ({ error }),
+        ),
     );
   }
 

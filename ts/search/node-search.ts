@@ -20,9 +20,11 @@
  */
 import type { NodeConfig } from '../config/node-config.js';
 import { ClosedError, IndexNotBuiltError, InvalidArgumentError } from '../errors.js';
+import { finishedGenerationFiles } from '../index-io/finished-generation.js';
 import { createProviders, type ModelProviders, o200kTokenCounter } from '../llm/create-providers.js';
 import type { TokenCounter } from '../llm/token-cap.js';
 import type { CallOptions } from '../llm/types.js';
+import { isCycleUnfinished } from '../project/state.js';
 import { type AnswerEvent, type AnswerOptions, type EngineStatus, RESULT_JSON } from './engine-types.js';
 import { indexFingerprint, parseStateText, readStateText } from './index-files.js';
 import { LoadedIndex } from './loaded-index.js';
@@ -410,8 +412,9 @@ export class NodeSearch {
 
   /**
    * With `watch`, at most once per interval: when a build has finished a cycle since the
-   * index was loaded (state FINISHED, files changed), load the new one in the background and
-   * swap it in. A cycle still running is not loaded: the loaded generation stays whole.
+   * index was loaded (state FINISHED, files changed; or a later cycle running with that
+   * generation kept whole), load the new one in the background and swap it in. A cycle
+   * still running is not loaded: the loaded generation stays whole.
    */
   #maybeReload(): void {
     const now = performance.now();
@@ -426,7 +429,14 @@ export class NodeSearch {
       const stateText = await readStateText(root);
       if (stateText === null) return;
       const state = parseStateText(stateText, root);
-      if (state.current_state !== 'FINISHED') return;
+      if (state.current_state !== 'FINISHED') {
+        // A cycle running after one this engine never saw finished (a follow-up cycle starts
+        // right after the one before): that one is kept whole in cache/finished/, and an
+        // engine started now serves it, so this one does too.
+        const loaded = this.#index?.generation ?? 0;
+        if (!isCycleUnfinished(state) || state.last_finished_generation <= loaded) return;
+        if ((await finishedGenerationFiles(root, state.last_finished_generation)) === null) return;
+      }
       // The files as the finished build left them: a fingerprint read before the build
       // finished would make the next check load the same generation again.
       const finished = await indexFingerprint(root);
