@@ -38,6 +38,28 @@ async function startCycle2(): Promise<void> {
   await writeState(root, finishedState(DIM, { current_state: 'Graph pipeline', generation: 2 }));
 }
 
+/**
+ * Cycle 2 running, its HNSW.bin replaced (same vectors, another file: the kept one is loaded
+ * after the tables were read); cycle 2 finishes when the kept HNSW.bin is about to load
+ * (`removeSet`: and the set is removed). Returns whether it finished and the loads' paths.
+ */
+async function finishWhileKeptVectorsLoad(
+  removeSet: boolean,
+): Promise<{ finished: () => boolean; paths: string[] }> {
+  await startCycle2();
+  const hnsw = join(root, 'cache', 'HNSW.bin');
+  await copyFile(hnsw, `${hnsw}.new`);
+  await rename(`${hnsw}.new`, hnsw);
+  let finished = false;
+  const paths = spyVectorLoads(async (path) => {
+    if (finished || !path.includes(`${sep}finished${sep}`)) return;
+    finished = true;
+    await writeState(root, finishedState(DIM, { generation: 2, last_finished_generation: 2 }));
+    if (removeSet) await discardFinishedGeneration(root);
+  });
+  return { finished: () => finished, paths };
+}
+
 async function load(): Promise<LoadedIndex> {
   const index = await LoadedIndex.load(root, options);
   loaded.push(index);
@@ -74,21 +96,9 @@ describe('loading while a build cycle runs', () => {
   });
 
   it('a cycle that finishes (removing the kept generation) while HNSW.bin loads: the load reads the new files', async () => {
-    await startCycle2();
-    // The cycle replaced HNSW.bin (same vectors, another file), so the kept one is loaded
-    // after the tables were read.
-    const hnsw = join(root, 'cache', 'HNSW.bin');
-    await copyFile(hnsw, `${hnsw}.new`);
-    await rename(`${hnsw}.new`, hnsw);
-    let finished = false;
-    const paths = spyVectorLoads(async (path) => {
-      if (finished || !path.includes(`${sep}finished${sep}`)) return;
-      finished = true;
-      await writeState(root, finishedState(DIM, { generation: 2, last_finished_generation: 2 }));
-      await discardFinishedGeneration(root);
-    });
+    const { finished, paths } = await finishWhileKeptVectorsLoad(true);
     const index = await load();
-    expect(finished).toBe(true);
+    expect(finished()).toBe(true);
     expect(index.generation).toBe(2);
     expect(index.nodeCount).toBe(23);
     expect(paths.some((p) => p.includes(`${sep}finished${sep}`))).toBe(true);
@@ -105,18 +115,9 @@ describe('loading while a build cycle runs', () => {
   });
 
   it('a cycle that finishes while the kept HNSW.bin loads (and loads fine): the load is of the new generation', async () => {
-    await startCycle2();
-    const hnsw = join(root, 'cache', 'HNSW.bin');
-    await copyFile(hnsw, `${hnsw}.new`);
-    await rename(`${hnsw}.new`, hnsw);
-    let finished = false;
-    spyVectorLoads(async (path) => {
-      if (finished || !path.includes(`${sep}finished${sep}`)) return;
-      finished = true;
-      await writeState(root, finishedState(DIM, { generation: 2, last_finished_generation: 2 }));
-    });
+    const { finished } = await finishWhileKeptVectorsLoad(false);
     const index = await load();
-    expect(finished).toBe(true);
+    expect(finished()).toBe(true);
     expect(index.generation).toBe(2);
   });
 
