@@ -14,7 +14,7 @@
  * set too: read from cache/, it would be the cycle's. The set is removed when the cycle
  * finishes, and by any later build that finds the index finished.
  */
-import { copyFile, link, mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, link, mkdir, open, rename, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { IndexNotBuiltError } from '../errors.js';
 import { fsyncDir, fsyncFile, writeFileSynced } from '../project/atomic.js';
@@ -92,19 +92,35 @@ export async function discardFinishedGeneration(root: string): Promise<void> {
   await rm(resolveInProject(root, ASSEMBLY_DIR), { recursive: true, force: true });
 }
 
-/**
- * Where the kept files of `generation` are (project-relative path → absolute path, for every
- * search file: one the generation did not have maps to a path that does not exist), or null
- * when no complete set of that generation is kept.
- */
-export async function finishedGenerationFiles(
-  root: string,
-  generation: number,
-): Promise<Map<string, string> | null> {
+/** A kept set: where its files are, and what identifies it. */
+export interface KeptGeneration {
+  /**
+   * Project-relative path → absolute path, for every search file: one the generation did not
+   * have maps to a path that does not exist.
+   */
+  files: Map<string, string>;
+  /**
+   * Its marker file (a new set is a new file). The files of one set never change, so a read
+   * of them stays valid while this does.
+   */
+  identity: string;
+}
+
+/** The kept set of `generation`, or null when no complete set of that generation is kept. */
+export async function keptGeneration(root: string, generation: number): Promise<KeptGeneration | null> {
   const dir = resolveInProject(root, FINISHED_DIR);
   let text: string;
+  let identity: string;
   try {
-    text = await readFile(join(dir, MARKER), 'utf8');
+    // One handle: the identity is that of the marker read.
+    const handle = await open(join(dir, MARKER), 'r');
+    try {
+      const s = await handle.stat();
+      identity = `${generation}:${s.dev}:${s.ino}:${s.mtimeMs}`;
+      text = await handle.readFile('utf8');
+    } finally {
+      await handle.close();
+    }
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     // Not "no set": read as none, a search would serve the cycle's partial commits.
@@ -123,20 +139,16 @@ export async function finishedGenerationFiles(
   for (const relative of marker.files) {
     if (typeof relative !== 'string' || !KEPT_FILES.includes(relative)) return null;
   }
-  return new Map(KEPT_FILES.map((relative) => [relative, join(dir, basename(relative))]));
+  return {
+    files: new Map(KEPT_FILES.map((relative) => [relative, join(dir, basename(relative))])),
+    identity,
+  };
 }
 
-/**
- * What identifies the kept set of `generation` (its marker file: a new set is a new file), or
- * null when none is kept. The files of one set never change, so a read of them stays valid
- * while this does.
- */
-export async function finishedGenerationIdentity(root: string, generation: number): Promise<string | null> {
-  if ((await finishedGenerationFiles(root, generation)) === null) return null;
-  try {
-    const s = await stat(join(resolveInProject(root, FINISHED_DIR), MARKER));
-    return `${generation}:${s.dev}:${s.ino}:${s.mtimeMs}`;
-  } catch {
-    return null;
-  }
+/** Where the kept files of `generation` are (`KeptGeneration.files`), or null when none are kept. */
+export async function finishedGenerationFiles(
+  root: string,
+  generation: number,
+): Promise<Map<string, string> | null> {
+  return (await keptGeneration(root, generation))?.files ?? null;
 }

@@ -15,7 +15,7 @@ import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { IndexFileError, IndexNotBuiltError } from '../errors.js';
 import { CHECKSUMS_FILE } from '../index-io/checksums.js';
-import { finishedGenerationFiles, finishedGenerationIdentity } from '../index-io/finished-generation.js';
+import { type KeptGeneration, keptGeneration } from '../index-io/finished-generation.js';
 import {
   GRAPH_SNAPSHOT_FILE,
   GRAPH_SNAPSHOT_SOURCES,
@@ -188,23 +188,30 @@ async function committedFiles(root: string): Promise<CommittedFiles> {
   return { key: `${manifestText ?? ''}\n${stateText ?? ''}`, stateText, pathOf };
 }
 
+/** During a build cycle, the last finished generation as the build kept it, if it did. */
+async function keptFor(root: string, state: BuildState | null): Promise<KeptGeneration | null> {
+  return state !== null && isCycleUnfinished(state)
+    ? keptGeneration(root, state.last_finished_generation)
+    : null;
+}
+
 /**
- * During a build cycle, the last finished generation's files where the build kept them
+ * The files a read takes: during a cycle, the kept finished generation's
  * (ts/index-io/finished-generation.ts), so search never reads a cycle's partial commits;
- * `syncing` when none were kept.
+ * `syncing` when the cycle runs without one. And what the read depends on (`key`): the kept
+ * set (its files never change, so the cycle's commits do not invalidate a read of it), else
+ * COMMIT.json's and state.json's text.
  */
-async function generationFiles(
-  root: string,
-  files: CommittedFiles,
-  state: BuildState,
-): Promise<{ files: CommittedFiles; syncing: boolean }> {
-  if (!isCycleUnfinished(state)) return { files, syncing: false };
-  const kept = await finishedGenerationFiles(root, state.last_finished_generation);
-  if (!kept) return { files, syncing: true };
-  return {
-    files: { ...files, pathOf: (relative) => kept.get(relative) ?? files.pathOf(relative) },
-    syncing: false,
-  };
+function generationFiles(
+  committed: CommittedFiles,
+  state: BuildState | null,
+  kept: KeptGeneration | null,
+): { files: CommittedFiles; syncing: boolean; key: string } {
+  if (kept) {
+    const files = { ...committed, pathOf: (r: string) => kept.files.get(r) ?? committed.pathOf(r) };
+    return { files, syncing: false, key: `finished ${kept.identity}` };
+  }
+  return { files: committed, syncing: state !== null && isCycleUnfinished(state), key: committed.key };
 }
 
 /**
@@ -245,17 +252,6 @@ async function readOnce(root: string, files: CommittedFiles, useSnapshot: boolea
 const SNAPSHOT_ATTEMPTS = 5;
 
 /**
- * What a read of the index depends on: during a cycle with a kept finished generation, that
- * set (its files never change, so the cycle's commits do not invalidate a read of it); else
- * COMMIT.json's and state.json's text.
- */
-async function keyOf(root: string, committed: CommittedFiles, state: BuildState | null): Promise<string> {
-  if (state === null || !isCycleUnfinished(state)) return committed.key;
-  const kept = await finishedGenerationIdentity(root, state.last_finished_generation);
-  return kept === null ? committed.key : `finished ${kept}`;
-}
-
-/**
  * The `key` of a snapshot read now: when it differs from an earlier snapshot's, a build
  * committed in between (and may have moved or removed files that snapshot named).
  */
@@ -267,26 +263,23 @@ export async function committedKey(root: string): Promise<string> {
   } catch {
     // A damaged state.json: the text is the key.
   }
-  return keyOf(root, committed, state);
+  return generationFiles(committed, state, await keptFor(root, state)).key;
 }
 
 /**
  * Reads what search needs (the snapshot, or every table when it is not current; `useSnapshot:
  * false` reads the tables), from the last committed set of files (see the header: a pending
  * commit's set is read where its files are). A build may commit meanwhile: when the files
- * the read depends on changed during it (`keyOf`), or a file moved under it, the read is
+ * the read depends on changed during it (`generationFiles`), or a file moved under it, the read is
  * repeated, so everything comes from one committed state.
  */
 export async function readSnapshot(root: string, { useSnapshot = true } = {}): Promise<IndexSnapshot> {
   for (let attempt = 1; ; attempt++) {
     const committed = await committedFiles(root);
     const state = requireSearchable(root, committed.stateText);
-    const key = await keyOf(root, committed, state);
+    const { files, syncing, key } = generationFiles(committed, state, await keptFor(root, state));
     let read: IndexSource;
-    let files: CommittedFiles;
-    let syncing: boolean;
     try {
-      ({ files, syncing } = await generationFiles(root, committed, state));
       read = await readOnce(root, files, useSnapshot);
     } catch (e) {
       // A file moved or replaced by a commit that ran meanwhile: read again.
