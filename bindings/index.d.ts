@@ -152,6 +152,12 @@ export declare function countTokens(s: string): number
 /** Token counts of many strings at once, in input order. */
 export declare function countTokensBatch(texts: Array<string>): Uint32Array
 
+/**
+ * `count_tokens(s)` summed over pieces remembered from earlier calls on this thread (texts
+ * that repeat line by line, such as retrieval contexts; noderag_text::tokens_memo).
+ */
+export declare function countTokensMemo(s: string): number
+
 /** `o200k_base` token ids of `s`. */
 export declare function encodeTokens(s: string): Uint32Array
 

@@ -14,7 +14,7 @@
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use noderag_text::relationship::{self, DropReason, ParseMethod, RawTriple, RelationshipParse};
-use noderag_text::{ids, tokens, utf16::utf16_offsets, Language, TextError};
+use noderag_text::{ids, tokens, tokens_memo, utf16::utf16_offsets, Language, TextError};
 
 use crate::convert::NativeError;
 use crate::error::guard;
@@ -127,6 +127,13 @@ pub fn warm_tokenizer() -> napi::Result<()> {
 #[napi]
 pub fn count_tokens(s: String) -> napi::Result<u32> {
   guard(|| Ok(tokens::count_tokens(&s) as u32))
+}
+
+/// `count_tokens(s)` summed over pieces remembered from earlier calls on this thread (texts
+/// that repeat line by line, such as retrieval contexts; noderag_text::tokens_memo).
+#[napi]
+pub fn count_tokens_memo(s: String) -> napi::Result<u32> {
+  guard(|| Ok(tokens_memo::count_tokens_memo(&s) as u32))
 }
 
 /// Token counts of many strings at once, in input order.

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { curieSpec, writeSearchProject } from '../helpers/search-index.js';
-import { envWith, freePort, killAll, type Served, serve, stop } from '../helpers/search-server.js';
+import { envWith, freePort, killAll, type Served, serve, stop, waitFor } from '../helpers/search-server.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const CLI = join(REPO, 'ts', 'cli', 'main.ts');
@@ -284,12 +284,16 @@ describe('--metrics and --access-log on the real process', () => {
         'noderag_http_requests_total{route="/retrieval",method="POST",status="200"} 1',
       );
       expect(metrics).toContain('noderag_index_generation 1');
-      const lines = s
-        .output()
-        .stdout.split('\n')
-        .filter((l) => l.startsWith('{'))
-        .map((l) => JSON.parse(l) as Record<string, unknown>);
-      const line = lines.find((l) => l.id === 'e2e-1');
+      const logged = () =>
+        s
+          .output()
+          .stdout.split('\n')
+          .filter((l) => l.startsWith('{'))
+          .map((l) => JSON.parse(l) as Record<string, unknown>)
+          .find((l) => l.id === 'e2e-1');
+      // Access-log lines go out at the end of the server's turn (ts/server/line-batch.ts).
+      await waitFor(async () => logged() !== undefined, 10_000);
+      const line = logged();
       expect(line).toMatchObject({ method: 'POST', route: '/retrieval', status: 200 });
       expect(line?.retrieval_tokens).toBeGreaterThan(10);
       expect(s.output().stdout + s.output().stderr).not.toContain(KEY);

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { curieSpec, writeSearchProject } from '../helpers/search-index.js';
-import { envWith, freePort, killAll, type Served, serve, stop } from '../helpers/search-server.js';
+import { envWith, freePort, killAll, type Served, serve, stop, waitFor } from '../helpers/search-server.js';
 
 const KEY = 'metrics-key-0123456789ab';
 const auth = { authorization: `Bearer ${KEY}` };
@@ -97,12 +97,17 @@ describe('access log', () => {
     const server = await serve(await project(), ['--access-log'], envWith({ NODERAG_API_KEY: KEY }));
     try {
       for (let i = 0; i < 2; i++) expect((await retrieval(server, QUESTIONS[0]!)).status).toBe(200);
-      const lines = server
-        .output()
-        .stdout.split('\n')
-        .filter((l) => l.startsWith('{'))
-        .map((l) => JSON.parse(l) as { route: string; cache_hit?: boolean; retrieval_tokens?: number });
-      const retrievals = lines.filter((l) => l.route === '/retrieval');
+      const retrievalLines = () =>
+        server
+          .output()
+          .stdout.split('\n')
+          .filter((l) => l.startsWith('{'))
+          .map((l) => JSON.parse(l) as { route: string; cache_hit?: boolean; retrieval_tokens?: number })
+          .filter((l) => l.route === '/retrieval');
+      // Lines are written at the end of the server's turn (ts/server/line-batch.ts), which may
+      // be after the reply reached this process.
+      await waitFor(async () => retrievalLines().length >= 2, 10_000);
+      const retrievals = retrievalLines();
       expect(retrievals.map((l) => l.cache_hit)).toEqual([false, true]);
       expect(retrievals[0]!.retrieval_tokens).toBeGreaterThan(0);
       expect(server.output().stdout).not.toContain(KEY);

@@ -9,6 +9,7 @@ import {
   cleanText,
   countTokens,
   countTokensBatch,
+  countTokensMemo,
   encodeTokens,
   entityId,
   entityIdOfNormalized,
@@ -115,6 +116,34 @@ describe('o200k_base token counts', () => {
     expect(countTokens('北京是中国的首都。上海是最大的城市！')).toBe(12);
     expect(countTokens('')).toBe(0);
     expect(countTokens('🙂🙂')).toBe(2);
+  });
+
+  it('the remembering count equals the plain count, the first time and from its memo', () => {
+    const header = (t: string) => `${'-'.repeat(12)}${t}${'-'.repeat(13)}`;
+    const context = [
+      header('attribute'),
+      '1. Nick Hexum (born April 12, 1970) is an American singer.',
+      '2. "Freak Out" was co-written by Chad Sexton.',
+      '',
+      header('text'),
+      '1. Title\n\nBody with a /slash and 3.5 numbers.',
+      '12. 東京 and naïve café — done.',
+      '',
+    ].join('\n');
+    const texts = [
+      context,
+      `${context}\n`,
+      'a.\n/b',
+      'line\n  indented\n\ttab',
+      '1.x\n2.  two spaces\n 3. leading space',
+      'crlf\r\nnext\rcr',
+      '',
+      '\n\n\n',
+      "it's\nIT'S\n'S",
+    ];
+    for (let round = 0; round < 2; round++) {
+      for (const t of texts) expect(countTokensMemo(t), JSON.stringify(t)).toBe(countTokens(t));
+    }
   });
 
   it('batch counts equal single counts', () => {

@@ -32,7 +32,7 @@ import { isHost, type NodeConfig } from '../config/index.js';
 import { IndexNotBuiltError } from '../errors.js';
 import { runBuild } from '../indexing/pipeline.js';
 import { configuredEmbedding } from '../indexing/stages/embedding.js';
-import { createProviders, o200kTokenCounter } from '../llm/create-providers.js';
+import { createProviders, o200kSearchTokenCounter } from '../llm/create-providers.js';
 import { embeddingMismatchWarning, isSearchable } from '../project/state.js';
 import { parseStateText, readStateText } from '../search/index-files.js';
 import { NodeSearch, type SearchProviders } from '../search/node-search.js';
@@ -40,6 +40,7 @@ import { DEFAULT_RETRIEVAL_CACHE_SIZE } from '../search/retrieval-cache.js';
 import { createApp } from '../server/app.js';
 import { apiKeyProblem, corsOriginProblem } from '../server/auth.js';
 import { searchEngine } from '../server/engine-adapter.js';
+import { lineBatch } from '../server/line-batch.js';
 import { createMetrics } from '../server/observe.js';
 import { countedProviders } from '../server/provider-metrics.js';
 import { isLoopback, ServerStartError, serveApp, serveHandedSockets } from '../server/serve.js';
@@ -405,13 +406,16 @@ async function openServer(
   // Aborted on stop: open GET /build/events streams end instead of holding the shutdown.
   const closing = new AbortController();
   const metrics = o.metrics ? createMetrics({ status: () => search!.status() }) : undefined;
-  const models = createProviders(config, { mode: 'search', tokenCounter: o200kTokenCounter });
+  // Access-log lines go out once per turn of the loop (line-batch.ts), and at the latest on exit.
+  const accessLines = o.accessLog ? lineBatch(process.stdout) : undefined;
+  if (accessLines) process.once('exit', accessLines.flush);
+  const models = createProviders(config, { mode: 'search', tokenCounter: o200kSearchTokenCounter });
   // Counted for the metrics and the access log's cache_hit (ts/server/provider-metrics.ts).
   const providers =
     metrics || o.accessLog
       ? countedProviders(models, {
           names: { chat: models.chat.identity.provider, embedding: models.embedding.identity.provider },
-          tokens: o200kTokenCounter,
+          tokens: o200kSearchTokenCounter,
           ...(metrics ? { metrics } : {}),
         })
       : models;
@@ -442,18 +446,20 @@ async function openServer(
           }).finally(() => running--);
         },
       },
-      ...(o.accessLog
-        ? { accessLog: (line: object) => process.stdout.write(`${JSON.stringify(line)}\n`) }
-        : {}),
+      ...(accessLines ? { accessLog: (line: object) => accessLines.add(JSON.stringify(line)) } : {}),
     });
     const listening: OpenServer['server'] = isClusterWorker()
       ? acceptHandedSockets(serveHandedSockets(app))
       : await serveApp(app, { host: o.host, port: o.port, settings: LISTEN_SETTINGS });
     server = {
       ...(listening.url ? { url: listening.url } : {}),
-      close: () => {
+      close: async () => {
         closing.abort();
-        return listening.close();
+        try {
+          await listening.close();
+        } finally {
+          accessLines?.flush();
+        }
       },
     };
   } catch (e) {

@@ -6,7 +6,7 @@
  */
 import type { NodeConfig, ProviderSection } from '../config/node-config.js';
 import { defaultConfigData } from '../config/schema.js';
-import { countTokens, truncateToTokens } from '../text/index.js';
+import { countTokens, countTokensMemo, truncateToTokens } from '../text/index.js';
 import { CachedProvider, type ProviderStats } from './cached-provider.js';
 import type { Clock } from './clock.js';
 import { GeminiProvider } from './gemini.js';
@@ -30,6 +30,13 @@ import type {
 
 /** The o200k_base counter of the Rust core (ts/text): exact counts and exact truncation. */
 export const o200kTokenCounter: TokenCounter = { countTokens, truncateToTokens };
+
+/**
+ * The same counts for a search engine or server, which counts the same texts again and again
+ * (each context is lines of node texts; prompts hold those contexts): pieces are remembered
+ * (ts/text/tokens.ts countTokensMemo). A build counts text it mostly sees once: o200kTokenCounter.
+ */
+export const o200kSearchTokenCounter: TokenCounter = { countTokens: countTokensMemo, truncateToTokens };
 
 /**
  * Per-request timeouts of docs/method.md §0 of a config that sets no `request_timeout`: read from

@@ -21,7 +21,7 @@
 import type { NodeConfig } from '../config/node-config.js';
 import { ClosedError, IndexNotBuiltError, InvalidArgumentError } from '../errors.js';
 import { finishedGenerationFiles } from '../index-io/finished-generation.js';
-import { createProviders, type ModelProviders, o200kTokenCounter } from '../llm/create-providers.js';
+import { createProviders, type ModelProviders, o200kSearchTokenCounter } from '../llm/create-providers.js';
 import type { TokenCounter } from '../llm/token-cap.js';
 import type { CallOptions } from '../llm/types.js';
 import { isCycleUnfinished } from '../project/state.js';
@@ -145,7 +145,7 @@ export class NodeSearch {
     }
     this.config = config;
     this.#params = searchParamsFrom(config.config);
-    this.#tokens = options.tokenCounter ?? o200kTokenCounter;
+    this.#tokens = options.tokenCounter ?? o200kSearchTokenCounter;
     this.#cache = new RetrievalCache(options.retrievalCacheSize);
     this.#watch = options.watch
       ? {

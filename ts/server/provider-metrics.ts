@@ -41,31 +41,37 @@ export function countedProviders<P extends SearchProviders>(
   o: { names: ProviderNames; tokens: TokenCounter; metrics?: ServerMetrics },
 ): P {
   const count = (text: string) => (text === '' ? 0 : o.tokens.countTokens(text));
-  const record = (task: Task, sent: string, received: string) => {
+  // The texts are made and counted only for the metrics (an access log alone needs the call).
+  const record = (task: Task, sent: () => string, received: () => string) => {
     noteProviderCall(task);
     const m = o.metrics;
     if (!m) return;
     const provider = task === 'embed_query' ? o.names.embedding : o.names.chat;
     m.providerCalls.inc({ task, provider });
-    m.providerTokens.inc({ task, provider, direction: 'input' }, count(sent));
-    if (received !== '') m.providerTokens.inc({ task, provider, direction: 'output' }, count(received));
+    m.providerTokens.inc({ task, provider, direction: 'input' }, count(sent()));
+    const text = received();
+    if (text !== '') m.providerTokens.inc({ task, provider, direction: 'output' }, count(text));
   };
   // A failed call counts too, with no output tokens: it was made, and may have been billed.
   const run: SearchProviders['run'] = async (task, input, call) => {
-    let received = '';
+    let received: () => string = () => '';
     try {
       const out = await providers.run(task, input, call);
-      received = outputText(out);
+      received = () => outputText(out);
       return out;
     } finally {
-      record(task as Task, inputText(input), received);
+      record(task as Task, () => inputText(input), received);
     }
   };
   const embedQuery: SearchProviders['embedQuery'] = async (question, call) => {
     try {
       return await providers.embedQuery(question, call);
     } finally {
-      record('embed_query', question, '');
+      record(
+        'embed_query',
+        () => question,
+        () => '',
+      );
     }
   };
   const stream: SearchProviders['stream'] = providers.stream
@@ -77,7 +83,11 @@ export function countedProviders<P extends SearchProviders>(
             yield delta;
           }
         } finally {
-          record(task as Task, inputText(input), text);
+          record(
+            task as Task,
+            () => inputText(input),
+            () => text,
+          );
         }
       }
     : undefined;

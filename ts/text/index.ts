@@ -30,4 +30,11 @@ export {
   type UnitParse,
   type UnitRelationships,
 } from './relationship.js';
-export { countTokens, countTokensBatch, encodeTokens, truncateToTokens, warmTokenizer } from './tokens.js';
+export {
+  countTokens,
+  countTokensBatch,
+  countTokensMemo,
+  encodeTokens,
+  truncateToTokens,
+  warmTokenizer,
+} from './tokens.js';

@@ -16,6 +16,17 @@ export function countTokens(s: string): number {
   return callNative(() => native.countTokens(s));
 }
 
+/**
+ * `countTokens(s)`, made cheap for texts that repeat line by line (retrieval contexts: the same
+ * node texts question after question). The native side cuts `s` where o200k's pre-tokenisation
+ * always breaks (after a line break, and after a numbered item's `12.`), remembers each
+ * piece's count (up to 16 MiB of text per thread) and sums them: the same number as
+ * `countTokens`, checked by crates/noderag_text/src/tokens_memo.rs's tests.
+ */
+export function countTokensMemo(s: string): number {
+  return callNative(() => native.countTokensMemo(s));
+}
+
 /** Tokens of each string, in order, in one native call. */
 export function countTokensBatch(texts: readonly string[]): Uint32Array {
   if (texts.length === 0) return new Uint32Array(0);

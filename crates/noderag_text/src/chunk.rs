@@ -138,18 +138,7 @@ mod tests {
   use crate::tokens::count_tokens;
   use unicode_segmentation::UnicodeSegmentation;
 
-  struct Rng(u64);
-  impl Rng {
-    fn next(&mut self) -> u64 {
-      self.0 ^= self.0 << 13;
-      self.0 ^= self.0 >> 7;
-      self.0 ^= self.0 << 17;
-      self.0
-    }
-    fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
-      xs[(self.next() % xs.len() as u64) as usize]
-    }
-  }
+  use crate::test_rng::Rng;
 
   const WORDS: &[&str] = &[
     "the",

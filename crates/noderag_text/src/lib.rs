@@ -5,6 +5,7 @@
 //! - [`normalize`]: `norm_text`, `norm_entity`, `fold`, document clean-up.
 //! - [`ids`]: `H(tag, s)` and one helper per node kind.
 //! - [`tokens`]: `o200k_base` token counts, encoding, truncation to a token budget.
+//! - [`tokens_memo`]: the same counts for texts that repeat line by line (retrieval contexts).
 //! - [`chunk`]: the boundary-aware chunker (cut points in [`cuts`]).
 //! - [`relationship`]: parsing of `SOURCE, RELATION, TARGET` strings and per-unit entity rules.
 
@@ -16,7 +17,11 @@ pub mod normalize;
 mod prefix;
 pub mod relationship;
 pub mod tokens;
+pub mod tokens_memo;
 pub mod utf16;
+
+#[cfg(test)]
+mod test_rng;
 
 pub use chunk::{chunk_text, Chunk};
 pub use error::TextError;
