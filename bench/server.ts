@@ -11,7 +11,8 @@
  *
  * Then two more measurements: POST /answer with "stream": true (time to the first event and
  * to the end of the stream, 1 and 10 clients at a time) on a cache-off server, and the
- * default server without and with --api-key in alternating turns (auth_overhead_ratio).
+ * default server without and with --api-key in alternating turns (auth_overhead_ratio), and the
+ * cache-off server without and with --access-log, the same way (its cost, in the text only).
  *
  * With --profile (or when a goal is missed) a second, short run at 50 connections under
  * `node --cpu-prof` lists the server's top functions by self time.
@@ -20,8 +21,17 @@
  * (bench/lib/in-process-cpu.ts): a number that moves little with the machine's other load.
  */
 
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import {
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
@@ -282,47 +292,141 @@ const streamRows: StreamRow[] = [];
   }
 }
 
+/** Totals of one side of a turns measurement (see `inTurns`). */
+interface TurnTotals {
+  requests: number;
+  seconds: number;
+  errors: number;
+  cpuMs: number;
+  p99: number[];
+}
+
+/**
+ * Two servers, both running, loaded in turns (A B A B …, `rounds` times each, `seconds` per
+ * turn after a warm-up of each): the two sides share whatever else the machine does, and the
+ * server CPU per request does not depend on how much CPU the other load left them.
+ */
+async function inTurns(
+  what: string,
+  sides: Record<'off' | 'on', { server: Awaited<ReturnType<typeof spawnSearchServer>>; apiKey?: string }>,
+  connections: number,
+  seconds: number,
+  rounds: number,
+): Promise<Record<'off' | 'on', TurnTotals>> {
+  const totals = {
+    off: { requests: 0, seconds: 0, errors: 0, cpuMs: 0, p99: [] as number[] },
+    on: { requests: 0, seconds: 0, errors: 0, cpuMs: 0, p99: [] as number[] },
+  };
+  for (const side of ['off', 'on'] as const) {
+    await load(sides[side].server.url, 10, Math.min(3, seconds), sides[side].apiKey);
+  }
+  for (let round = 0; round < rounds; round++) {
+    for (const side of ['off', 'on'] as const) {
+      const { server, apiKey } = sides[side];
+      const before = treeUsage(server.pid);
+      const r = await load(server.url, connections, seconds, apiKey);
+      const t = totals[side];
+      t.cpuMs += treeUsage(server.pid).cpuMs - before.cpuMs;
+      t.requests += r.requests.total;
+      t.seconds += r.duration;
+      t.errors += r.non2xx + r.errors;
+      t.p99.push(r.latency.p99);
+      console.log(
+        `${what} ${side}, round ${round + 1}: ${fmt(r.requests.average, 0)} req/s, p99 ${r.latency.p99} ms`,
+      );
+    }
+  }
+  return totals;
+}
+
+const turnRps = (t: TurnTotals) => t.requests / Math.max(1e-9, t.seconds);
+const turnCpu = (t: TurnTotals) => t.cpuMs / Math.max(1, t.requests);
+
+/** The table of a turns measurement: one row per side. */
+function turnsTable(
+  server: string,
+  labels: Record<'off' | 'on', string>,
+  totals: Record<'off' | 'on', TurnTotals>,
+) {
+  return markdownTable(
+    [
+      server,
+      'connections',
+      'seconds',
+      'requests',
+      'req/s',
+      'p99 ms per turn',
+      'errors',
+      'server CPU ms / request',
+    ],
+    (['off', 'on'] as const).map((side) => [
+      labels[side],
+      TURN_CONNECTIONS,
+      fmt(totals[side].seconds, 0),
+      totals[side].requests,
+      fmt(turnRps(totals[side]), 0),
+      totals[side].p99.join(', '),
+      totals[side].errors,
+      fmt(turnCpu(totals[side]), 3),
+    ]),
+  );
+}
+
+const TURN_CONNECTIONS = 50;
+const turnSeconds = Math.min(10, duration);
+const TURN_ROUNDS = 3;
+
 // Auth: the default server (cache on: the HTTP layer is most of a request, so a per-request
-// cost shows most) without and with --api-key, both running, measured in turns A B A B A B.
+// cost shows most) without and with --api-key.
 const AUTH_KEY = 'bench-key-0123456789abcdef';
-const AUTH_CONNECTIONS = 50;
-const authSeconds = Math.min(10, duration);
-const AUTH_ROUNDS = 3;
-const authTotals = {
-  off: { requests: 0, seconds: 0, errors: 0, cpuMs: 0, p99: [] as number[] },
-  on: { requests: 0, seconds: 0, errors: 0, cpuMs: 0, p99: [] as number[] },
-};
+let authTotals: Record<'off' | 'on', TurnTotals>;
 {
   const off = await spawnSearchServer(folder);
   const on = await spawnSearchServer(folder, { args: ['--api-key', AUTH_KEY] });
   try {
-    await load(off.url, 10, Math.min(3, authSeconds));
-    await load(on.url, 10, Math.min(3, authSeconds), AUTH_KEY);
-    for (let round = 0; round < AUTH_ROUNDS; round++) {
-      for (const side of ['off', 'on'] as const) {
-        const server = side === 'off' ? off : on;
-        const before = treeUsage(server.pid);
-        const r = await load(server.url, AUTH_CONNECTIONS, authSeconds, side === 'on' ? AUTH_KEY : undefined);
-        const t = authTotals[side];
-        // Server CPU per request does not depend on how much CPU the other load left it.
-        t.cpuMs += treeUsage(server.pid).cpuMs - before.cpuMs;
-        t.requests += r.requests.total;
-        t.seconds += r.duration;
-        t.errors += r.non2xx + r.errors;
-        t.p99.push(r.latency.p99);
-        console.log(
-          `auth ${side}, round ${round + 1}: ${fmt(r.requests.average, 0)} req/s, p99 ${r.latency.p99} ms`,
-        );
-      }
-    }
+    authTotals = await inTurns(
+      'auth',
+      { off: { server: off }, on: { server: on, apiKey: AUTH_KEY } },
+      TURN_CONNECTIONS,
+      turnSeconds,
+      TURN_ROUNDS,
+    );
   } finally {
     await off.stop();
     await on.stop();
   }
 }
-const authRps = (side: 'off' | 'on') => authTotals[side].requests / Math.max(1e-9, authTotals[side].seconds);
-const authRatio = authRps('off') / authRps('on');
-const authCpu = (side: 'off' | 'on') => authTotals[side].cpuMs / Math.max(1, authTotals[side].requests);
+const authRatio = turnRps(authTotals.off) / turnRps(authTotals.on);
+
+// Access log: the cache-off server (every request a whole retrieval, as the log's
+// retrieval_tokens counts each context) without and with --access-log, its lines going to a
+// file as a deployment's would (a pipe to this process would charge their reading to the client).
+const logDir = mkdtempSync(join(tmpdir(), 'noderag-bench-log-'));
+let logTotals: Record<'off' | 'on', TurnTotals>;
+let loggedLines = 0;
+{
+  const logFd = openSync(join(logDir, 'access.log'), 'w');
+  const off = await spawnSearchServer(folder, { args: ['--cache-size', '0'] });
+  const on = await spawnSearchServer(folder, { args: ['--cache-size', '0', '--access-log'], stdout: logFd });
+  try {
+    logTotals = await inTurns(
+      'access log',
+      { off: { server: off }, on: { server: on } },
+      TURN_CONNECTIONS,
+      turnSeconds,
+      TURN_ROUNDS,
+    );
+  } finally {
+    await off.stop();
+    await on.stop();
+    closeSync(logFd);
+  }
+  loggedLines = readFileSync(join(logDir, 'access.log'), 'utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('{"time"')).length;
+  rmSync(logDir, { recursive: true, force: true });
+}
+const logRatio = turnRps(logTotals.off) / turnRps(logTotals.on);
 
 const rows = runs.flatMap((r) => r.rows);
 const modeOf = new Map(runs.flatMap((run) => run.rows.map((row) => [row, run.mode] as const)));
@@ -439,41 +543,36 @@ const streamTable = markdownTable(
     fmt(r.deltas / Math.max(1, r.requests), 1),
   ]),
 );
-const authTable = markdownTable(
-  [
-    'server (cache on, 1 worker)',
-    'connections',
-    'seconds',
-    'requests',
-    'req/s',
-    'p99 ms per turn',
-    'errors',
-    'server CPU ms / request',
-  ],
-  (['off', 'on'] as const).map((side) => [
-    side === 'off' ? 'no API key' : '--api-key (Bearer checked per request)',
-    AUTH_CONNECTIONS,
-    fmt(authTotals[side].seconds, 0),
-    authTotals[side].requests,
-    fmt(authRps(side), 0),
-    authTotals[side].p99.join(', '),
-    authTotals[side].errors,
-    fmt(authCpu(side), 3),
-  ]),
+const authTable = turnsTable(
+  'server (cache on, 1 worker)',
+  { off: 'no API key', on: '--api-key (Bearer checked per request)' },
+  authTotals,
 );
 const authVerdict =
-  `auth_overhead_ratio = req/s without key / with key = ${fmt(authRps('off'), 0)} / ${fmt(authRps('on'), 0)} = ${fmt(authRatio, 3)} (goal ≤ 1.05: ${authRatio <= 1.05 ? 'met' : 'MISSED'}). ` +
-  `Server CPU per request with key / without: ${fmt(authCpu('on'), 3)} / ${fmt(authCpu('off'), 3)} ms = ${fmt(authCpu('on') / authCpu('off'), 3)} (less sensitive to the machine's other load than req/s).`;
+  `auth_overhead_ratio = req/s without key / with key = ${fmt(turnRps(authTotals.off), 0)} / ${fmt(turnRps(authTotals.on), 0)} = ${fmt(authRatio, 3)} (goal ≤ 1.05: ${authRatio <= 1.05 ? 'met' : 'MISSED'}). ` +
+  `Server CPU per request with key / without: ${fmt(turnCpu(authTotals.on), 3)} / ${fmt(turnCpu(authTotals.off), 3)} ms = ${fmt(turnCpu(authTotals.on) / turnCpu(authTotals.off), 3)} (less sensitive to the machine's other load than req/s).`;
+const logTable = turnsTable(
+  'server (cache off, 1 worker)',
+  { off: 'no access log', on: '--access-log (to a file)' },
+  logTotals,
+);
+const logVerdict = `Access log: req/s without / with = ${fmt(turnRps(logTotals.off), 0)} / ${fmt(turnRps(logTotals.on), 0)} = ${fmt(logRatio, 3)}; server CPU per request with / without: ${fmt(turnCpu(logTotals.on), 3)} / ${fmt(turnCpu(logTotals.off), 3)} ms = ${fmt(turnCpu(logTotals.on) / turnCpu(logTotals.off), 3)}; ${loggedLines} lines logged (the ${logTotals.on.requests} measured requests and the warm-up's).`;
 const extrasText = [
   `Streaming: POST /answer with \`"stream": true\` on a cache-off server (\`--cache-size 0\`, 1 worker: each request a whole retrieval, then the \`local\` provider's answer in word pieces, one event-loop turn apart), ${streamSeconds} s per row, fetch client in the benchmark process, the 100 questions rotated. First event = the first body bytes (the first delta).`,
   '',
   streamTable,
   '',
-  `Auth: the default server (cache on, 1 worker) without and with \`--api-key\`, both running, POST /retrieval at ${AUTH_CONNECTIONS} connections in turns (off, on, … ${AUTH_ROUNDS} times each, ${authSeconds} s per turn after a warm-up).`,
+  `Auth: the default server (cache on, 1 worker) without and with \`--api-key\`, both running, POST /retrieval at ${TURN_CONNECTIONS} connections in turns (off, on, … ${TURN_ROUNDS} times each, ${turnSeconds} s per turn after a warm-up).`,
   '',
   authTable,
   '',
   authVerdict,
+  '',
+  `Access log: the cache-off server (\`--cache-size 0\`, 1 worker) without and with \`--access-log\` (its stdout a file), both running, POST /retrieval at ${TURN_CONNECTIONS} connections in turns (off, on, … ${TURN_ROUNDS} times each, ${turnSeconds} s per turn after a warm-up).`,
+  '',
+  logTable,
+  '',
+  logVerdict,
 ].join('\n');
 const serialText = [
   ...runs.map(
@@ -528,7 +627,7 @@ if (duration >= 30) {
       'Errors = non-2xx + socket errors + timeouts (10 s, autocannon closes the connection). RSS from',
       `/proc of the server process before and after each row. Peak RSS seen: ${mib(peakRss)} MiB.`,
       '',
-      `Command: \`npm run bench -- server\` (about ${Math.round((MODES.length * levels.length * (duration + 1) + 20 + STREAM_LEVELS.length * streamSeconds + 2 * AUTH_ROUNDS * authSeconds + 15) / 60)} min; \`--duration 5\` for a smoke run)`,
+      `Command: \`npm run bench -- server\` (about ${Math.round((MODES.length * levels.length * (duration + 1) + 20 + STREAM_LEVELS.length * streamSeconds + 4 * TURN_ROUNDS * turnSeconds + 20) / 60)} min; \`--duration 5\` for a smoke run)`,
       '',
       table,
       '',

@@ -93,7 +93,8 @@ export interface SpawnedServer {
 
 export async function spawnSearchServer(
   folder: string,
-  options: { nodeFlags?: string[]; timeoutMs?: number; args?: string[] } = {},
+  /** `stdout`: a file descriptor for the server's stdout (default: a pipe kept in `output`). */
+  options: { nodeFlags?: string[]; timeoutMs?: number; args?: string[]; stdout?: number } = {},
 ): Promise<SpawnedServer> {
   return spawnServer(
     (port) => [
@@ -109,6 +110,7 @@ export async function spawnSearchServer(
       ...(options.args ?? []),
     ],
     options.timeoutMs,
+    options.stdout,
   );
 }
 
@@ -125,10 +127,17 @@ export async function spawnFloorServer(replyFile: string): Promise<SpawnedServer
 }
 
 /** Spawns `node <argv(port)>` and waits until its GET /health reports a ready index. */
-async function spawnServer(argv: (port: number) => string[], timeoutMs = 60_000): Promise<SpawnedServer> {
+async function spawnServer(
+  argv: (port: number) => string[],
+  timeoutMs = 60_000,
+  stdout?: number,
+): Promise<SpawnedServer> {
   const port = await freePort();
   const t0 = performance.now();
-  const child = spawn(process.execPath, argv(port), { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, argv(port), {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', stdout ?? 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => {
     out += d.toString();
