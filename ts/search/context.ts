@@ -4,6 +4,7 @@
  * line. Items keep search-list order; an empty retrieval is the empty string.
  */
 import type { NodeType } from '../model/types.js';
+import { countTokens } from '../text/tokens.js';
 
 export const CONTEXT_SECTION_ORDER = [
   'high_level_element',
@@ -45,6 +46,53 @@ export function formatContext(items: readonly ContextItem[]): string {
     if (n > 0) parts.push('');
   }
   return parts.length ? `${parts.join('\n')}\n` : '';
+}
+
+/**
+ * The piece of the context an item's line adds after its number: a space, its trimmed text and
+ * the line break, two for the last item of a section (its blank line follows).
+ */
+export function itemLine(text: string, lastOfSection: boolean): string {
+  return ` ${text.trim()}${lastOfSection ? '\n\n' : '\n'}`;
+}
+
+/** o200k_base tokens of each section's header line, and of `n.`, counted once. */
+const HEADER_TOKENS = new Map<ContextSection, number>();
+const NUMBER_TOKENS: number[] = [];
+
+/**
+ * o200k_base tokens of `formatContext(items)`, without making it: the sum of the counts of its
+ * header lines, item numbers (`12.`) and item lines (`itemLine`), `lineTokens(i, last)` giving
+ * item i's (a caller keeps those per node: a node's line comes back question after question).
+ *
+ * Exact, because o200k's pre-tokeniser never joins text across these cuts: a pre-token that
+ * holds a line break goes on only with more breaks, whitespace or `/`, and every line here
+ * starts with a digit or `-`; digits and the dot after them are pre-tokens of their own, and
+ * the space after the dot starts the next (crates/noderag_text/src/tokens_memo.rs gives the
+ * argument and tests it; tests/native/search-engine.test.ts compares with counting the string).
+ */
+export function contextTokens(
+  items: readonly ContextItem[],
+  lineTokens: (i: number, lastOfSection: boolean) => number,
+): number {
+  let total = 0;
+  let n = 0;
+  for (let i = 0; i < items.length; i++) {
+    const section = items[i]!.type as ContextSection;
+    if (n === 0 || items[i - 1]!.type !== section) {
+      n = 0;
+      let header = HEADER_TOKENS.get(section);
+      if (header === undefined) {
+        header = countTokens(`${HEADERS[section]}\n`);
+        HEADER_TOKENS.set(section, header);
+      }
+      total += header;
+    }
+    n++;
+    NUMBER_TOKENS[n] ??= countTokens(`${n}.`);
+    total += NUMBER_TOKENS[n]! + lineTokens(i, i + 1 === items.length || items[i + 1]!.type !== section);
+  }
+  return total;
 }
 
 /** UTF-8 bytes of ASCII text. */

@@ -19,7 +19,9 @@ import { NODE_TYPES, type NodeType } from '../model/types.js';
 import { CACHE_FILES, resolveInProject } from '../project/layout.js';
 import { requireSameDim } from '../project/state.js';
 import { shellArg } from '../shell-arg.js';
+import { countTokens } from '../text/tokens.js';
 import { VectorIndex } from '../vector/index.js';
+import { itemLine } from './context.js';
 import { committedKey, type IndexSnapshot, readSnapshot } from './index-files.js';
 
 export interface LoadOptions {
@@ -101,6 +103,8 @@ export class LoadedIndex {
   readonly #textStrings: (string | undefined)[];
   /** UTF-8 of `textOf(node).trim()` escaped for a JSON string (no quotes), by node, made on first use. */
   readonly #textJson: (Uint8Array | undefined)[];
+  /** o200k_base tokens of each node's context line (`lineTokensOf`), 2 per node; -1 until counted. */
+  #lineTokens: Int32Array | undefined;
   /** `JSON.stringify` of the document paths and chunk ids replies name (see `quoted`). */
   readonly #quoted = new Map<string, string>();
 
@@ -246,6 +250,21 @@ export class LoadedIndex {
       this.#textJson[node] = json;
     }
     return json;
+  }
+
+  /**
+   * o200k_base tokens of `node`'s line in a context (context.ts `itemLine`; `last`: the last of
+   * its section), counted on first use and kept: `contextTokens` sums these.
+   */
+  lineTokensOf(node: number, last: boolean): number {
+    this.#lineTokens ??= new Int32Array(2 * this.nodeCount).fill(-1);
+    const at = 2 * node + (last ? 1 : 0);
+    let n = this.#lineTokens[at]!;
+    if (n < 0) {
+      n = countTokens(itemLine(this.textOf(node), last));
+      this.#lineTokens[at] = n;
+    }
+    return n;
   }
 
   /**

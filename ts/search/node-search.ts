@@ -194,7 +194,10 @@ export class NodeSearch {
     const { retrieval: r, chunkOf, index } = await this.#retrieve(question, options);
     const { sources, sourcesJson: json } = this.#sourcesOf(r, chunkOf, index);
     // The context string is made only if read (the server replies with its bytes).
-    const result = retrievalResult(() => r.context, r.items, this.#count, sources);
+    // The built-in counter's count is summed from per-node counts (context.ts contextTokens);
+    // another counter counts the string.
+    const tokens = this.#tokens === o200kSearchTokenCounter ? () => r.tokens : undefined;
+    const result = retrievalResult(() => r.context, r.items, this.#count, sources, tokens);
     // The server's reply, serialised from pieces kept per node (engine-types.ts RESULT_JSON).
     result[RESULT_JSON] = { retrievalInfo: r.contextJson, sources: json };
     return result;

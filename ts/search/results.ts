@@ -48,6 +48,8 @@ interface Counts {
   count: CountTokens;
   /** The texts counted, or how to make them (a retrieval's context is made when first read). */
   texts: Record<string, string | (() => string)>;
+  /** Counts known another way than counting the text (a retrieval's, from per-node counts). */
+  given: Record<string, () => number>;
   values: Record<string, number | undefined>;
   /** `retrievalInfo` when it is made on first read: how to make it, and it once made or assigned. */
   infoOf?: () => string;
@@ -72,8 +74,9 @@ function countAccessors(name: string): PropertyDescriptor {
     get(this: WithCounts) {
       const c = this[COUNTS];
       if (c.values[name] === undefined) {
+        const given = c.given[name];
         const text = c.texts[name]!;
-        c.values[name] = c.count(typeof text === 'function' ? text() : text);
+        c.values[name] = given ? given() : c.count(typeof text === 'function' ? text() : text);
       }
       return c.values[name];
     },
@@ -92,7 +95,7 @@ const COUNT_ACCESSORS: Record<string, PropertyDescriptor> = {
 function countsOf(target: object, count: CountTokens): Counts {
   let counts = (target as Partial<WithCounts>)[COUNTS];
   if (!counts) {
-    counts = { count, texts: {}, values: {} };
+    counts = { count, texts: {}, values: {}, given: {} };
     Object.defineProperty(target, COUNTS, { value: counts });
   }
   return counts;
@@ -161,12 +164,16 @@ export function answerResult(
   return r as unknown as SearchAnswer;
 }
 
-/** `retrievalInfo`: the context, or how to make it when first read. */
+/**
+ * `retrievalInfo`: the context, or how to make it when first read. `tokens`: its token count
+ * when the caller has it without counting the text (the same number `count` would give).
+ */
 export function retrievalResult(
   retrievalInfo: string | (() => string),
   items: RetrievedItem[],
   count: CountTokens,
   sources: Source[] = [],
+  tokens?: () => number,
 ): SearchRetrieval {
   let r: Record<string, unknown>;
   if (typeof retrievalInfo === 'string') r = { retrievalInfo };
@@ -176,6 +183,7 @@ export function retrievalResult(
     Object.defineProperty(r, 'retrievalInfo', LAZY_INFO);
   }
   lazyCount(r, 'retrievalTokens', retrievalInfo, count);
+  if (tokens) countsOf(r, count).given.retrievalTokens = tokens;
   r.items = items;
   r.sources = sources;
   alias(r, ['retrieval_info', 'retrieval_tokens']);

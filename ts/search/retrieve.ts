@@ -11,7 +11,13 @@ import type { ConfigSettings } from '../config/node-config.js';
 import type { PropagationOptions } from '../graph/index.js';
 import { NODE_TYPES, type NodeType, nodeTypeCode } from '../model/types.js';
 import { BRIDGE_BEAM, bridgePassages } from './bridge.js';
-import { CONTEXT_SECTION_ORDER, type ContextSection, formatContext, formatContextJson } from './context.js';
+import {
+  CONTEXT_SECTION_ORDER,
+  type ContextSection,
+  contextTokens,
+  formatContext,
+  formatContextJson,
+} from './context.js';
 import type { LoadedIndex } from './loaded-index.js';
 import { retrievalScratch } from './node-marks.js';
 import { type Quotas, selectRanked } from './select.js';
@@ -86,6 +92,8 @@ export interface Retrieval {
   nodes: readonly number[];
   /** The context string of §6.6 (`retrievalInfo`), made when first read. */
   readonly context: string;
+  /** o200k_base tokens of `context`, summed from per-node counts (context.ts `contextTokens`). */
+  readonly tokens: number;
   /**
    * The UTF-8 of `JSON.stringify(context)` as pieces to be joined, made from per-node pieces
    * (context.ts formatContextJson).
@@ -267,27 +275,39 @@ export function retrieve(index: LoadedIndex, query: QueryInputs, params: SearchP
       selectMs: t4 - t3,
       contextMs: t5 - t4,
     },
+    index,
   );
 }
 
 /**
  * A retrieval whose context string is made when first read: the server replies with
- * `contextJson` and never reads it, an answer or a library caller does. (A cached retrieval
- * is frozen; the string is kept in a private field, which freezing leaves writable.)
+ * `contextJson` and never reads it, an answer or a library caller does; its token count
+ * likewise, from the index's per-node counts. (A cached retrieval is frozen; the string and
+ * the count are kept in private fields, which freezing leaves writable.)
  */
 class RetrievalOf implements Retrieval {
   #context: string | undefined;
+  #tokens: number | undefined;
+  readonly #index: LoadedIndex;
   constructor(
     public items: RetrievedItem[],
     public nodes: readonly number[],
     public contextJson: readonly Uint8Array[],
     public seeds: { hits: string[]; matches: string[] },
     public timings: StageTimings,
-  ) {}
+    index: LoadedIndex,
+  ) {
+    this.#index = index;
+  }
 
   get context(): string {
     this.#context ??= formatContext(this.items);
     return this.#context;
+  }
+
+  get tokens(): number {
+    this.#tokens ??= contextTokens(this.items, (i, last) => this.#index.lineTokensOf(this.nodes[i]!, last));
+    return this.#tokens;
   }
 }
 
