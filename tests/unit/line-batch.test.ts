@@ -28,7 +28,7 @@ describe('lineBatch', () => {
     expect(writes).toEqual(['x\n']);
   });
 
-  it('a batch past 64 KiB is written without waiting for the turn to end', () => {
+  it('a batch past 64 K characters is written without waiting for the turn to end', () => {
     const writes: string[] = [];
     const batch = lineBatch({ write: (t) => writes.push(t) });
     const line = 'y'.repeat(1023);

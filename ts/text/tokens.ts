@@ -20,7 +20,7 @@ export function countTokens(s: string): number {
  * `countTokens(s)`, made cheap for texts that repeat line by line (retrieval contexts: the same
  * node texts question after question). The native side cuts `s` where o200k's pre-tokenisation
  * always breaks (after a line break, and after a numbered item's `12.`), remembers each
- * piece's count (up to 16 MiB of text per thread) and sums them: the same number as
+ * piece's count (about 16 MiB per thread at most, entries' overhead included) and sums them: the same number as
  * `countTokens`, checked by crates/noderag_text/src/tokens_memo.rs's tests.
  */
 export function countTokensMemo(s: string): number {

@@ -24,6 +24,13 @@
 //!    digits are a pre-token of their own (third), the dot one of its own (fourth: a space is
 //!    neither punctuation nor `[\r\n/]`), and the space begins the next.
 //!
+//! `count_tokens` (bpe-openai) has no look-ahead: it runs `\s+(?!\S)` as `\s+$` (whitespace
+//! to the end of the text it is given) and `\s+\s` less its last character. Given a piece
+//! alone, `$` is the piece's end, which is where a cut could change a count; but every piece
+//! ends in a line break or in the dot of rule 2, and at a line break `\s*[\r\n]+`, earlier in
+//! the alternation, matches first; `\s+\s` would need the character after the cut to be
+//! whitespace, which it never is.
+//!
 //! The tests check the sum against `count_tokens` on texts built to probe every rule.
 
 use std::cell::RefCell;
@@ -32,10 +39,14 @@ use rustc_hash::FxHashMap;
 
 use crate::tokens::tokenizer;
 
-/// Pieces longer than this are counted but not remembered (a long piece rarely comes back).
+/// Pieces longer than this are counted, not looked up nor remembered (they rarely come back).
 const MAX_PIECE_BYTES: usize = 8 * 1024;
-/// Remembered text per thread at most; past it the memo starts over (bounded memory).
+/// Memory the memo may hold per thread, its entries' text and their overhead
+/// (ENTRY_OVERHEAD each); past it the memo starts over with a new, empty table.
 const MAX_MEMO_BYTES: usize = 16 * 1024 * 1024;
+/// What an entry costs beside its text: the key's allocation (header and rounding) and its
+/// slot in the table (pointer, length, count, control byte, spare capacity), generously.
+const ENTRY_OVERHEAD: usize = 96;
 
 #[derive(Default)]
 struct Memo {
@@ -57,18 +68,21 @@ pub fn count_tokens_memo(s: &str) -> usize {
 
 impl Memo {
   fn count(&mut self, piece: &str) -> u32 {
+    if piece.len() > MAX_PIECE_BYTES {
+      return tokenizer().count(piece) as u32;
+    }
     if let Some(&n) = self.counts.get(piece) {
       return n;
     }
     let n = tokenizer().count(piece) as u32;
-    if piece.len() <= MAX_PIECE_BYTES {
-      if self.bytes + piece.len() > MAX_MEMO_BYTES {
-        self.counts.clear();
-        self.bytes = 0;
-      }
-      self.bytes += piece.len();
-      self.counts.insert(piece.into(), n);
+    let cost = piece.len() + ENTRY_OVERHEAD;
+    if self.bytes + cost > MAX_MEMO_BYTES {
+      // A new table: `clear` would keep the old one's capacity.
+      self.counts = FxHashMap::default();
+      self.bytes = 0;
     }
+    self.bytes += cost;
+    self.counts.insert(piece.into(), n);
     n
   }
 }
@@ -261,10 +275,17 @@ mod tests {
       assert_eq!(memo.count(&piece) as usize, count_tokens(&piece));
     }
     assert_eq!(memo.bytes, 0);
+    assert!(memo.counts.is_empty());
+    // Short pieces: their overhead counts too, so the table holds far fewer than 16 MiB of them.
+    for i in 0..(MAX_MEMO_BYTES / ENTRY_OVERHEAD + 2) {
+      memo.count(&format!("{i}"));
+      assert!(memo.bytes <= MAX_MEMO_BYTES);
+    }
+    assert!(memo.counts.len() <= MAX_MEMO_BYTES / ENTRY_OVERHEAD);
     for i in 0..(MAX_MEMO_BYTES / 1000 + 2) {
       let piece = format!("{i:0>1000}");
       memo.count(&piece);
+      assert!(memo.bytes <= MAX_MEMO_BYTES);
     }
-    assert!(memo.bytes <= MAX_MEMO_BYTES);
   }
 }
