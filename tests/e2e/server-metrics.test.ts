@@ -93,6 +93,57 @@ describe('metrics over --workers 2', () => {
 });
 
 describe('access log', () => {
+  it('over --workers 2: every request once, whole lines, also when stdout backs up', async () => {
+    // Two workers writing to one stdout pipe spliced each other's lines when it backed up
+    // (Node joins queued writes into one larger than the pipe writes atomically); their lines
+    // now go through the primary, the one writer (ts/cli/search-cluster.ts workerLogSink).
+    const server = await serve(
+      await project(),
+      ['--workers', '2', '--access-log'],
+      envWith({ NODERAG_API_KEY: KEY }),
+    );
+    const asked = 3000;
+    // This end reads slowly (a pause after each chunk): the pipe fills and the writers queue.
+    const out = server.child.stdout!;
+    const slow = () => {
+      out.pause();
+      setTimeout(() => out.resume(), 200);
+    };
+    out.on('data', slow);
+    try {
+      let next = 0;
+      const statuses: number[] = [];
+      const client = async () => {
+        while (next < asked) {
+          const i = next++;
+          const r = await retrieval(server, QUESTIONS[i % QUESTIONS.length]!);
+          await r.arrayBuffer();
+          statuses.push(r.status);
+        }
+      };
+      await Promise.all(Array.from({ length: 40 }, client));
+      expect(statuses.filter((s) => s !== 200)).toEqual([]);
+    } finally {
+      expect(await stop(server)).toBe(0);
+      out.off('data', slow);
+    }
+    const lines = server
+      .output()
+      .stdout.split('\n')
+      .filter((l) => l.includes('"route"'));
+    const parsed = lines.map((l) => {
+      try {
+        return JSON.parse(l) as { id: string; route: string; status: number };
+      } catch {
+        return { id: '', route: `broken line: ${l.slice(0, 120)}`, status: 0 };
+      }
+    });
+    expect(parsed.filter((l) => l.route.startsWith('broken line')).map((l) => l.route)).toEqual([]);
+    const retrievals = parsed.filter((l) => l.route === '/retrieval');
+    expect(retrievals).toHaveLength(asked);
+    expect(new Set(retrievals.map((l) => l.id)).size).toBe(asked);
+  }, 120_000);
+
   it('marks a repeated question as a retrieval-cache hit', async () => {
     const server = await serve(await project(), ['--access-log'], envWith({ NODERAG_API_KEY: KEY }));
     try {

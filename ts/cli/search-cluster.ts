@@ -9,7 +9,8 @@
  * listen on nothing. It prints one banner, and on SIGINT/SIGTERM stops accepting, asks the
  * workers over IPC to stop gracefully and waits for them. A worker that fails to start sends its one-line message;
  * the primary prints it once, stops the others and exits with the worker's code. A worker
- * that dies after start is replaced. With --metrics, a worker's scrape of GET /metrics asks
+ * that dies after start is replaced. Access-log lines come to the primary, the one writer of
+ * stdout (workerLogSink). With --metrics, a worker's scrape of GET /metrics asks
  * the primary, which sums every worker's registry (prom-client's AggregatorRegistry) and
  * answers it (ts/server/observe.ts).
  */
@@ -58,6 +59,30 @@ export function workerBuildRelay(): BuildRelay {
         if (m?.type === BUILD_EVENT && m.event) listener(m.event);
       });
     },
+  };
+}
+
+/** Worker to primary: access-log lines, which only the primary writes (see workerLogSink). */
+const ACCESS_LOG = 'noderag:access-log';
+
+/**
+ * Worker side: where the access log's lines go. Workers writing to one stdout pipe can splice
+ * each other's lines (under backpressure Node joins queued writes into one larger than the
+ * pipe's atomic size), so they send them to the primary, the one writer. `drained` resolves
+ * once everything sent so far has left the worker (the worker waits for it before it
+ * disconnects: closing the channel would drop what is still queued).
+ */
+export function workerLogSink(): { write(text: string): void; drained(): Promise<void> } {
+  let last: Promise<void> = Promise.resolve();
+  return {
+    write(text: string): void {
+      if (!process.connected) {
+        process.stdout.write(text);
+        return;
+      }
+      last = new Promise((resolve) => process.send?.({ type: ACCESS_LOG, text }, () => resolve()));
+    },
+    drained: () => last,
   };
 }
 
@@ -144,6 +169,7 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
     live.add(w);
     w.on('message', (m) => {
       if (m?.type === CONNECTION_CLOSED.type) return pool.closed(w);
+      if (m?.type === ACCESS_LOG && typeof m.text === 'string') return void process.stdout.write(m.text);
       if (m?.type === STOPPING.type) return pool.remove(w);
       if (m?.type === 'noderag:ready') ready.add(w);
       if (m?.type === 'noderag:ready' && started) pool.add(w);

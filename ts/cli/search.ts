@@ -61,6 +61,7 @@ import {
   reportStopping,
   runPrimary,
   workerBuildRelay,
+  workerLogSink,
 } from './search-cluster.js';
 
 export function parseHost(raw: string | undefined, fallback: string): string {
@@ -406,8 +407,10 @@ async function openServer(
   // Aborted on stop: open GET /build/events streams end instead of holding the shutdown.
   const closing = new AbortController();
   const metrics = o.metrics ? createMetrics({ status: () => search!.status() }) : undefined;
-  // Access-log lines go out once per turn of the loop (line-batch.ts), and at the latest on exit.
-  const accessLines = o.accessLog ? lineBatch(process.stdout) : undefined;
+  // Access-log lines go out once per turn of the loop (line-batch.ts), and at the latest on
+  // exit; a worker's through the primary (workerLogSink).
+  const logSink = o.accessLog && isClusterWorker() ? workerLogSink() : undefined;
+  const accessLines = o.accessLog ? lineBatch(logSink ?? process.stdout) : undefined;
   if (accessLines) process.once('exit', accessLines.flush);
   const models = createProviders(config, { mode: 'search', tokenCounter: o200kSearchTokenCounter });
   // Counted for the metrics and the access log's cache_hit (ts/server/provider-metrics.ts).
@@ -459,6 +462,7 @@ async function openServer(
           await listening.close();
         } finally {
           accessLines?.flush();
+          await logSink?.drained();
         }
       },
     };
