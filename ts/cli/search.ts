@@ -371,6 +371,9 @@ export default defineCommand({
   },
 });
 
+/** How often a worker sends its access-log lines to the primary (a line waits at most this long). */
+const WORKER_LOG_MS = 20;
+
 /** Where the listening address comes from, for a refusal. */
 const LISTEN_SETTINGS = { port: '--port or config.port', host: '--host or config.url' };
 
@@ -410,7 +413,9 @@ async function openServer(
   // Access-log lines go out once per turn of the loop (line-batch.ts), and at the latest on
   // exit; a worker's through the primary (workerLogSink).
   const logSink = o.accessLog && isClusterWorker() ? workerLogSink() : undefined;
-  const accessLines = o.accessLog ? lineBatch(logSink ?? process.stdout) : undefined;
+  const accessLines = o.accessLog
+    ? lineBatch(logSink ?? process.stdout, logSink ? { everyMs: WORKER_LOG_MS } : {})
+    : undefined;
   if (accessLines) process.once('exit', accessLines.flush);
   const models = createProviders(config, { mode: 'search', tokenCounter: o200kSearchTokenCounter });
   // Counted for the metrics and the access log's cache_hit (ts/server/provider-metrics.ts).
