@@ -40,13 +40,13 @@ describe('lineBatch', () => {
 
   it('with everyMs, writes the lines of several turns together, after that long', async () => {
     const writes: string[] = [];
-    const batch = lineBatch({ write: (t) => writes.push(t) }, { everyMs: 30 });
+    const batch = lineBatch({ write: (t) => writes.push(t) }, { everyMs: 300 });
     batch.add('a');
     await turn();
     batch.add('b');
     await turn();
     expect(writes).toEqual([]);
-    await new Promise((r) => setTimeout(r, 60));
+    await new Promise((r) => setTimeout(r, 600));
     expect(writes).toEqual(['a\nb\n']);
     batch.add('c');
     batch.flush();

@@ -82,7 +82,14 @@ export function workerLogSink(): { write(text: string): void; drained(): Promise
       }
       last = new Promise((resolve) => process.send?.({ type: ACCESS_LOG, text }, () => resolve()));
     },
-    drained: () => last,
+    // Also what was sent while it waited (a request that ended meanwhile).
+    async drained(): Promise<void> {
+      let seen: Promise<void>;
+      do {
+        seen = last;
+        await seen;
+      } while (seen !== last);
+    },
   };
 }
 

@@ -466,6 +466,10 @@ async function openServer(
         try {
           await listening.close();
         } finally {
+          // Lines of requests that end while a worker's lines are sent are sent too; a
+          // worker exits when it disconnects, so a request still running then has no line.
+          accessLines?.flush();
+          await logSink?.drained();
           accessLines?.flush();
           await logSink?.drained();
         }
