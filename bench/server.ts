@@ -39,7 +39,13 @@ import { topSelfTime } from './lib/cpu-profile.js';
 import { BENCH_DATA, ensureHotpotIndex, loadQuestions } from './lib/hotpot.js';
 import { inProcessCpu } from './lib/in-process-cpu.js';
 import { writeResultsSection } from './lib/results-md.js';
-import { buildDist, spawnFloorServer, spawnSearchServer, treeUsage } from './lib/spawned-server.js';
+import {
+  buildDist,
+  type SpawnedServer,
+  spawnFloorServer,
+  spawnSearchServer,
+  treeUsage,
+} from './lib/spawned-server.js';
 import { fmt, markdownTable, mib, percentile } from './lib/stats.js';
 
 const { values: args } = parseArgs({
@@ -308,33 +314,38 @@ interface TurnTotals {
  */
 async function inTurns(
   what: string,
-  sides: Record<'off' | 'on', { server: Awaited<ReturnType<typeof spawnSearchServer>>; apiKey?: string }>,
-  connections: number,
-  seconds: number,
-  rounds: number,
+  sides: Record<'off' | 'on', { spawn: () => Promise<SpawnedServer>; apiKey?: string }>,
 ): Promise<Record<'off' | 'on', TurnTotals>> {
   const totals = {
     off: { requests: 0, seconds: 0, errors: 0, cpuMs: 0, p99: [] as number[] },
     on: { requests: 0, seconds: 0, errors: 0, cpuMs: 0, p99: [] as number[] },
   };
-  for (const side of ['off', 'on'] as const) {
-    await load(sides[side].server.url, 10, Math.min(3, seconds), sides[side].apiKey);
-  }
-  for (let round = 0; round < rounds; round++) {
+  const servers: Partial<Record<'off' | 'on', SpawnedServer>> = {};
+  try {
+    servers.off = await sides.off.spawn();
+    servers.on = await sides.on.spawn();
     for (const side of ['off', 'on'] as const) {
-      const { server, apiKey } = sides[side];
-      const before = treeUsage(server.pid);
-      const r = await load(server.url, connections, seconds, apiKey);
-      const t = totals[side];
-      t.cpuMs += treeUsage(server.pid).cpuMs - before.cpuMs;
-      t.requests += r.requests.total;
-      t.seconds += r.duration;
-      t.errors += r.non2xx + r.errors;
-      t.p99.push(r.latency.p99);
-      console.log(
-        `${what} ${side}, round ${round + 1}: ${fmt(r.requests.average, 0)} req/s, p99 ${r.latency.p99} ms`,
-      );
+      await load(servers[side]!.url, 10, Math.min(3, turnSeconds), sides[side].apiKey);
     }
+    for (let round = 0; round < TURN_ROUNDS; round++) {
+      for (const side of ['off', 'on'] as const) {
+        const server = servers[side]!;
+        const before = treeUsage(server.pid);
+        const r = await load(server.url, TURN_CONNECTIONS, turnSeconds, sides[side].apiKey);
+        const t = totals[side];
+        t.cpuMs += treeUsage(server.pid).cpuMs - before.cpuMs;
+        t.requests += r.requests.total;
+        t.seconds += r.duration;
+        t.errors += r.non2xx + r.errors;
+        t.p99.push(r.latency.p99);
+        console.log(
+          `${what} ${side}, round ${round + 1}: ${fmt(r.requests.average, 0)} req/s, p99 ${r.latency.p99} ms`,
+        );
+      }
+    }
+  } finally {
+    await servers.off?.stop();
+    await servers.on?.stop();
   }
   return totals;
 }
@@ -379,51 +390,31 @@ const TURN_ROUNDS = 3;
 // Auth: the default server (cache on: the HTTP layer is most of a request, so a per-request
 // cost shows most) without and with --api-key.
 const AUTH_KEY = 'bench-key-0123456789abcdef';
-let authTotals: Record<'off' | 'on', TurnTotals>;
-{
-  const off = await spawnSearchServer(folder);
-  const on = await spawnSearchServer(folder, { args: ['--api-key', AUTH_KEY] });
-  try {
-    authTotals = await inTurns(
-      'auth',
-      { off: { server: off }, on: { server: on, apiKey: AUTH_KEY } },
-      TURN_CONNECTIONS,
-      turnSeconds,
-      TURN_ROUNDS,
-    );
-  } finally {
-    await off.stop();
-    await on.stop();
-  }
-}
+const authTotals = await inTurns('auth', {
+  off: { spawn: () => spawnSearchServer(folder) },
+  on: { spawn: () => spawnSearchServer(folder, { args: ['--api-key', AUTH_KEY] }), apiKey: AUTH_KEY },
+});
 const authRatio = turnRps(authTotals.off) / turnRps(authTotals.on);
 
 // Access log: the cache-off server (every request a whole retrieval, as the log's
 // retrieval_tokens counts each context) without and with --access-log, its lines going to a
 // file as a deployment's would (a pipe to this process would charge their reading to the client).
 const logDir = mkdtempSync(join(tmpdir(), 'noderag-bench-log-'));
+const logFd = openSync(join(logDir, 'access.log'), 'w');
 let logTotals: Record<'off' | 'on', TurnTotals>;
 let loggedLines = 0;
-{
-  const logFd = openSync(join(logDir, 'access.log'), 'w');
-  const off = await spawnSearchServer(folder, { args: ['--cache-size', '0'] });
-  const on = await spawnSearchServer(folder, { args: ['--cache-size', '0', '--access-log'], stdout: logFd });
-  try {
-    logTotals = await inTurns(
-      'access log',
-      { off: { server: off }, on: { server: on } },
-      TURN_CONNECTIONS,
-      turnSeconds,
-      TURN_ROUNDS,
-    );
-  } finally {
-    await off.stop();
-    await on.stop();
-    closeSync(logFd);
-  }
+try {
+  logTotals = await inTurns('access log', {
+    off: { spawn: () => spawnSearchServer(folder, { args: ['--cache-size', '0'] }) },
+    on: {
+      spawn: () => spawnSearchServer(folder, { args: ['--cache-size', '0', '--access-log'], stdout: logFd }),
+    },
+  });
   loggedLines = readFileSync(join(logDir, 'access.log'), 'utf8')
     .split('\n')
     .filter((l) => l.startsWith('{"time"')).length;
+} finally {
+  closeSync(logFd);
   rmSync(logDir, { recursive: true, force: true });
 }
 const logRatio = turnRps(logTotals.off) / turnRps(logTotals.on);
