@@ -194,10 +194,7 @@ export class NodeSearch {
     const { retrieval: r, chunkOf, index } = await this.#retrieve(question, options);
     const { sources, sourcesJson: json } = this.#sourcesOf(r, chunkOf, index);
     // The context string is made only if read (the server replies with its bytes).
-    // The built-in counter's count is summed from per-node counts (context.ts contextTokens);
-    // another counter counts the string.
-    const tokens = this.#tokens === o200kSearchTokenCounter ? () => r.tokens : undefined;
-    const result = retrievalResult(() => r.context, r.items, this.#count, sources, tokens);
+    const result = retrievalResult(() => r.context, r.items, this.#count, sources, this.#contextTokens(r));
     // The server's reply, serialised from pieces kept per node (engine-types.ts RESULT_JSON).
     result[RESULT_JSON] = { retrievalInfo: r.contextJson, sources: json };
     return result;
@@ -282,10 +279,25 @@ export class NodeSearch {
 
   #answerResult(response: string, r: Retrieval, chunkOf: ChunkOf): SearchAnswer {
     const cited = citedNumbers(response, r.items.length);
-    return answerResult(response, r.context, r.items, this.#count, {
-      sources: buildSources(r.items, cited, chunkOf),
-      citations: buildCitations(r.items, cited, chunkOf),
-    });
+    return answerResult(
+      response,
+      r.context,
+      r.items,
+      this.#count,
+      {
+        sources: buildSources(r.items, cited, chunkOf),
+        citations: buildCitations(r.items, cited, chunkOf),
+      },
+      this.#contextTokens(r),
+    );
+  }
+
+  /**
+   * The context's token count without counting its string: with the built-in counter, the sum
+   * of the index's per-node counts (context.ts contextTokens); another counter counts the string.
+   */
+  #contextTokens(r: Retrieval): (() => number) | undefined {
+    return this.#tokens === o200kSearchTokenCounter ? () => r.tokens : undefined;
   }
 
   /**

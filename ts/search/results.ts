@@ -152,11 +152,14 @@ export function answerResult(
   items: RetrievedItem[],
   count: CountTokens,
   cited: { sources: Source[]; citations: Citation[] } = { sources: [], citations: [] },
+  /** The context's token count when the caller has it without counting (see retrievalResult). */
+  retrievalTokens?: () => number,
 ): SearchAnswer {
   const r = { response } as Record<string, unknown>;
   lazyCount(r, 'responseTokens', response, count);
   r.retrievalInfo = retrievalInfo;
   lazyCount(r, 'retrievalTokens', retrievalInfo, count);
+  if (retrievalTokens) countsOf(r, count).given.retrievalTokens = retrievalTokens;
   r.items = items;
   r.sources = cited.sources;
   r.citations = cited.citations;
