@@ -66,19 +66,30 @@ export function processTree(pid: number): number[] {
   return [pid, ...children];
 }
 
-/** CPU ms and RSS bytes summed over a process and its children. */
-export function treeUsage(pid: number): { cpuMs: number; rss: number } {
+/**
+ * Times the kernel took the CPU from a process's main thread while it could still run
+ * (`nonvoluntary_ctxt_switches`, Linux /proc): another process woke up and preempted it.
+ */
+export function processPreemptions(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/^nonvoluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? Number.NaN);
+}
+
+/** CPU ms, RSS bytes and preemptions (of the main threads) summed over a process and its children. */
+export function treeUsage(pid: number): { cpuMs: number; rss: number; preemptions: number } {
   let cpuMs = 0;
   let rss = 0;
+  let preemptions = 0;
   for (const p of processTree(pid)) {
     try {
       cpuMs += processCpuMs(p);
       rss += processMemory(p).rss;
+      preemptions += processPreemptions(p);
     } catch {
       // exited meanwhile
     }
   }
-  return { cpuMs, rss };
+  return { cpuMs, rss, preemptions };
 }
 
 export interface SpawnedServer {
