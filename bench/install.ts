@@ -3,7 +3,7 @@
  *
  *  1. fresh clone: `git clone` of this repository's HEAD into a temp folder, then, as
  *     .ci/run does (CI=true, NODERAG_TEST_PYTHON = .ci/.venv's python with pyarrow + pandas,
- *     the virtualenv created first when missing),
+ *     the virtualenv and Debian's chromium installed first when missing),
  *     `npm ci` (I: includes the release build of the addon) and `npm test` (T) there. Their
  *     output goes to bench/.data/install/ (npm-ci.log, npm-test.log); the cargo
  *     `Compiling <crate>` lines of both are counted per phase, so a crate compiled twice
@@ -137,6 +137,23 @@ function testPython(): string | undefined {
   return ready() ? python : undefined;
 }
 
+/**
+ * Debian's Chromium for the browser tests, installed (before any timing) when missing, as
+ * .ci/run does; without it those tests fail and so does `npm test`.
+ */
+function ensureChromium(): void {
+  if (existsSync('/usr/bin/chromium')) return;
+  console.log("  installing Debian's chromium for the browser tests (as .ci/run does)");
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  spawnSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
+  spawnSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'chromium'], {
+    stdio: 'ignore',
+    env,
+  });
+  if (!existsSync('/usr/bin/chromium'))
+    console.log('  (chromium could not be installed: the browser tests of npm test will fail)');
+}
+
 function fresh(): { ciS: number; testS: number; clone: string } {
   const tmp = mkdtempSync(join(tmpdir(), 'noderag-fresh-'));
   const clone = join(tmp, 'noderag');
@@ -154,6 +171,7 @@ function fresh(): { ciS: number; testS: number; clone: string } {
     ),
   );
   env.CI = 'true';
+  ensureChromium();
   const python = testPython();
   if (python) env.NODERAG_TEST_PYTHON = python;
   else console.log('  (.ci/.venv could not be created: the pandas compatibility test skips)');
