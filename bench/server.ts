@@ -7,7 +7,10 @@
  * autocannon drives it at 10, 50 and 200 connections for 30 s each, rotating the 100
  * questions. Errors = non-2xx replies + socket errors + timeouts (10 s). The server's RSS is read
  * from /proc before and after. autocannon runs in this process on the same 2 cores as the
- * server, so the load generator takes CPU from it (the table reports its CPU per request).
+ * server, so the load generator takes CPU from it (the table reports its CPU per request), and
+ * in the default scheduling class it preempts the server's workers when replies wake it (the
+ * table reports their preemptions per request); the 2-worker server is measured a second time
+ * with this process in the batch class (bench/lib/client-class.ts), which stops that.
  *
  * Then two more measurements: POST /answer with "stream": true (time to the first event and
  * to the end of the stream, 1 and 10 clients at a time) on a cache-off server, and the
