@@ -186,10 +186,12 @@ impl Renumbered {
 fn accumulate(g: &Renumbered, sources: &[u32]) -> Vec<f64> {
   // BFS levels as u16 when every level fits (fewer than 65,535 nodes): the level array is
   // then small enough to stay in L1, and each edge of both passes reads it.
+  // The same bound picks the BFS: branch-free where the walk's state stays in cache (see
+  // accumulate_with); on a 400k-node core graph its extra stores cost more than the branches.
   if g.node_count() < u16::MAX as usize {
-    accumulate_with::<u16>(g, sources)
+    accumulate_with::<u16, true>(g, sources)
   } else {
-    accumulate_with::<u32>(g, sources)
+    accumulate_with::<u32, false>(g, sources)
   }
 }
 
@@ -219,7 +221,7 @@ macro_rules! level {
 level!(u16);
 level!(u32);
 
-fn accumulate_with<L: Level>(g: &Renumbered, sources: &[u32]) -> Vec<f64> {
+fn accumulate_with<L: Level, const BRANCH_FREE: bool>(g: &Renumbered, sources: &[u32]) -> Vec<f64> {
   let n = g.node_count();
   let mut bc = vec![0.0; n];
   let mut sigma = vec![0.0f64; n];
@@ -234,12 +236,14 @@ fn accumulate_with<L: Level>(g: &Renumbered, sources: &[u32]) -> Vec<f64> {
     order[0] = s;
     let mut len = 1usize;
     let mut head = 0;
-    // The BFS is branch-free per edge: whether a neighbour is new, or one level down, is
-    // about even odds on these graphs, and a mispredicted branch per edge cost more than the
-    // work (−15 % for the whole call on HotpotQA-100's core graph, one core). A neighbour one
-    // level down or not counts +0.0 paths, which leaves every sum bit for bit as the
-    // branching walk left it (sigma is never -0.0, NaN or inf). The same in the dependency
-    // pass below measured no faster, so it keeps its branch.
+    // BRANCH_FREE: whether a neighbour is new, or one level down, is about even odds on
+    // these graphs, and a mispredicted branch per edge cost more than the work while the
+    // state is in cache (−15 % for the whole call on HotpotQA-100's 23k-node core graph, one
+    // core); every neighbour then gets its level and a count of paths stored, +0.0 when it is
+    // not one level down, which leaves every sum bit for bit as the branching walk left it
+    // (sigma is never -0.0, NaN or inf). On a 400k-node core graph those stores made the call
+    // 2 % slower, so the branches stay there. The dependency pass below measured no faster
+    // without its branch on either.
     while head < len {
       let v = order[head];
       head += 1;
@@ -247,13 +251,24 @@ fn accumulate_with<L: Level>(g: &Renumbered, sources: &[u32]) -> Vec<f64> {
       let sigma_v = sigma[v as usize];
       for &w in g.neighbours(v) {
         let w_ = w as usize;
-        let d = dist[w_];
-        let new = d == L::NONE;
-        let d = if new { below } else { d };
-        dist[w_] = d;
-        order[len] = w;
-        len += usize::from(new);
-        sigma[w_] += keep_if(d == below, sigma_v);
+        if BRANCH_FREE {
+          let d = dist[w_];
+          let new = d == L::NONE;
+          let d = if new { below } else { d };
+          dist[w_] = d;
+          order[len] = w;
+          len += usize::from(new);
+          sigma[w_] += keep_if(d == below, sigma_v);
+        } else {
+          if dist[w_] == L::NONE {
+            dist[w_] = below;
+            order[len] = w;
+            len += 1;
+          }
+          if dist[w_] == below {
+            sigma[w_] += sigma_v;
+          }
+        }
       }
     }
     // Dependencies in reverse BFS order; predecessors of w are its neighbours one level up.
@@ -357,8 +372,9 @@ mod tests {
     }
   }
 
-  /// The u16 levels of graphs under 65,535 nodes give the u32 levels' scores, bit for bit
-  /// (and a path longer than 65,535 nodes, which needs u32 levels, is handled).
+  /// The u16 levels of graphs under 65,535 nodes give the u32 levels' scores, bit for bit,
+  /// and so do the branch-free and the branching BFS (and a path longer than 65,535 nodes,
+  /// which needs u32 levels, is handled).
   #[test]
   fn narrow_and_wide_levels_agree() {
     let mut rng = SplitMix64::new(9);
@@ -372,10 +388,10 @@ mod tests {
     let walk = Renumbered::new(&g);
     let sources: Vec<u32> = (0..n as u32).step_by(7).collect();
     let bits = |v: Vec<f64>| v.into_iter().map(f64::to_bits).collect::<Vec<_>>();
-    assert_eq!(
-      bits(accumulate_with::<u16>(&walk, &sources)),
-      bits(accumulate_with::<u32>(&walk, &sources))
-    );
+    let reference = bits(accumulate_with::<u32, false>(&walk, &sources));
+    assert_eq!(bits(accumulate_with::<u16, true>(&walk, &sources)), reference);
+    assert_eq!(bits(accumulate_with::<u16, false>(&walk, &sources)), reference);
+    assert_eq!(bits(accumulate_with::<u32, true>(&walk, &sources)), reference);
     let long = 70_000usize;
     let src: Vec<u32> = (0..long as u32 - 1).collect();
     let dst: Vec<u32> = (1..long as u32).collect();
