@@ -77,4 +77,19 @@ describe('dense views', () => {
     expect([...d.weight]).toEqual([2]);
     expect(adjacency(g).get('z')).toEqual([{ id: 'c', weight: 1 }]);
   });
+
+  it('gives the lists of the nodes asked for, each as the whole adjacency has it', () => {
+    const g = new BaseGraph();
+    for (const id of ['a', 'b', 'c', 'd']) g.bumpNode(id, 'entity', 1);
+    g.bumpEdge('a', 'b', 1, 2);
+    g.bumpEdge('c', 'a', 1, 3);
+    g.bumpEdge('b', 'c', 1);
+    g.bumpEdge('a', 'd', 1, 5);
+    const all = adjacency(g);
+    const some = adjacency(g, new Set(['a', 'c']));
+    expect([...some.keys()].sort()).toEqual(['a', 'c']);
+    expect(some.get('a')).toEqual(all.get('a'));
+    expect(some.get('a')!.map((n) => n.id)).toEqual(['b', 'c', 'd']);
+    expect(some.get('c')).toEqual(all.get('c'));
+  });
 });

@@ -46,10 +46,16 @@ interface Neighbour {
   weight: number;
 }
 
-/** Adjacency lists of the whole base graph (built once per stage; the graph is not mutated meanwhile). */
-export function adjacency(graph: BaseGraph): Map<string, Neighbour[]> {
+/**
+ * Adjacency lists of the base graph (built once per stage; the graph is not mutated
+ * meanwhile): of every node, or only of the nodes in `of`. Each list is in edge order either
+ * way. A sync that adds one file to a 10 MB index needs the lists of a few hundred entities;
+ * the lists of all 800k nodes took 1.7 s and their garbage more.
+ */
+export function adjacency(graph: BaseGraph, of?: ReadonlySet<string>): Map<string, Neighbour[]> {
   const adj = new Map<string, Neighbour[]>();
   const add = (a: string, b: string, w: number) => {
+    if (of && !of.has(a)) return;
     let list = adj.get(a);
     if (!list) {
       list = [];

@@ -140,7 +140,14 @@ export async function attributeStage(ctx: StageContext): Promise<StageResult> {
   // Every important entity's prompt input is compared with the one its attribute was written
   // from (attribute_inputs.json): a model call only when it changed. An attribute the sync's
   // Document commit retired comes back as it was when its input is the same again.
-  const adj = adjacency(graph);
+  // The neighbours of the entities whose prompt may be made below: the important ones, and
+  // those the loop after them records as unimportant (every entity of weight > 1 in a first
+  // build, those touched in this cycle in a later one).
+  const prompted = new Set(important);
+  for (const [id, entity] of entities) {
+    if (entity.weight > 1 && (!ctx.state.is_incremental || entity.updatedGeneration === g)) prompted.add(id);
+  }
+  const adj = adjacency(graph, prompted);
   const budget = ctx.config.config.material_token_budget;
   // A unit or relationship is material of every entity it links: count its tokens once.
   const tokens = new Map<string, number>();
