@@ -6,13 +6,13 @@
  * Why numbers: an index has about 20 links per vector (147k pairs at HotpotQA-100). A string
  * key per link to deduplicate, and then sorting the pairs by their two id strings, cost a
  * sync's HNSW stage more than inserting its new vectors. Here each label gets the rank of its
- * node id in string order (a sort of one string per label), a pair is the number
- * lo·n + hi of its two ranks, and one numeric sort both orders the pairs as the table wants
+ * node id among the u distinct nodes in string order (one sort of the distinct ids), a pair is
+ * the number lo·u + hi of its two ranks, and one numeric sort both orders the pairs as the table wants
  * them and puts duplicates side by side; the table's own sort then finds them in order.
  */
 import type { IdMapRow, SimilarityEdge } from '../../index-io/tables.js';
 
-/** Exact while n² < 2^53; beyond that (never in practice) the pairs are sorted as two numbers. */
+/** Exact while n² < 2^53 (u ≤ n labels); beyond that (never in practice) the pairs are sorted as two numbers. */
 const PACKED_MAX = 2 ** 26;
 
 export function similarityEdges(
@@ -23,20 +23,22 @@ export function similarityEdges(
   packedMax = PACKED_MAX,
 ): SimilarityEdge[] {
   const n = idMap.length;
-  const byNode = Array.from({ length: n }, (_, label) => label).sort((p, q) => {
-    const a = idMap[p]!.node;
-    const b = idMap[q]!.node;
-    return a < b ? -1 : a > b ? 1 : 0;
-  });
-  // The rank of each active label's node (labels of one node share it); -1 when retired.
+  // Each distinct node once, in string order (`sort()` without a comparator compares UTF-16
+  // code units, as `<` does, natively: a comparator called from JS for every comparison of
+  // 112k labels took a tenth of the function at a 10 MB index). A label's rank is its node's
+  // place; labels of one node share it; -1 when retired.
+  const nodes = [...new Set(idMap.map((row) => row.node))].sort();
+  const place = new Map(nodes.map((node, i) => [node, i]));
   const rank = new Int32Array(n).fill(-1);
-  let r = -1;
-  byNode.forEach((label, i) => {
-    if (i === 0 || idMap[label]!.node !== idMap[byNode[i - 1]!]!.node) r = i;
-    if (!idMap[label]!.retired) rank[label] = r;
-  });
+  for (let label = 0; label < n; label++) {
+    const row = idMap[label]!;
+    if (!row.retired) rank[label] = place.get(row.node)!;
+  }
+  const u = nodes.length;
   const rankOf = (label: number) => (label < n ? rank[label]! : -1);
-  const pairs: [number, number][] = [];
+  // The rows are made as the pairs come out of the sort, with no pair array in between
+  // (2.1 million pairs at a 10 MB index).
+  const edges: SimilarityEdge[] = [];
   if (n <= packedMax) {
     const keys = new Float64Array(src.length);
     let k = 0;
@@ -44,13 +46,13 @@ export function similarityEdges(
       const ra = rankOf(src[i]!);
       const rb = rankOf(dst[i]!);
       if (ra < 0 || rb < 0 || ra === rb) continue;
-      keys[k++] = ra < rb ? ra * n + rb : rb * n + ra;
+      keys[k++] = ra < rb ? ra * u + rb : rb * u + ra;
     }
     const sorted = keys.subarray(0, k).sort();
     for (let i = 0; i < k; i++) {
       if (i > 0 && sorted[i] === sorted[i - 1]) continue;
-      const l = Math.floor(sorted[i]! / n);
-      pairs.push([l, sorted[i]! - l * n]);
+      const l = Math.floor(sorted[i]! / u);
+      edges.push({ source: nodes[l]!, target: nodes[sorted[i]! - l * u]! });
     }
   } else {
     const lo: number[] = [];
@@ -69,8 +71,8 @@ export function similarityEdges(
       const i = idx[j]!;
       const prev = idx[j - 1];
       if (prev !== undefined && lo[prev] === lo[i] && hi[prev] === hi[i]) continue;
-      pairs.push([lo[i]!, hi[i]!]);
+      edges.push({ source: nodes[lo[i]!]!, target: nodes[hi[i]!]! });
     }
   }
-  return pairs.map(([l, h]) => ({ source: idMap[byNode[l]!]!.node, target: idMap[byNode[h]!]!.node }));
+  return edges;
 }
