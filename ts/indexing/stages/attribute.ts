@@ -140,13 +140,14 @@ export async function attributeStage(ctx: StageContext): Promise<StageResult> {
   // Every important entity's prompt input is compared with the one its attribute was written
   // from (attribute_inputs.json): a model call only when it changed. An attribute the sync's
   // Document commit retired comes back as it was when its input is the same again.
-  // The neighbours of the entities whose prompt may be made below: the important ones, and
-  // those the loop after them records as unimportant (every entity of weight > 1 in a first
-  // build, those touched in this cycle in a later one).
+  // Entities of weight > 1 whose input is judged in this cycle even when they are not
+  // important (all of them in a first build, those whose support changed in a later one):
+  // the loop after the important ones records their input.
+  const judged = (entity: EntityRow) =>
+    entity.weight > 1 && (!ctx.state.is_incremental || entity.updatedGeneration === g);
+  // Adjacency lists only of the entities whose prompt may be made below.
   const prompted = new Set(important);
-  for (const [id, entity] of entities) {
-    if (entity.weight > 1 && (!ctx.state.is_incremental || entity.updatedGeneration === g)) prompted.add(id);
-  }
+  for (const [id, entity] of entities) if (judged(entity)) prompted.add(id);
   const adj = adjacency(graph, prompted);
   const budget = ctx.config.config.material_token_budget;
   // A unit or relationship is material of every entity it links: count its tokens once.
@@ -235,7 +236,7 @@ export async function attributeStage(ctx: StageContext): Promise<StageResult> {
   for (const [id, entity] of entities) {
     if (entity.weight <= 1 || asked.has(id) || attributes.has(attributeId(id))) {
       recorded.unimportant.delete(id);
-    } else if (!important.has(id) && (!ctx.state.is_incremental || entity.updatedGeneration === g)) {
+    } else if (!important.has(id) && judged(entity)) {
       recorded.unimportant.set(
         id,
         inputHash(ctx, promptFor(entity, graph, adj, { units, relationships }, budget, countTokens)),
