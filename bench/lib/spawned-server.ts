@@ -23,9 +23,14 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** VmRSS and VmHWM (peak) of a process, in bytes (Linux /proc). */
-export function processMemory(pid: number): { rss: number; peak: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+/** VmRSS and VmHWM (peak) of a process, in bytes, from its /proc status (Linux). */
+export function processMemory(
+  pid: number,
+  status = readFileSync(`/proc/${pid}/status`, 'utf8'),
+): {
+  rss: number;
+  peak: number;
+} {
   const kb = (key: string) =>
     Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN);
   return { rss: kb('VmRSS') * 1024, peak: kb('VmHWM') * 1024 };
@@ -70,8 +75,10 @@ export function processTree(pid: number): number[] {
  * Times the kernel took the CPU from a process's main thread while it could still run
  * (`nonvoluntary_ctxt_switches`, Linux /proc): another process woke up and preempted it.
  */
-export function processPreemptions(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+export function processPreemptions(
+  pid: number,
+  status = readFileSync(`/proc/${pid}/status`, 'utf8'),
+): number {
   return Number(/^nonvoluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? Number.NaN);
 }
 
@@ -83,8 +90,9 @@ export function treeUsage(pid: number): { cpuMs: number; rss: number; preemption
   for (const p of processTree(pid)) {
     try {
       cpuMs += processCpuMs(p);
-      rss += processMemory(p).rss;
-      preemptions += processPreemptions(p);
+      const status = readFileSync(`/proc/${p}/status`, 'utf8');
+      rss += processMemory(p, status).rss;
+      preemptions += processPreemptions(p, status);
     } catch {
       // exited meanwhile
     }
