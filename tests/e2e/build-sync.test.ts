@@ -888,6 +888,34 @@ describe('NodeSearch with watch follows new generations', () => {
     }
   }, 60_000);
 
+  it('checks in the background too: a new generation is loaded with no question asked', async () => {
+    const all = exampleFiles();
+    const names = Object.keys(all).slice(0, 3);
+    const p = await project(Object.fromEntries(names.map((n) => [n, all[n]!])));
+    expect((await build(p.root)).code).toBe(0);
+    let reloaded: (r: { generation: number; previous: number }) => void = () => {};
+    const swapped = new Promise<{ generation: number; previous: number }>((resolve) => {
+      reloaded = resolve;
+    });
+    const search = new NodeSearch(NodeConfig.fromMainFolder(p.root, { env: {} }), {
+      watch: true,
+      watchIntervalMs: 25,
+      onReload: (r) => reloaded(r),
+    });
+    try {
+      await search.ready();
+      await p.removeInput(names[1]!);
+      expect((await build(p.root)).code).toBe(0);
+      // No question and no status() from here: only the engine's own check can load it.
+      const timeout = new Promise<null>((resolve) => setTimeout(() => resolve(null), 10_000).unref());
+      const r = await Promise.race([swapped, timeout]);
+      expect(r && [r.previous, r.generation]).toEqual([1, 2]);
+      expect((await search.status()).generation).toBe(2);
+    } finally {
+      search.close();
+    }
+  }, 60_000);
+
   it("an onReload that throws is the application's bug: a warning, not a failed load", async () => {
     const all = exampleFiles();
     const names = Object.keys(all).slice(0, 3);

@@ -5,8 +5,9 @@
  * stops accepting and lets in-flight requests finish for up to 10 s (a second signal exits
  * at once). `--workers N` runs N processes on the port (search-cluster.ts); `--cache-size`
  * bounds the retrieval cache of repeated questions (0 disables it). Each process loads a new
- * index generation when a build finishes one (checked on requests and /health at most once a
- * second; the swap is atomic, the old retrieval cache dropped, one line printed);
+ * index generation when a build finishes one (checked once a second in the background, and
+ * on requests and /health at most as often; the swap is atomic, the old retrieval cache
+ * dropped, one line printed);
  * `--no-reload` keeps the generation loaded at start.
  *
  * Refuses to start (exit 1) when the project was never built or its index is damaged, and

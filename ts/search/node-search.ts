@@ -10,7 +10,8 @@
  * info/state.json and looks at the index files, and loads the index as soon as they
  * changed, so a server started before the first build needs no restart. A loaded engine
  * keeps its snapshot, unless made with `watch: true`: it then loads each new generation a
- * build commits and swaps it in (questions in flight finish on the old one).
+ * build commits and swaps it in (questions in flight finish on the old one), checked by a
+ * timer as well as by the calls, so an idle server is current when the next question comes.
  *
  * Per question, the embedding and the decomposition run concurrently; the rest is a
  * synchronous retrieval on the immutable loaded index, taken in turns (one per turn of the
@@ -69,12 +70,16 @@ export interface NodeSearchOptions {
   retrievalCacheSize?: number;
   /**
    * Follow new generations: when a build has finished a cycle since the index was loaded
-   * (checked at most once per `watchIntervalMs` when a question or `status()` comes in), the
-   * new index is loaded in the background and swapped in; questions in flight finish on the
-   * old one, and the retrieval cache of the old one is dropped. Default false.
+   * (checked every `watchIntervalMs` in the background, and at most as often when a question
+   * or `status()` comes in), the new index is loaded in the background and swapped in;
+   * questions in flight finish on the old one, and the retrieval cache of the old one is
+   * dropped. Default false.
    */
   watch?: boolean;
-  /** Milliseconds between two checks of state.json with `watch` (default 1000). */
+  /**
+   * Milliseconds between two checks of state.json with `watch` (default 1000). 0: a check at
+   * every question and `status()`, none in the background.
+   */
   watchIntervalMs?: number;
   /** Called after each swap with `watch` (the server logs one line). */
   onReload?: (info: { generation: number; previous: number; nodes: number; vectors: number }) => void;
@@ -121,6 +126,8 @@ export class NodeSearch {
   #loadedFingerprint: string | null = null;
   #lastCheck = 0;
   #reloading: Promise<void> | null = null;
+  /** With `watch`: the check that runs between questions too (unref'd; cleared by close). */
+  #watchTimer: ReturnType<typeof setInterval> | null = null;
   /** Questions using each index; a swapped-out index is closed when its count drops to 0. */
   readonly #users = new Map<LoadedIndex, number>();
   readonly #retired = new Set<LoadedIndex>();
@@ -161,6 +168,20 @@ export class NodeSearch {
       this.#providers = this.#ownProviders;
     }
     this.#startLoad();
+    // Between questions too: a build's new generation is loaded before the next question
+    // comes (a check is a few stat calls). A timer never keeps the process alive.
+    if (this.#watch && this.#watch.intervalMs > 0) {
+      this.#watchTimer = setInterval(() => this.#backgroundCheck(), this.#watch.intervalMs);
+      this.#watchTimer.unref();
+    }
+  }
+
+  /** The `watch` timer's check: a reload, or the first load once a build has finished. */
+  #backgroundCheck(): void {
+    if (this.#closed) return;
+    if (this.#index) this.#maybeReload();
+    // No index yet (none built, or a failed load): the same check a question makes.
+    else if (!this.#loading) this.#current().catch(() => undefined);
   }
 
   /** Alias of the constructor, for symmetry with `NodeConfig.fromMainFolder`. */
@@ -308,6 +329,7 @@ export class NodeSearch {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    if (this.#watchTimer) clearInterval(this.#watchTimer);
     this.#closing.abort(closedError());
     this.#index?.close();
     this.#index = null;
