@@ -916,6 +916,35 @@ describe('NodeSearch with watch follows new generations', () => {
     }
   }, 60_000);
 
+  it('an engine started before the first build loads it in the background and reports it (previous 0)', async () => {
+    const all = exampleFiles();
+    const names = Object.keys(all).slice(0, 2);
+    const p = await project(Object.fromEntries(names.map((n) => [n, all[n]!])));
+    const reloads: { generation: number; previous: number }[] = [];
+    let loaded: () => void = () => {};
+    const first = new Promise<void>((resolve) => {
+      loaded = resolve;
+    });
+    const search = new NodeSearch(NodeConfig.fromMainFolder(p.root, { env: {} }), {
+      watch: true,
+      watchIntervalMs: 25,
+      onReload: (r) => {
+        reloads.push(r);
+        loaded();
+      },
+    });
+    try {
+      await expect(search.ready()).rejects.toThrow(/no index in/);
+      expect((await build(p.root)).code).toBe(0);
+      const timeout = new Promise<void>((resolve) => setTimeout(resolve, 10_000).unref());
+      await Promise.race([first, timeout]);
+      expect(reloads.map((r) => [r.previous, r.generation])).toEqual([[0, 1]]);
+      expect((await search.status()).generation).toBe(1);
+    } finally {
+      search.close();
+    }
+  }, 60_000);
+
   it("an onReload that throws is the application's bug: a warning, not a failed load", async () => {
     const all = exampleFiles();
     const names = Object.keys(all).slice(0, 3);

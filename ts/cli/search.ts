@@ -165,8 +165,9 @@ async function startEngine(
     watch: reload,
     onReload: (r) => {
       if (logs) {
+        const replacing = r.previous > 0 ? `, replacing generation ${r.previous}` : '';
         console.log(
-          `Index generation ${r.generation} loaded (${r.nodes} nodes, ${r.vectors} vectors), replacing generation ${r.previous}.`,
+          `Index generation ${r.generation} loaded (${r.nodes} nodes, ${r.vectors} vectors)${replacing}.`,
         );
       }
     },

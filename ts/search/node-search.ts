@@ -81,7 +81,10 @@ export interface NodeSearchOptions {
    * every question and `status()`, none in the background.
    */
   watchIntervalMs?: number;
-  /** Called after each swap with `watch` (the server logs one line). */
+  /**
+   * Called after each swap with `watch` (the server logs one line), and when an engine that
+   * waited for a build (none finished, or damaged files) loads one: `previous` is then 0.
+   */
   onReload?: (info: { generation: number; previous: number; nodes: number; vectors: number }) => void;
   /**
    * Called when a finished build's index cannot be loaded with `watch` (damaged files): the
@@ -539,9 +542,21 @@ export class NodeSearch {
         index.close();
         throw closedError();
       }
+      // An engine that waited for a build (none had finished, or its files were damaged)
+      // says so with `watch`, as it says a swap: from no generation (previous 0).
+      const waited = this.#failure !== null;
       this.#failure = null;
       this.#index = index;
       this.#loadedFingerprint = fingerprint;
+      if (waited && this.#watch) {
+        const info = {
+          generation: index.generation,
+          previous: 0,
+          nodes: index.nodeCount,
+          vectors: index.activeVectors,
+        };
+        callBack('onReload', () => this.#watch!.onReload?.(info));
+      }
       return index;
     })();
     // Nobody may be waiting yet (the constructor starts the load): keep a failure from
