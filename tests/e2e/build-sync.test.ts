@@ -888,58 +888,54 @@ describe('NodeSearch with watch follows new generations', () => {
     }
   }, 60_000);
 
-  it('checks in the background too: a new generation is loaded with no question asked', async () => {
-    const all = exampleFiles();
-    const names = Object.keys(all).slice(0, 3);
-    const p = await project(Object.fromEntries(names.map((n) => [n, all[n]!])));
-    expect((await build(p.root)).code).toBe(0);
-    let reloaded: (r: { generation: number; previous: number }) => void = () => {};
-    const swapped = new Promise<{ generation: number; previous: number }>((resolve) => {
-      reloaded = resolve;
-    });
-    const search = new NodeSearch(NodeConfig.fromMainFolder(p.root, { env: {} }), {
-      watch: true,
-      watchIntervalMs: 25,
-      onReload: (r) => reloaded(r),
-    });
-    try {
-      await search.ready();
-      await p.removeInput(names[1]!);
-      expect((await build(p.root)).code).toBe(0);
-      // No question and no status() from here: only the engine's own check can load it.
-      const timeout = new Promise<null>((resolve) => setTimeout(() => resolve(null), 10_000).unref());
-      const r = await Promise.race([swapped, timeout]);
-      expect(r && [r.previous, r.generation]).toEqual([1, 2]);
-      expect((await search.status()).generation).toBe(2);
-    } finally {
-      search.close();
-    }
-  }, 60_000);
-
-  it('an engine started before the first build loads it in the background and reports it (previous 0)', async () => {
-    const all = exampleFiles();
-    const names = Object.keys(all).slice(0, 2);
-    const p = await project(Object.fromEntries(names.map((n) => [n, all[n]!])));
-    const reloads: { generation: number; previous: number }[] = [];
-    let loaded: () => void = () => {};
-    const first = new Promise<void>((resolve) => {
-      loaded = resolve;
-    });
+  /**
+   * An engine that follows new generations with a short timer, started on `p`; `reloaded()`
+   * waits for its next report (10 s at most) and returns every [previous, generation] so far.
+   */
+  function timedWatcher(p: Project) {
+    const reloads: [previous: number, generation: number][] = [];
+    let reported: () => void = () => {};
     const search = new NodeSearch(NodeConfig.fromMainFolder(p.root, { env: {} }), {
       watch: true,
       watchIntervalMs: 25,
       onReload: (r) => {
-        reloads.push(r);
-        loaded();
+        reloads.push([r.previous, r.generation]);
+        reported();
       },
     });
+    /** Every reload so far, once one more than `seen` came (or 10 s passed). */
+    let seen = 0;
+    const reloaded = async () => {
+      if (reloads.length <= seen) {
+        const next = new Promise<void>((resolve) => {
+          reported = resolve;
+        });
+        await Promise.race([next, new Promise((resolve) => setTimeout(resolve, 10_000).unref())]);
+      }
+      seen = reloads.length;
+      return [...reloads];
+    };
+    return { search, reloaded };
+  }
+
+  it('checks in the background too: the first build and the next generation load with no question asked', async () => {
+    const all = exampleFiles();
+    const names = Object.keys(all).slice(0, 3);
+    const p = await project(Object.fromEntries(names.map((n) => [n, all[n]!])));
+    const { search, reloaded } = timedWatcher(p);
     try {
+      // Started before any build: it waits, then loads the first one and says so (previous 0).
       await expect(search.ready()).rejects.toThrow(/no index in/);
       expect((await build(p.root)).code).toBe(0);
-      const timeout = new Promise<void>((resolve) => setTimeout(resolve, 10_000).unref());
-      await Promise.race([first, timeout]);
-      expect(reloads.map((r) => [r.previous, r.generation])).toEqual([[0, 1]]);
-      expect((await search.status()).generation).toBe(1);
+      expect(await reloaded()).toEqual([[0, 1]]);
+      // No question and no status() from here: only the engine's own check can load it.
+      await p.removeInput(names[1]!);
+      expect((await build(p.root)).code).toBe(0);
+      expect(await reloaded()).toEqual([
+        [0, 1],
+        [1, 2],
+      ]);
+      expect((await search.status()).generation).toBe(2);
     } finally {
       search.close();
     }
