@@ -174,17 +174,22 @@ export class NodeSearch {
     // Between questions too: a build's new generation is loaded before the next question
     // comes (a check is a few stat calls). A timer never keeps the process alive.
     if (this.#watch && this.#watch.intervalMs > 0) {
-      this.#watchTimer = setInterval(() => this.#backgroundCheck(), this.#watch.intervalMs);
+      // The check a question makes: a reload, or the first load once a build has finished.
+      this.#watchTimer = setInterval(() => this.#current().catch(() => undefined), this.#watch.intervalMs);
       this.#watchTimer.unref();
     }
   }
 
-  /** The `watch` timer's check: a reload, or the first load once a build has finished. */
-  #backgroundCheck(): void {
-    if (this.#closed) return;
-    if (this.#index) this.#maybeReload();
-    // No index yet (none built, or a failed load): the same check a question makes.
-    else if (!this.#loading) this.#current().catch(() => undefined);
+  /** With `watch`: `onReload` for an index now serving, after generation `previous` (0: none). */
+  #reportLoad(index: LoadedIndex, previous: number): void {
+    if (!this.#watch) return;
+    const info = {
+      generation: index.generation,
+      previous,
+      nodes: index.nodeCount,
+      vectors: index.activeVectors,
+    };
+    callBack('onReload', () => this.#watch!.onReload?.(info));
   }
 
   /** Alias of the constructor, for symmetry with `NodeConfig.fromMainFolder`. */
@@ -498,13 +503,7 @@ export class NodeSearch {
         if (this.#users.has(old)) this.#retired.add(old);
         else old.close();
       }
-      const info = {
-        generation: next.generation,
-        previous: old?.generation ?? 0,
-        nodes: next.nodeCount,
-        vectors: next.activeVectors,
-      };
-      callBack('onReload', () => this.#watch!.onReload?.(info));
+      this.#reportLoad(next, old?.generation ?? 0);
     })()
       .catch((error: unknown) => {
         // The old index keeps serving. Files that failed to load are not read again (a whole
@@ -548,15 +547,7 @@ export class NodeSearch {
       this.#failure = null;
       this.#index = index;
       this.#loadedFingerprint = fingerprint;
-      if (waited && this.#watch) {
-        const info = {
-          generation: index.generation,
-          previous: 0,
-          nodes: index.nodeCount,
-          vectors: index.activeVectors,
-        };
-        callBack('onReload', () => this.#watch!.onReload?.(info));
-      }
+      if (waited) this.#reportLoad(index, 0);
       return index;
     })();
     // Nobody may be waiting yet (the constructor starts the load): keep a failure from
