@@ -5,13 +5,13 @@
  * markup that must show as text. Screenshots of each step go to tests/artifacts/ui-*.png.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, skipBrowserTests } from '../helpers/chromium.js';
 import { CLI, REPO_ROOT } from '../helpers/project.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const ARTIFACTS = join(REPO_ROOT, 'tests', 'artifacts');
 const EVIL = '<img src=x onerror=alert(1)>';
@@ -66,7 +66,7 @@ describe.skipIf(skipBrowserTests)('web UI in headless Chromium', () => {
   it('configures, uploads, builds, shows indices and answers with its context', async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     // An empty existing folder: the UI writes the config template into it.
-    const folder = join(mkdtempSync(join(tmpdir(), 'noderag-ui-e2e-')), 'project');
+    const folder = join(scratchDir('noderag-ui-e2e-'), 'project');
     mkdirSync(folder);
     const url = await startUi(folder);
     expect(existsSync(join(folder, 'Node_config.yaml'))).toBe(true);
@@ -114,7 +114,7 @@ describe.skipIf(skipBrowserTests)('web UI in headless Chromium', () => {
     await shot(page, '2-config-saved');
 
     // Three documents through the file input (the drop zone uses the same upload).
-    const srcDir = mkdtempSync(join(tmpdir(), 'noderag-ui-docs-'));
+    const srcDir = scratchDir('noderag-ui-docs-');
     const paths = Object.entries(DOCS).map(([name, text]) => {
       const p = join(srcDir, name);
       writeFileSync(p, text);

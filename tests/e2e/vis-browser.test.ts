@@ -1,5 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Browser } from 'playwright-core';
@@ -9,6 +8,7 @@ import { NODE_TYPES } from '../../ts/model/types.js';
 import { chooseNodes } from '../../ts/vis/choose.js';
 import { renderGraphHtml } from '../../ts/vis/html.js';
 import { launchChromium, skipBrowserTests } from '../helpers/chromium.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const ARTIFACTS = join(process.cwd(), 'tests', 'artifacts');
 const EVIL = '</script><script>window.__pwned=1</script><img src=x onerror="window.__pwned=2"><b>bold</b>';
@@ -33,7 +33,7 @@ describe.skipIf(skipBrowserTests)('visualisation page in headless Chromium', () 
       nodes: chosen.nodes.map((c) => ({ id: c.id, type: c.type, score: c.score, text: `${c.id} ${EVIL}` })),
       edges: chosen.edges,
     });
-    const dir = mkdtempSync(join(tmpdir(), 'noderag-vis-'));
+    const dir = scratchDir('noderag-vis-');
     const file = join(dir, 'index.html');
     writeFileSync(file, html);
 

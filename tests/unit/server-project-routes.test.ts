@@ -5,15 +5,15 @@
  * released after the build), a browser page on another origin cannot change anything (403),
  * and DELETE refuses paths that are not plain names under input/.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { acquireBuildLock, type BuildLock } from '../../ts/indexing/lock.js';
 import { createApp } from '../../ts/server/app.js';
 import type { SearchEngine } from '../../ts/server/engine.js';
 import { serveApp } from '../../ts/server/serve.js';
+import { scratchDir } from '../helpers/scratch.js';
 import { writeSearchConfig } from '../helpers/search-index.js';
 
 const engine: SearchEngine = {
@@ -23,7 +23,7 @@ const engine: SearchEngine = {
 };
 
 async function project(): Promise<string> {
-  const folder = mkdtempSync(join(tmpdir(), 'noderag-project-routes-'));
+  const folder = scratchDir('noderag-project-routes-');
   await writeSearchConfig(folder, { dim: 8 });
   return folder;
 }

@@ -2,14 +2,14 @@
  * Uploads into input/ (ts/server/upload.ts): all files of a request or none, also when placing
  * them fails part way; the limits on part headers and on the number of files.
  */
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { Hono } from 'hono';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { NodeRagError } from '../../ts/errors.js';
 import { errorHandler, statusFor } from '../../ts/server/http.js';
 import { MAX_FILES, receiveUpload } from '../../ts/server/upload.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 /** Runs before the real fs call on that target name (the race or failure a test stages). */
 const before = new Map<string, { link?: () => void; rename?: () => void }>();
@@ -68,7 +68,7 @@ const listing = (dir: string) => readdirSync(dir).sort();
 
 describe('uploads: all files or none', () => {
   it('takes back the files it placed when a later name is taken meanwhile', async () => {
-    const input = mkdtempSync(join(tmpdir(), 'noderag-upload-'));
+    const input = scratchDir('noderag-upload-');
     // Another request creates b.txt after this one checked the names, before it links b.txt.
     before.set('b.txt', { link: () => writeFileSync(join(input, 'b.txt'), 'the other request') });
     const r = await post(uploadApp(input), form({ 'a.txt': 'A', 'b.txt': 'B', 'c.txt': 'C' }));
@@ -85,7 +85,7 @@ describe('uploads: all files or none', () => {
   });
 
   it('with overwrite, puts back the files it replaced when a later one fails', async () => {
-    const input = mkdtempSync(join(tmpdir(), 'noderag-upload-'));
+    const input = scratchDir('noderag-upload-');
     writeFileSync(join(input, 'a.txt'), 'old A');
     before.set('b.txt', {
       rename: () => {
@@ -110,7 +110,7 @@ describe('uploads: limits', () => {
   const TYPE = 'multipart/form-data; boundary=B';
 
   it('refuses a part header longer than 16 KiB, also when it arrives in one piece', async () => {
-    const input = mkdtempSync(join(tmpdir(), 'noderag-upload-'));
+    const input = scratchDir('noderag-upload-');
     const header = `Content-Disposition: form-data; name="file"; filename="h.txt"\r\nX-Pad: ${'p'.repeat(17_000)}`;
     const r = await post(uploadApp(input), multipart([`${header}\r\n\r\nbody`]), '', TYPE);
     expect(r.status).toBe(400);
@@ -120,7 +120,7 @@ describe('uploads: limits', () => {
 
   it('refuses more files in one request than its limit (MAX_FILES by default)', async () => {
     expect(MAX_FILES).toBe(10_000);
-    const input = mkdtempSync(join(tmpdir(), 'noderag-upload-'));
+    const input = scratchDir('noderag-upload-');
     const parts = (n: number) =>
       Array.from(
         { length: n },
@@ -137,7 +137,7 @@ describe('uploads: limits', () => {
 
 describe('uploads: a project without input/', () => {
   it('answers 409 no_input_folder, and the listing too', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'noderag-upload-'));
+    const root = scratchDir('noderag-upload-');
     const r = await post(uploadApp(join(root, 'input')), form({ 'a.txt': 'A' }));
     expect(r.status).toBe(409);
     expect(((await r.json()) as { error: { code: string } }).error.code).toBe('no_input_folder');

@@ -9,7 +9,6 @@ import {
   existsSync,
   lstatSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
@@ -18,7 +17,6 @@ import {
 } from 'node:fs';
 import { request } from 'node:http';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Hono } from 'hono';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -28,13 +26,14 @@ import { BuildJob } from '../../ts/server/build-job.js';
 import { type RunningServer, serveApp } from '../../ts/server/serve.js';
 import { createUiApp, type UiDeps } from '../../ts/ui/app.js';
 import { originProblem } from '../../ts/ui/guards.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const HOST = '127.0.0.1:8501';
 const ORIGIN = `http://${HOST}`;
 const SAME = { host: HOST, origin: ORIGIN, 'sec-fetch-site': 'same-origin' };
 
 function makeApp(over: Partial<UiDeps> = {}) {
-  const folder = mkdtempSync(join(tmpdir(), 'noderag-ui-'));
+  const folder = scratchDir('noderag-ui-');
   const app = createUiApp({
     folder,
     runBuild: async () => 0,
@@ -521,7 +520,7 @@ type ErrorBody = { error: { code: string; message: string } };
 describe('ui app: uploads never write outside input/ (issue 18 item 5)', () => {
   it('overwriting a name that is a symlink replaces the link and never writes through it', async () => {
     const { app, folder } = makeApp();
-    const outside = mkdtempSync(join(tmpdir(), 'noderag-ui-outside-'));
+    const outside = scratchDir('noderag-ui-outside-');
     writeFileSync(join(outside, 'target.txt'), 'outside');
     symlinkSync(join(outside, 'target.txt'), join(folder, 'input', 'a.txt'));
     symlinkSync(join(outside, 'missing.txt'), join(folder, 'input', 'b.txt')); // dangling
