@@ -158,6 +158,15 @@ export declare function countTokensBatch(texts: Array<string>): Uint32Array
  */
 export declare function countTokensMemo(s: string): number
 
+/**
+ * Derives the search snapshot's payload from the twelve search tables, given as paths in
+ * the order documents, text, units, entities, relationships, attributes, elements, titles,
+ * graph nodes, graph edges, HNSW graph, id map; `typeNames`: NODE_TYPES in code order.
+ * Async. Errors: NATIVE_CORRUPT_FILE for any table the snapshot cannot represent (a
+ * missing, unreadable or inconsistent table), with the reason.
+ */
+export declare function deriveSearchSnapshot(paths: Array<string>, typeNames: Array<string>): Promise<NativeSnapshotPayload>
+
 /** `o200k_base` token ids of `s`. */
 export declare function encodeTokens(s: string): Uint32Array
 
@@ -404,6 +413,23 @@ export interface NativeScores {
 export interface NativeSearchResult {
   labels: Uint32Array
   distances: Float32Array
+}
+
+/**
+ * The payload of `cache/search_graph.bin` and the counts of its header
+ * (ts/index-io/graph-snapshot.ts writes the header and checksum around it).
+ */
+export interface NativeSnapshotPayload {
+  payload: Buffer
+  n: number
+  m: number
+  s: number
+  d: number
+  l: number
+  h: number
+  idBytes: number
+  textBytes: number
+  docBytes: number
 }
 
 export interface NativeTable {

@@ -32,8 +32,8 @@ use std::path::PathBuf;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use noderag_store::{
-  dictionary_encode, read_table, validate_footer, write_table, Column, ColumnData, ColumnKind, ColumnRequest,
-  FooterInfo, ReadOptions, Table,
+  derive_snapshot_payload, dictionary_encode, read_table, validate_footer, write_table, Column, ColumnData,
+  ColumnKind, ColumnRequest, FooterInfo, ReadOptions, SnapshotPayload, SnapshotSources, Table,
 };
 
 use crate::convert::{exact_f64s, exact_i64s, JsStrings, NativeError};
@@ -489,6 +489,81 @@ pub fn validate_parquet_footer(path: String) -> napi::Result<AsyncTask<Job<Foote
         num_row_groups: info.num_row_groups as u32,
         num_columns: info.num_columns as u32,
         file_size: info.file_size as f64,
+      },
+    ))
+  })
+}
+
+/// The payload of `cache/search_graph.bin` and the counts of its header
+/// (ts/index-io/graph-snapshot.ts writes the header and checksum around it).
+#[napi(object)]
+pub struct NativeSnapshotPayload {
+  pub payload: Buffer,
+  pub n: u32,
+  pub m: u32,
+  pub s: u32,
+  pub d: u32,
+  pub l: u32,
+  pub h: u32,
+  pub id_bytes: f64,
+  pub text_bytes: f64,
+  pub doc_bytes: f64,
+}
+
+/// Derives the search snapshot's payload from the twelve search tables, given as paths in
+/// the order documents, text, units, entities, relationships, attributes, elements, titles,
+/// graph nodes, graph edges, HNSW graph, id map; `typeNames`: NODE_TYPES in code order.
+/// Async. Errors: NATIVE_CORRUPT_FILE for any table the snapshot cannot represent (a
+/// missing, unreadable or inconsistent table), with the reason.
+#[napi(ts_return_type = "Promise<NativeSnapshotPayload>")]
+pub fn derive_search_snapshot(
+  paths: Vec<String>,
+  type_names: Vec<String>,
+) -> napi::Result<AsyncTask<Job<SnapshotPayload, NativeSnapshotPayload>>> {
+  guard(|| {
+    let paths: [PathBuf; 12] = paths
+      .into_iter()
+      .map(PathBuf::from)
+      .collect::<Vec<_>>()
+      .try_into()
+      .map_err(|p: Vec<PathBuf>| {
+        err(
+          codes::INVALID_ARGUMENT,
+          format!("deriveSearchSnapshot: {} paths, expected 12", p.len()),
+        )
+      })?;
+    Ok(Job::task(
+      move || {
+        let [documents, text, units, entities, relationships, attributes, elements, titles, graph_nodes, graph_edges, hnsw_graph, id_map] =
+          &paths;
+        let sources = SnapshotSources {
+          documents,
+          text,
+          units,
+          entities,
+          relationships,
+          attributes,
+          elements,
+          titles,
+          graph_nodes,
+          graph_edges,
+          hnsw_graph,
+          id_map,
+        };
+        let names: Vec<&str> = type_names.iter().map(String::as_str).collect();
+        derive_snapshot_payload(&sources, &names).map_err(|reason| err(codes::CORRUPT_FILE, reason))
+      },
+      |p: SnapshotPayload| NativeSnapshotPayload {
+        n: p.counts.n as u32,
+        m: p.counts.m as u32,
+        s: p.counts.s as u32,
+        d: p.counts.d as u32,
+        l: p.counts.l as u32,
+        h: p.counts.h as u32,
+        id_bytes: p.counts.id_bytes as f64,
+        text_bytes: p.counts.text_bytes as f64,
+        doc_bytes: p.counts.doc_bytes as f64,
+        payload: p.bytes.into(),
       },
     ))
   })

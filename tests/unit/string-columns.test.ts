@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import {
   buildIdTable,
   encodeStrings,
+  firstNonPrintable,
   idSlotCount,
   lookupId,
   StringColumn,
@@ -49,7 +50,7 @@ describe('id table', () => {
 
   it('finds every id at its index and no unknown id', () => {
     const ids = Array.from({ length: 5000 }, (_, i) => hex(i + 1)).sort();
-    const table = buildIdTable(ids);
+    const table = buildIdTable(encodeStrings(ids)!);
     expect(table.length).toBe(idSlotCount(ids.length));
     expect(table.length).toBeGreaterThanOrEqual(2 * ids.length);
     ids.forEach((id, i) => {
@@ -59,11 +60,21 @@ describe('id table', () => {
   });
 
   it('handles an empty graph and never answers with another id when damaged', () => {
-    expect(find(buildIdTable([]), [], 'a')).toBeUndefined();
+    expect(find(buildIdTable(encodeStrings([])!), [], 'a')).toBeUndefined();
     const ids = ['a', 'b', 'c'];
     // A full table pointing everywhere at 'a': 'b' is missed, not mistaken for 'a'.
     const damaged = new Uint32Array(idSlotCount(ids.length)).fill(1);
     expect(find(damaged, ids, 'b')).toBeUndefined();
     expect(find(damaged, ids, 'a')).toBe(0);
+  });
+
+  it('names the first id that is empty or not printable ASCII', () => {
+    const at = (ids: string[]) => firstNonPrintable(encodeStrings(ids)!);
+    expect(at(['a1', 'b~', '!z'])).toBe(-1);
+    expect(at([])).toBe(-1);
+    expect(at(['a', '', 'c'])).toBe(1);
+    expect(at(['a', 'b', 'c d'])).toBe(2);
+    expect(at(['a', 'é'])).toBe(1);
+    expect(at(['\x7f'])).toBe(0);
   });
 });

@@ -76,16 +76,40 @@ export function idSlotCount(n: number): number {
   return size;
 }
 
-/** Open addressing, linear probing; a slot holds node index + 1 (0 = empty). */
-export function buildIdTable(ids: readonly string[]): Uint32Array {
-  const slots = new Uint32Array(idSlotCount(ids.length));
+/**
+ * Open addressing, linear probing; a slot holds node index + 1 (0 = empty). Takes the ids
+ * encoded (encodeStrings), all ASCII (see firstNonPrintable): FNV-1a over their bytes is
+ * idHash of the string, and a loop over bytes is about three times faster than one over
+ * charCodeAt (800k ids: ~0.1 s against ~0.3 s).
+ */
+export function buildIdTable(ids: EncodedStrings): Uint32Array {
+  const { bytes, offsets } = ids;
+  const n = offsets.length - 1;
+  const slots = new Uint32Array(idSlotCount(n));
   const mask = slots.length - 1;
-  for (let node = 0; node < ids.length; node++) {
-    let s = idHash(ids[node]!) & mask;
+  for (let node = 0; node < n; node++) {
+    let h = 0x811c9dc5;
+    for (let i = offsets[node]!, end = offsets[node + 1]!; i < end; i++)
+      h = Math.imul(h ^ bytes[i]!, 0x01000193);
+    let s = (h >>> 0) & mask;
     while (slots[s] !== 0) s = (s + 1) & mask;
     slots[s] = node + 1;
   }
   return slots;
+}
+
+/** The first string of `encoded` that is empty or not all printable ASCII (0x21–0x7e), or −1. */
+export function firstNonPrintable(encoded: EncodedStrings): number {
+  const { bytes, offsets } = encoded;
+  for (let k = 0; k + 1 < offsets.length; k++) {
+    const end = offsets[k + 1]!;
+    if (end === offsets[k]) return k;
+    for (let i = offsets[k]!; i < end; i++) {
+      const b = bytes[i]!;
+      if (b < 0x21 || b > 0x7e) return k;
+    }
+  }
+  return -1;
 }
 
 /**

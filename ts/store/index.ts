@@ -1,8 +1,10 @@
 /** Parquet tables of an index: typed column buffers in, typed column buffers out. */
 export {
+  deriveSnapshotPayload,
   type FooterInfo,
   type ReadTableOptions,
   readTable,
+  type SnapshotPayload,
   validateParquetFooter,
   writeTable,
 } from './parquet.js';

@@ -128,3 +128,32 @@ export interface FooterInfo {
 export async function validateParquetFooter(path: string): Promise<FooterInfo> {
   return callNativeAsync(() => native.validateParquetFooter(path));
 }
+
+/** The payload of cache/search_graph.bin and its header's counts (ts/index-io/graph-snapshot.ts). */
+export interface SnapshotPayload {
+  payload: Uint8Array;
+  n: number;
+  m: number;
+  s: number;
+  d: number;
+  l: number;
+  h: number;
+  idBytes: number;
+  textBytes: number;
+  docBytes: number;
+}
+
+/**
+ * Derives the search snapshot's payload natively from the twelve search tables at `paths`
+ * (documents, text, units, entities, relationships, attributes, elements, titles, graph
+ * nodes, graph edges, HNSW graph, id map); `typeNames`: the node types in code order.
+ *
+ * @throws IndexFileError (`NATIVE_CORRUPT_FILE`) when a table is missing, unreadable or
+ *   inconsistent: the snapshot cannot represent it.
+ */
+export async function deriveSnapshotPayload(
+  paths: readonly string[],
+  typeNames: readonly string[],
+): Promise<SnapshotPayload> {
+  return callNativeAsync(() => native.deriveSearchSnapshot([...paths], [...typeNames]));
+}

@@ -9,6 +9,7 @@
 //!   accepts `List<Float32|Float64>` embeddings and large/view string types.
 //! - [`dictionary_encode`]: a string column as distinct values plus one key per row.
 //! - [`validate_footer`]: cheap integrity check for the build.
+//! - [`derive_snapshot_payload`]: the payload of `cache/search_graph.bin` from the search tables.
 //!
 //! Every error is a [`StoreError`] naming the file.
 
@@ -17,6 +18,7 @@ mod dictionary;
 mod error;
 mod footer;
 mod read;
+mod snapshot;
 mod table;
 mod write;
 
@@ -25,6 +27,7 @@ pub use dictionary::{dictionary_encode, DictionaryStrings, NULL_KEY};
 pub use error::{Result, StoreError};
 pub use footer::{validate_footer, FooterInfo};
 pub use read::{kind_of, read_table, ColumnRequest, ReadOptions};
+pub use snapshot::{derive_snapshot_payload, SnapshotCounts, SnapshotPayload, SnapshotSources};
 pub use table::{Column, ColumnData, ColumnKind, Strings, Table, Validity};
 pub use write::{write_table, ZSTD_LEVEL, ZSTD_LEVEL_EMBEDDINGS};
 
