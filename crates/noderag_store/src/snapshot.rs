@@ -293,71 +293,133 @@ fn endpoints(t: &Read, name: &str, nodes: &Nodes<'_>) -> Reason<Vec<u32>> {
   Ok(out)
 }
 
+/// The edge tables and the id map as node indexes.
+struct Links {
+  weights: Vec<i64>,
+  edge_src: Vec<u32>,
+  edge_dst: Vec<u32>,
+  sim_src: Vec<u32>,
+  sim_dst: Vec<u32>,
+  /// HNSW label → node, −1 when retired.
+  label_node: Vec<i32>,
+}
+
+/// Reads the base edges (positive weights), the similarity pairs and the id map (label i on
+/// row i), one after the other, each table dropped once its ids are node indexes.
+fn links(src: &SnapshotSources<'_>, nodes: &Nodes<'_>) -> Reason<Links> {
+  let graph_edges = read(
+    src.graph_edges,
+    "graph_edges.parquet",
+    &["weight", "source", "target"],
+  )?;
+  let weights = graph_edges.ints("weight")?;
+  if let Some(bad) = weights.iter().position(|&w| w <= 0) {
+    return Err(format!(
+      "graph_edges.parquet: row {bad} has weight {}; weights must be positive",
+      weights[bad]
+    ));
+  }
+  let edge_src = endpoints(&graph_edges, "source", nodes)?;
+  let edge_dst = endpoints(&graph_edges, "target", nodes)?;
+  drop(graph_edges);
+  let hnsw_graph = read(src.hnsw_graph, "hnsw_graph.parquet", &["source", "target"])?;
+  let sim_src = endpoints(&hnsw_graph, "source", nodes)?;
+  let sim_dst = endpoints(&hnsw_graph, "target", nodes)?;
+  drop(hnsw_graph);
+  let id_map = read(src.id_map, "id_map.parquet", &["id", "node", "retired"])?;
+  let labels = id_map.ints("id")?;
+  let label_nodes = id_map.utf8("node")?;
+  let retired = id_map.booleans("retired")?;
+  let mut label_node = vec![NO; labels.len()];
+  for (row, &label) in labels.iter().enumerate() {
+    if label != row as i64 {
+      return Err(format!(
+        "id_map.parquet: row {row} has label {label}; labels must run 0, 1, 2, …"
+      ));
+    }
+    if retired.get(row).is_some_and(|&r| r != 0) {
+      continue;
+    }
+    let named = bytes_of(label_nodes, row);
+    label_node[row] = nodes.of(named).ok_or_else(|| {
+      format!(
+        "id_map.parquet: label {label} names {}, which is not in the graph",
+        show(named)
+      )
+    })? as i32;
+  }
+  Ok(Links {
+    weights,
+    edge_src,
+    edge_dst,
+    sim_src,
+    sim_dst,
+    label_node,
+  })
+}
+
 /// Derives the payload. `type_names`: the node types in code order (NODE_TYPES).
 pub fn derive_snapshot_payload(src: &SnapshotSources<'_>, type_names: &[&str]) -> Reason<SnapshotPayload> {
-  // The twelve reads are independent (decompression and string building): side by side.
-  let [graph_nodes, documents, text, units, entities, relationships, attributes, elements, titles, graph_edges, hnsw_graph, id_map] =
-    std::thread::scope(|scope| {
-      let jobs: [(&Path, &'static str, &[&str]); 12] = [
-        (src.graph_nodes, "graph_nodes.parquet", &["id", "type"]),
-        (src.documents, "documents.parquet", &["doc_id", "path"]),
-        (src.text, "text.parquet", &["hash_id", "context", "doc_id"]),
-        (
-          src.units,
-          "semantic_units.parquet",
-          &["hash_id", "context", "text_hash_id"],
-        ),
-        (
-          src.entities,
-          "entities.parquet",
-          &["hash_id", "context", "text_hash_id"],
-        ),
-        (
-          src.relationships,
-          "relationship.parquet",
-          &["hash_id", "context", "text_hash_id"],
-        ),
-        (
-          src.attributes,
-          "attributes.parquet",
-          &["hash_id", "context", "node"],
-        ),
-        (
-          src.elements,
-          "high_level_elements.parquet",
-          &["hash_id", "context"],
-        ),
-        (
-          src.titles,
-          "high_level_elements_titles.parquet",
-          &["hash_id", "context", "related_node"],
-        ),
-        (
-          src.graph_edges,
-          "graph_edges.parquet",
-          &["weight", "source", "target"],
-        ),
-        (src.hnsw_graph, "hnsw_graph.parquet", &["source", "target"]),
-        (src.id_map, "id_map.parquet", &["id", "node", "retired"]),
-      ];
-      let handles = jobs.map(|(path, label, columns)| scope.spawn(move || read(path, label, columns)));
-      handles.map(|h| {
-        h.join()
-          .unwrap_or_else(|_| Err("a table read panicked".to_owned()))
-      })
-    });
-  let (graph_nodes, documents, text, units, entities, relationships) =
-    (graph_nodes?, documents?, text?, units?, entities?, relationships?);
-  let (attributes, elements, titles, graph_edges, hnsw_graph, id_map) = (
-    attributes?,
-    elements?,
-    titles?,
-    graph_edges?,
-    hnsw_graph?,
-    id_map?,
-  );
+  // The nodes first: the edge tables and the id map become node indexes as soon as they are
+  // read, so their ids (most of the bytes of a large index) are never all held at once, nor
+  // while the payload is made. The other tables are read side by side meanwhile.
+  let graph_nodes = read(src.graph_nodes, "graph_nodes.parquet", &["id", "type"])?;
   let nodes = nodes(&graph_nodes, type_names)?;
   let n = nodes.ids.len();
+  let (tables, links) = std::thread::scope(|scope| {
+    let jobs: [(&Path, &'static str, &[&str]); 8] = [
+      (src.documents, "documents.parquet", &["doc_id", "path"]),
+      (src.text, "text.parquet", &["hash_id", "context", "doc_id"]),
+      (
+        src.units,
+        "semantic_units.parquet",
+        &["hash_id", "context", "text_hash_id"],
+      ),
+      (
+        src.entities,
+        "entities.parquet",
+        &["hash_id", "context", "text_hash_id"],
+      ),
+      (
+        src.relationships,
+        "relationship.parquet",
+        &["hash_id", "context", "text_hash_id"],
+      ),
+      (
+        src.attributes,
+        "attributes.parquet",
+        &["hash_id", "context", "node"],
+      ),
+      (
+        src.elements,
+        "high_level_elements.parquet",
+        &["hash_id", "context"],
+      ),
+      (
+        src.titles,
+        "high_level_elements_titles.parquet",
+        &["hash_id", "context", "related_node"],
+      ),
+    ];
+    let handles = jobs.map(|(path, label, columns)| scope.spawn(move || read(path, label, columns)));
+    let links = links(src, &nodes);
+    let tables = handles.map(|h| {
+      h.join()
+        .unwrap_or_else(|_| Err("a table read panicked".to_owned()))
+    });
+    (tables, links)
+  });
+  let Links {
+    weights,
+    edge_src,
+    edge_dst,
+    sim_src,
+    sim_dst,
+    label_node,
+  } = links?;
+  let [documents, text, units, entities, relationships, attributes, elements, titles] = tables;
+  let (documents, text, units, entities) = (documents?, text?, units?, entities?);
+  let (relationships, attributes, elements, titles) = (relationships?, attributes?, elements?, titles?);
 
   // Documents: text rows point at documents; other rows at their first chunk.
   let doc_ids = documents.ints("doc_id")?;
@@ -477,42 +539,6 @@ pub fn derive_snapshot_payload(src: &SnapshotSources<'_>, type_names: &[&str]) -
       show(nodes.ids[i]),
       type_names.get(nodes.types[i] as usize).copied().unwrap_or("?")
     ));
-  }
-
-  // Base edges (positive weights) and similarity pairs; both ends must be nodes.
-  let weights = graph_edges.ints("weight")?;
-  if let Some(bad) = weights.iter().position(|&w| w <= 0) {
-    return Err(format!(
-      "graph_edges.parquet: row {bad} has weight {}; weights must be positive",
-      weights[bad]
-    ));
-  }
-  let edge_src = endpoints(&graph_edges, "source", &nodes)?;
-  let edge_dst = endpoints(&graph_edges, "target", &nodes)?;
-  let sim_src = endpoints(&hnsw_graph, "source", &nodes)?;
-  let sim_dst = endpoints(&hnsw_graph, "target", &nodes)?;
-
-  // id_map: label i on row i, retired labels −1.
-  let labels = id_map.ints("id")?;
-  let label_nodes = id_map.utf8("node")?;
-  let retired = id_map.booleans("retired")?;
-  let mut label_node = vec![NO; labels.len()];
-  for (row, &label) in labels.iter().enumerate() {
-    if label != row as i64 {
-      return Err(format!(
-        "id_map.parquet: row {row} has label {label}; labels must run 0, 1, 2, …"
-      ));
-    }
-    if retired.get(row).is_some_and(|&r| r != 0) {
-      continue;
-    }
-    let named = bytes_of(label_nodes, row);
-    label_node[row] = nodes.of(named).ok_or_else(|| {
-      format!(
-        "id_map.parquet: label {label} names {}, which is not in the graph",
-        show(named)
-      )
-    })? as i32;
   }
 
   // The base graph as adjacency lists, both directions, in edge order (counting sort).
