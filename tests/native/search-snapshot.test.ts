@@ -8,6 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { IndexFileError, InternalError } from '../../ts/errors.js';
 import { deriveGraphSnapshot, SnapshotUnavailable } from '../../ts/index-io/graph-snapshot.js';
 import { CACHE_FILES, resolveInProject } from '../../ts/project/layout.js';
 import { readTable, type Table, writeTable } from '../../ts/store/index.js';
@@ -59,6 +60,21 @@ describe('native search snapshot', () => {
     const { native, tables } = await both();
     expect(native).toBeInstanceOf(Buffer);
     expect((native as Buffer).equals(tables as Buffer)).toBe(true);
+  });
+
+  it('falls back to the TypeScript path when the native code fails (a panic), not on damage', async () => {
+    const { tables } = await both();
+    const panics = async () => {
+      throw new InternalError('NATIVE_PANIC', 'native code panicked: test');
+    };
+    const derived = await deriveGraphSnapshot(pathOf, SOURCES, { nativePayload: panics });
+    expect(Buffer.from(derived).equals(tables as Buffer)).toBe(true);
+    const damaged = async () => {
+      throw new IndexFileError('NATIVE_CORRUPT_FILE', 'graph_edges.parquet: row 0 has weight 0');
+    };
+    await expect(deriveGraphSnapshot(pathOf, SOURCES, { nativePayload: damaged })).rejects.toBeInstanceOf(
+      SnapshotUnavailable,
+    );
   });
 
   it('sorts graph nodes stored out of order as the TypeScript path does', async () => {

@@ -23,7 +23,7 @@
  */
 import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
-import { IndexFileError, IndexNotBuiltError } from '../errors.js';
+import { IndexFileError, IndexNotBuiltError, InternalError } from '../errors.js';
 import { NODE_TYPES } from '../model/types.js';
 import { CACHE_FILES } from '../project/layout.js';
 import { deriveSnapshotPayload } from '../store/index.js';
@@ -172,22 +172,35 @@ type Counts = Omit<Header, 'sources' | 'types' | 'payloadSha256'>;
 export async function deriveGraphSnapshot(
   pathOf: (relative: string) => string,
   sources: Record<string, string>,
-  options: { via?: 'native' | 'tables' } = {},
+  options: {
+    via?: 'native' | 'tables';
+    /** The native derivation (tests replace it to make it fail). */
+    nativePayload?: typeof deriveSnapshotPayload;
+  } = {},
 ): Promise<Uint8Array> {
   try {
     const delta = await readGraphDelta(pathOf(GRAPH_DELTA_FILE), GRAPH_DELTA_FILE);
-    if (options.via === 'tables' || (delta !== null && graphDeltaSize(delta) > 0)) {
-      const { sections, counts } = encodeArrays(arraysFromTables(await readSearchTables(pathOf), false));
-      const payload = Buffer.alloc(sections.reduce((sum, x) => sum + pad8(x.byteLength), 0));
-      let at = 0;
-      for (const x of sections) {
-        payload.set(x, at);
-        at += pad8(x.byteLength);
+    if (options.via !== 'tables' && (delta === null || graphDeltaSize(delta) === 0)) {
+      const paths = SNAPSHOT_TABLE_ORDER.map((name) => pathOf(TABLES[name].file));
+      try {
+        const { payload, ...counts } = await (options.nativePayload ?? deriveSnapshotPayload)(
+          paths,
+          NODE_TYPES,
+        );
+        return withHeader(sources, counts, payload);
+      } catch (e) {
+        // A fault of the native code (a panic) must not stop the build over a file the
+        // TypeScript path derives the same: only damage of the tables is final.
+        if (!(e instanceof InternalError)) throw e;
       }
-      return withHeader(sources, counts, payload);
     }
-    const paths = SNAPSHOT_TABLE_ORDER.map((name) => pathOf(TABLES[name].file));
-    const { payload, ...counts } = await deriveSnapshotPayload(paths, NODE_TYPES);
+    const { sections, counts } = encodeArrays(arraysFromTables(await readSearchTables(pathOf), false));
+    const payload = Buffer.alloc(sections.reduce((sum, x) => sum + pad8(x.byteLength), 0));
+    let at = 0;
+    for (const x of sections) {
+      payload.set(x, at);
+      at += pad8(x.byteLength);
+    }
     return withHeader(sources, counts, payload);
   } catch (e) {
     if (e instanceof IndexNotBuiltError || e instanceof IndexFileError)
