@@ -558,3 +558,11 @@ export declare function warmTokenizer(): void
  * NATIVE_IO when the file cannot be written.
  */
 export declare function writeParquetTable(path: string, table: NativeTable): Promise<void>
+
+/**
+ * Writes hnsw_graph.parquet atomically from the id map (each label's node id and retired
+ * flag) and the vector index's layer-0 links (`src[i]`–`dst[i]`); resolves with the number
+ * of similarity edges written (crates/noderag_store/src/similarity.rs). Async.
+ * Errors: NATIVE_INVALID_ARGUMENT (lengths differ), NATIVE_IO.
+ */
+export declare function writeSimilarityTable(path: string, labelNodes: Array<string>, retired: Uint8Array, src: Uint32Array, dst: Uint32Array): Promise<number>

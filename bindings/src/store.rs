@@ -32,8 +32,9 @@ use std::path::PathBuf;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use noderag_store::{
-  derive_snapshot_payload, dictionary_encode, read_table, validate_footer, write_table, Column, ColumnData,
-  ColumnKind, ColumnRequest, FooterInfo, ReadOptions, SnapshotPayload, SnapshotSources, Table,
+  derive_snapshot_payload, dictionary_encode, read_table, similarity_table, validate_footer, write_table,
+  Column, ColumnData, ColumnKind, ColumnRequest, FooterInfo, ReadOptions, SnapshotPayload, SnapshotSources,
+  Table,
 };
 
 use crate::convert::{exact_f64s, exact_i64s, JsStrings, NativeError};
@@ -565,6 +566,45 @@ pub fn derive_search_snapshot(
         doc_bytes: p.counts.doc_bytes as f64,
         payload: p.bytes.into(),
       },
+    ))
+  })
+}
+
+/// Writes hnsw_graph.parquet atomically from the id map (each label's node id and retired
+/// flag) and the vector index's layer-0 links (`src[i]`–`dst[i]`); resolves with the number
+/// of similarity edges written (crates/noderag_store/src/similarity.rs). Async.
+/// Errors: NATIVE_INVALID_ARGUMENT (lengths differ), NATIVE_IO.
+#[napi(ts_return_type = "Promise<number>")]
+pub fn write_similarity_table(
+  path: String,
+  label_nodes: Vec<String>,
+  retired: Uint8Array,
+  src: Uint32Array,
+  dst: Uint32Array,
+) -> napi::Result<AsyncTask<Job<u32, u32>>> {
+  guard(|| {
+    if src.len() != dst.len() || retired.len() != label_nodes.len() {
+      return Err(err(
+        codes::INVALID_ARGUMENT,
+        format!(
+          "writeSimilarityTable: {} sources and {} targets, {} labels and {} retired flags",
+          src.len(),
+          dst.len(),
+          label_nodes.len(),
+          retired.len()
+        ),
+      ));
+    }
+    let path = PathBuf::from(path);
+    let (retired, src, dst) = (retired.to_vec(), src.to_vec(), dst.to_vec());
+    Ok(Job::task(
+      move || {
+        let nodes: Vec<&str> = label_nodes.iter().map(String::as_str).collect();
+        let table = similarity_table(&nodes, &retired, &src, &dst);
+        let rows = table.num_rows as u32;
+        write_table(&path, &table).map(|()| rows)
+      },
+      |rows| rows,
     ))
   })
 }

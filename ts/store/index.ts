@@ -6,6 +6,7 @@ export {
   readTable,
   type SnapshotPayload,
   validateParquetFooter,
+  writeSimilarityTable,
   writeTable,
 } from './parquet.js';
 export * from './table.js';

@@ -157,3 +157,21 @@ export async function deriveSnapshotPayload(
 ): Promise<SnapshotPayload> {
   return callNativeAsync(() => native.deriveSearchSnapshot([...paths], [...typeNames]));
 }
+
+/**
+ * Writes hnsw_graph.parquet at `path` (atomically): the layer-0 links `src[i]`–`dst[i]` of the
+ * vector index between active labels of two different nodes, as node pairs, once, sorted
+ * (crates/noderag_store/src/similarity.rs). `labelNodes[l]` is label l's node, `retired[l]`
+ * 1 when it is retired. Resolves with the number of pairs written.
+ *
+ * @throws IndexFileError (`NATIVE_IO`) when the file cannot be written.
+ */
+export async function writeSimilarityTable(
+  path: string,
+  labelNodes: readonly string[],
+  retired: Uint8Array,
+  src: Uint32Array,
+  dst: Uint32Array,
+): Promise<number> {
+  return callNativeAsync(() => native.writeSimilarityTable(path, [...labelNodes], retired, src, dst));
+}

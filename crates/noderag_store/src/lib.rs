@@ -9,6 +9,7 @@
 //!   accepts `List<Float32|Float64>` embeddings and large/view string types.
 //! - [`dictionary_encode`]: a string column as distinct values plus one key per row.
 //! - [`validate_footer`]: cheap integrity check for the build.
+//! - [`similarity_table`]: hnsw_graph.parquet from the id map and the layer-0 links.
 //! - [`derive_snapshot_payload`]: the payload of `cache/search_graph.bin` from the search tables.
 //!
 //! Every error is a [`StoreError`] naming the file.
@@ -18,6 +19,7 @@ mod dictionary;
 mod error;
 mod footer;
 mod read;
+mod similarity;
 mod snapshot;
 mod table;
 mod write;
@@ -27,6 +29,7 @@ pub use dictionary::{dictionary_encode, DictionaryStrings, NULL_KEY};
 pub use error::{Result, StoreError};
 pub use footer::{validate_footer, FooterInfo};
 pub use read::{kind_of, read_table, ColumnRequest, ReadOptions};
+pub use similarity::similarity_table;
 pub use snapshot::{derive_snapshot_payload, SnapshotCounts, SnapshotPayload, SnapshotSources};
 pub use table::{Column, ColumnData, ColumnKind, Strings, Table, Validity};
 pub use write::{write_table, ZSTD_LEVEL, ZSTD_LEVEL_EMBEDDINGS};

@@ -28,6 +28,7 @@ import { InternalError } from '../../errors.js';
 import { type IdMapRow, TABLES } from '../../index-io/tables.js';
 import { writeFileAtomic } from '../../project/atomic.js';
 import { CACHE_DIR, CACHE_FILES, resolveInProject } from '../../project/layout.js';
+import { writeSimilarityTable } from '../../store/index.js';
 import { VectorIndex, type VectorIndexParams } from '../../vector/index.js';
 import type { StageContext, StageResult } from './context.js';
 import { dropHnswPrebuild, takeHnswPrebuild } from './hnsw-prebuild.js';
@@ -44,7 +45,6 @@ import {
 export { CHECKPOINT_MIN, nextCheckpoint } from './hnsw-vectors.js';
 
 import { isFile } from '../../project/fs-probe.js';
-import { similarityEdges } from './similarity-edges.js';
 
 const RETIRED_REBUILD_FRACTION = 0.2;
 
@@ -358,13 +358,19 @@ export async function hnswStage(ctx: StageContext, options: HnswStageOptions = {
     // from the graph itself: this stage never searches, so no search view is made.
     await index.save(ctx.out.pathFor(CACHE_FILES.hnswBin));
     steps.lap('save');
-    // Similarity edges: layer-0 links between active labels, as undirected node pairs.
+    // Similarity edges: layer-0 links between active labels, as undirected node pairs,
+    // made and written natively (crates/noderag_store/src/similarity.rs).
     const layer0 = index.layer0Edges();
-    const edges = similarityEdges(idMap, layer0.src, layer0.dst);
-    steps.lap('edges');
+    const edges = await writeSimilarityTable(
+      ctx.out.pathFor(CACHE_FILES.hnswGraph),
+      idMap.map((r) => r.node),
+      Uint8Array.from(idMap, (r) => (r.retired ? 1 : 0)),
+      layer0.src,
+      layer0.dst,
+    );
+    steps.lap('similarity edges');
     await ctx.out.table(TABLES.idMap, idMap);
-    await ctx.out.table(TABLES.hnswGraph, edges);
-    steps.lap('tables');
+    steps.lap('id map');
     ctx.log.info(`HNSW pipeline steps: ${steps.line()}`);
     ctx.index.replace('idMap', idMap);
     // The outputs are staged: the checkpoint has served its purpose.
@@ -372,7 +378,7 @@ export async function hnswStage(ctx: StageContext, options: HnswStageOptions = {
     const retired = idMap.filter((r) => r.retired).length;
     return {
       counts: { items: added },
-      summary: `${added} vectors added, ${idMap.length - retired} active labels, ${retired} retired, ${edges.length} similarity edges${job.mode === 'rebuild' && rebuildReason ? ' (rebuilt)' : ''}${resumed ? ` (resumed after ${resumed.done})` : ''}`,
+      summary: `${added} vectors added, ${idMap.length - retired} active labels, ${retired} retired, ${edges} similarity edges${job.mode === 'rebuild' && rebuildReason ? ' (rebuilt)' : ''}${resumed ? ` (resumed after ${resumed.done})` : ''}`,
     };
   } finally {
     index.close();
