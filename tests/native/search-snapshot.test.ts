@@ -128,6 +128,18 @@ describe('native search snapshot', () => {
       },
     ],
     ['labels out of order', CACHE_FILES.idMap, (t) => reorder(t, [...Array(t.numRows).keys()].reverse())],
+    [
+      'an int32 column where int64 is declared',
+      'cache/documents.parquet',
+      (t) => ({
+        numRows: t.numRows,
+        columns: t.columns.map((c) =>
+          c.name === 'doc_id' && c.kind === 'int64'
+            ? { name: 'doc_id', kind: 'int32' as const, int32: Int32Array.from(c.float64) }
+            : c,
+        ),
+      }),
+    ],
   ];
   for (const [what, file, edit] of damage) {
     it(`gives no snapshot for ${what}, like the TypeScript path`, async () => {

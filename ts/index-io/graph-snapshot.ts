@@ -26,7 +26,7 @@ import { open } from 'node:fs/promises';
 import { IndexFileError, IndexNotBuiltError, InternalError } from '../errors.js';
 import { NODE_TYPES } from '../model/types.js';
 import { CACHE_FILES } from '../project/layout.js';
-import { deriveSnapshotPayload } from '../store/index.js';
+import { deriveSnapshotPayload, type SnapshotPayload } from '../store/index.js';
 import { GRAPH_DELTA_FILE, graphDeltaSize, readGraphDelta } from './graph-delta.js';
 import { arraysFromTables, type SearchArrays } from './search-arrays.js';
 import { readSearchTables, SEARCH_TABLE_FILES } from './search-tables.js';
@@ -47,19 +47,12 @@ export const GRAPH_SNAPSHOT_SOURCES: readonly string[] = SEARCH_TABLE_FILES;
 const MAGIC = 0x4753524e; // 'NRSG' little-endian
 const VERSION = 3;
 
-interface Header {
+/** The header's counts: those the native derivation returns with its payload. */
+type Counts = Omit<SnapshotPayload, 'payload'>;
+
+interface Header extends Counts {
   sources: Record<string, string>;
   types: string[];
-  /** Nodes, base edges, similarity pairs, documents, HNSW labels, id-table slots. */
-  n: number;
-  m: number;
-  s: number;
-  d: number;
-  l: number;
-  h: number;
-  idBytes: number;
-  textBytes: number;
-  docBytes: number;
   payloadSha256: string;
 }
 
@@ -157,8 +150,6 @@ function encodeArrays(a: SearchArrays): { sections: Uint8Array[]; counts: Counts
     },
   };
 }
-
-type Counts = Omit<Header, 'sources' | 'types' | 'payloadSha256'>;
 
 /**
  * Derives the snapshot from the search tables at `pathOf(relative)` whose SHA-256 are

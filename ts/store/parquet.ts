@@ -132,6 +132,7 @@ export async function validateParquetFooter(path: string): Promise<FooterInfo> {
 /** The payload of cache/search_graph.bin and its header's counts (ts/index-io/graph-snapshot.ts). */
 export interface SnapshotPayload {
   payload: Uint8Array;
+  /** Nodes, base edges, similarity pairs, documents, HNSW labels, id-table slots. */
   n: number;
   m: number;
   s: number;
@@ -149,7 +150,8 @@ export interface SnapshotPayload {
  * nodes, graph edges, HNSW graph, id map); `typeNames`: the node types in code order.
  *
  * @throws IndexFileError (`NATIVE_CORRUPT_FILE`) when a table is missing, unreadable or
- *   inconsistent: the snapshot cannot represent it.
+ *   inconsistent: the snapshot cannot represent it; InternalError for a fault of the native
+ *   code (`NATIVE_PANIC`).
  */
 export async function deriveSnapshotPayload(
   paths: readonly string[],
@@ -164,7 +166,8 @@ export async function deriveSnapshotPayload(
  * (crates/noderag_store/src/similarity.rs). `labelNodes[l]` is label l's node, `retired[l]`
  * 1 when it is retired. Resolves with the number of pairs written.
  *
- * @throws IndexFileError (`NATIVE_IO`) when the file cannot be written.
+ * @throws IndexFileError (`NATIVE_IO`) when the file cannot be written; InvalidArgumentError
+ *   when `src` and `dst`, or `labelNodes` and `retired`, differ in length.
  */
 export async function writeSimilarityTable(
   path: string,

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::path::Path;
 
-use crate::{read_table, ColumnData, ColumnRequest, ReadOptions, Strings, Table};
+use crate::{read_table, ColumnData, ColumnKind, ColumnRequest, ReadOptions, Strings, Table};
 
 /// The twelve tables the snapshot is derived from.
 pub struct SnapshotSources<'a> {
@@ -94,9 +94,18 @@ struct Read {
   table: Table<'static>,
 }
 
+/// Reads `columns`, each of the kind the TypeScript reader asks for (TABLES in
+/// ts/index-io/tables.ts): a column of another kind is damage on both paths. The integer
+/// columns are `int64`; every other one is `utf8` but `retired`, a `boolean`.
 fn read(path: &Path, label: &'static str, columns: &[&str]) -> Reason<Read> {
+  let kind = |name: &str| match name {
+    "doc_id" | "weight" => ColumnKind::Int64,
+    "id" if label == "id_map.parquet" => ColumnKind::Int64,
+    "retired" => ColumnKind::Boolean,
+    _ => ColumnKind::Utf8,
+  };
   let options = ReadOptions {
-    columns: Some(columns.iter().map(|c| ColumnRequest::any(*c)).collect()),
+    columns: Some(columns.iter().map(|c| ColumnRequest::of(*c, kind(c))).collect()),
   };
   let table = read_table(path, &options).map_err(|e| e.to_string())?;
   Ok(Read { label, table })
@@ -129,18 +138,12 @@ impl Read {
     }
   }
 
-  /// An int64 or int32 column without nulls.
+  /// An int64 column without nulls, every value a safe JS integer (|v| ≤ 2^53 − 1), as the
+  /// bindings' reader demands of one (ts/store).
   fn ints(&self, name: &str) -> Reason<Vec<i64>> {
-    let (values, validity) = match self.data(name)? {
-      ColumnData::Int64 { values, validity } => (values.to_vec(), validity),
-      ColumnData::Int32 { values, validity } => (values.iter().map(|&v| i64::from(v)).collect(), validity),
-      other => {
-        return Err(format!(
-          "{}: column {name} is {}, expected int64",
-          self.label,
-          other.kind()
-        ))
-      }
+    const SAFE: i64 = (1 << 53) - 1;
+    let ColumnData::Int64 { values, validity } = self.data(name)? else {
+      return Err(format!("{}: column {name} is not int64", self.label));
     };
     if let Some(row) = validity.as_ref().and_then(|v| v.iter().position(|&b| b == 0)) {
       return Err(format!(
@@ -148,7 +151,13 @@ impl Read {
         self.label
       ));
     }
-    Ok(values)
+    if let Some(row) = values.iter().position(|v| !(-SAFE..=SAFE).contains(v)) {
+      return Err(format!(
+        "{}: column {name}, row {row}: {} is beyond ±(2^53 − 1)",
+        self.label, values[row]
+      ));
+    }
+    Ok(values.to_vec())
   }
 
   /// A boolean column; a null reads as its stored value, as ts/index-io/columns.ts does.
@@ -272,7 +281,7 @@ fn code(type_names: &[&str], name: &str) -> Reason<u8> {
 fn endpoints(t: &Read, name: &str, nodes: &Nodes<'_>) -> Reason<Vec<u32>> {
   let col = t.utf8(name)?;
   let mut out = Vec::with_capacity(col.len());
-  // Edge tables list each node's edges together: an id repeats the row before's most times.
+  // Edge tables list each node's edges together: most ids are the previous row's again.
   let mut last: (&[u8], u32) = (&[], 0);
   for i in 0..col.len() {
     let id = bytes_of(col, i);
@@ -405,7 +414,8 @@ pub fn derive_snapshot_payload(src: &SnapshotSources<'_>, type_names: &[&str]) -
     let links = links(src, &nodes);
     let tables = handles.map(|h| {
       h.join()
-        .unwrap_or_else(|_| Err("a table read panicked".to_owned()))
+        // A panic is a fault of this code, not damage: it goes on to the binding's guard.
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     });
     (tables, links)
   });

@@ -361,7 +361,7 @@ export async function hnswStage(ctx: StageContext, options: HnswStageOptions = {
     // Similarity edges: layer-0 links between active labels, as undirected node pairs,
     // made and written natively (crates/noderag_store/src/similarity.rs).
     const layer0 = index.layer0Edges();
-    const edges = await writeSimilarityTable(
+    const edgeCount = await writeSimilarityTable(
       ctx.out.pathFor(CACHE_FILES.hnswGraph),
       idMap.map((r) => r.node),
       Uint8Array.from(idMap, (r) => (r.retired ? 1 : 0)),
@@ -378,7 +378,7 @@ export async function hnswStage(ctx: StageContext, options: HnswStageOptions = {
     const retired = idMap.filter((r) => r.retired).length;
     return {
       counts: { items: added },
-      summary: `${added} vectors added, ${idMap.length - retired} active labels, ${retired} retired, ${edges} similarity edges${job.mode === 'rebuild' && rebuildReason ? ' (rebuilt)' : ''}${resumed ? ` (resumed after ${resumed.done})` : ''}`,
+      summary: `${added} vectors added, ${idMap.length - retired} active labels, ${retired} retired, ${edgeCount} similarity edges${job.mode === 'rebuild' && rebuildReason ? ' (rebuilt)' : ''}${resumed ? ` (resumed after ${resumed.done})` : ''}`,
     };
   } finally {
     index.close();
