@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IndexFileError, InternalError } from '../../ts/errors.js';
 import { TableReader } from '../../ts/index-io/columns.js';
 import {
+  appendedDecompositions,
   parseDecompositions,
   readDecompositions,
   serializeDecompositions,
@@ -317,6 +318,21 @@ describe('text_decomposition.jsonl', () => {
     expect(serializeDecompositions(parseDecompositions(`${spaced}\n`, 'd.jsonl'))).toBe(
       serializeDecompositions([record]),
     );
+  });
+
+  it('appends the lines of records that come after all others, the bytes of a whole write', () => {
+    const at = (id: number) => ({ ...record, text_hash_id: `t${id}`, text_id: id });
+    const before = new Map([at(1), at(2)].map((r) => [r.text_hash_id, r]));
+    const added = [at(5), at(3)];
+    const lines = appendedDecompositions(before, added);
+    expect(lines).not.toBeNull();
+    expect(serializeDecompositions(before.values()) + lines).toBe(
+      serializeDecompositions([...before.values(), ...added]),
+    );
+    expect(appendedDecompositions(new Map(), [at(1)])).toBe(serializeDecompositions([at(1)]));
+    // Written whole: a record replacing one (a failed chunk decomposed again), or one before the last.
+    expect(appendedDecompositions(before, [{ ...at(2), text_id: 7 }])).toBeNull();
+    expect(appendedDecompositions(before, [at(0)])).toBeNull();
   });
 
   it('names the damaged line', () => {

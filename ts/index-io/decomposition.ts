@@ -58,6 +58,29 @@ export function serializeDecompositions(records: Iterable<DecompositionRecord>):
   return sorted.map((r) => `${recordLine(r)}\n`).join('');
 }
 
+/**
+ * The lines `added` appends to the file of `before` (serializeDecompositions of them), or null
+ * when the file must be written whole: an added record replaces one of `before` or does not
+ * come after all of them in text_id order. Then the new file is the old one and these lines,
+ * the bytes serializeDecompositions would give, without serializing every record again (a
+ * sync that adds one chunk to a 10 MB index wrote 50 MB of JSON for it).
+ */
+export function appendedDecompositions(
+  before: ReadonlyMap<string, DecompositionRecord>,
+  added: readonly DecompositionRecord[],
+): string | null {
+  let last = Number.NEGATIVE_INFINITY;
+  for (const r of before.values()) if (r.text_id > last) last = r.text_id;
+  const sorted = [...added].sort((a, b) => a.text_id - b.text_id);
+  const seen = new Set<string>();
+  for (const r of sorted) {
+    if (r.text_id <= last || before.has(r.text_hash_id) || seen.has(r.text_hash_id)) return null;
+    seen.add(r.text_hash_id);
+    last = r.text_id;
+  }
+  return sorted.map((r) => `${recordLine(r)}\n`).join('');
+}
+
 function isStringArray(v: unknown): v is string[] {
   return Array.isArray(v) && v.every((x) => typeof x === 'string');
 }

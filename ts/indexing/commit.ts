@@ -111,7 +111,7 @@ export class StageCommit {
   private finished = false;
 
   private constructor(
-    private readonly root: string,
+    readonly root: string,
     private readonly hooks: CommitHooks,
   ) {}
 

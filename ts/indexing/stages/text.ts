@@ -10,7 +10,7 @@
  * (which no retry can fix) fails the stage at once.
  */
 import { NodeRagError, ProviderError } from '../../errors.js';
-import { serializeDecompositions } from '../../index-io/decomposition.js';
+import { appendedDecompositions, serializeDecompositions } from '../../index-io/decomposition.js';
 import type { DecompositionUnit } from '../../llm/types.js';
 import type { DecompositionRecord, ParsedUnit, TextRow } from '../../model/types.js';
 import { CACHE_FILES } from '../../project/layout.js';
@@ -105,6 +105,9 @@ export async function textStage(ctx: StageContext): Promise<StageResult> {
     onProgress: (done) => ctx.progress.update(done, note()),
   });
 
+  // The committed file is serializeDecompositions of the records before this stage: new
+  // records that all come after them are appended to it (computed before they are applied).
+  const appended = appendedDecompositions(records, results);
   // Applied in text_id order, whatever order the calls finished in.
   for (const r of results) records.set(r.text_hash_id, r);
   const failed = results.filter((r) => r.status === 'failed');
@@ -132,7 +135,11 @@ export async function textStage(ctx: StageContext): Promise<StageResult> {
     ctx.progress.note(`${count(failed.length, 'chunk')} failed (allowed): text_id ${ids}`);
   }
 
-  await ctx.out.file(CACHE_FILES.textDecomposition, serializeDecompositions(records.values()));
+  if (appended === null) {
+    await ctx.out.file(CACHE_FILES.textDecomposition, serializeDecompositions(records.values()));
+  } else {
+    await ctx.out.appendToCommitted(CACHE_FILES.textDecomposition, appended);
+  }
   const s = ctx.providers.chat.stats();
   const units = results.reduce((n, r) => n + r.units.length, 0);
   return {
