@@ -107,6 +107,28 @@ interface LoadFailure {
   error: unknown;
 }
 
+/**
+ * The fingerprint of the files of finished generation `generation`, or null when state.json
+ * does not say that generation is finished (or the files moved while they were read). A
+ * fingerprint read before a load may have caught the build that made the index still renaming
+ * its files into place: recorded, it would make the next check load the same generation again
+ * (seen under load: a watcher reporting generation 1 → 1). Once state.json says a generation
+ * finished, its files stay as they are until a later build changes state.json first.
+ */
+async function settledFingerprint(root: string, generation: number): Promise<string | null> {
+  const fingerprint = await indexFingerprint(root);
+  const text = await readStateText(root).catch(() => null);
+  if (text === null) return null;
+  let finished: boolean;
+  try {
+    const state = parseStateText(text, root);
+    finished = state.current_state === 'FINISHED' && state.generation === generation;
+  } catch {
+    return null;
+  }
+  return finished && (await indexFingerprint(root)) === fingerprint ? fingerprint : null;
+}
+
 export class NodeSearch {
   readonly config: NodeConfig;
   readonly #params: SearchParams;
@@ -546,7 +568,7 @@ export class NodeSearch {
       const waited = this.#failure !== null;
       this.#failure = null;
       this.#index = index;
-      this.#loadedFingerprint = fingerprint;
+      this.#loadedFingerprint = (await settledFingerprint(root, index.generation)) ?? fingerprint;
       if (waited) this.#reportLoad(index, 0);
       return index;
     })();
