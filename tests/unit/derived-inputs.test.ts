@@ -76,6 +76,16 @@ describe('attribute_inputs.json', () => {
     const older = parseAttributeInputs('{"version":1,"inputs":{"x":"h"},"retired":{}}', LABEL);
     expect(older.unimportant.size).toBe(0);
     expect([...older.inputs]).toEqual([['x', 'h']]);
+    // Nor does it name the chat model its inputs were hashed with.
+    expect(older.model).toBeUndefined();
+  });
+
+  it('round-trips the chat model the inputs were hashed with', () => {
+    const a = emptyAttributeInputs();
+    a.model = 'm'.repeat(64);
+    const text = serializeAttributeInputs(a);
+    expect(parseAttributeInputs(text, LABEL).model).toBe(a.model);
+    expect(serializeAttributeInputs(parseAttributeInputs(text, LABEL))).toBe(text);
   });
 
   it('names the file and what is wrong when it is damaged', () => {
@@ -85,6 +95,7 @@ describe('attribute_inputs.json', () => {
       ['{"version":1,"inputs":{"a":3},"retired":{}}', /inputs\.a must be a string/],
       ['{"version":1,"inputs":{},"retired":{},"unimportant":{"e":1}}', /unimportant\.e must be a string/],
       ['{"version":1,"inputs":{},"retired":{},"unimportant":[]}', /"unimportant": \{…\}/],
+      ['{"version":1,"inputs":{},"retired":{},"model":7}', /"unimportant": \{…\}/],
       ['{"version":1,"inputs":{},"retired":{"a":{"input":"h"}}}', /retired\.a must have input/],
       [
         '{"version":1,"inputs":{},"retired":{"a":{"input":"h","human_readable_id":1,"context":"c","embedding":"AAA=","generation":1,"updated_generation":1}}}',

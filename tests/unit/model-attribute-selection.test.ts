@@ -8,6 +8,9 @@ const base: AttributeCase = {
   unimportantInput: undefined,
   incremental: true,
   touched: true,
+  // The rules below the neighbourhood one: something around the entity changed.
+  neighbourhoodTouched: true,
+  sameModel: true,
 };
 
 /** The action, and whether the input had to be computed. */
@@ -44,6 +47,24 @@ describe('which important entities get an attribute call (docs/method.md §3.5, 
       'ask',
       true,
     ]);
+  });
+
+  it('keeps an attribute without computing its input when nothing around its entity changed, under the same model', () => {
+    const quiet = {
+      hasAttribute: true,
+      recordedInput: 'h-before',
+      touched: false,
+      neighbourhoodTouched: false,
+    };
+    expect(decide(quiet)).toEqual(['keep', false]);
+    // Another chat model: every input hashes it, so each is computed (and differs).
+    expect(decide({ ...quiet, sameModel: false })).toEqual(['ask', true]);
+    // A neighbour changed, or the entity itself: computed.
+    expect(decide({ ...quiet, neighbourhoodTouched: true })).toEqual(['ask', true]);
+    expect(decide({ ...quiet, touched: true })).toEqual(['ask', true]);
+    // Not in a first build, and not for an entity without an attribute.
+    expect(decide({ ...quiet, incremental: false })).toEqual(['ask', true]);
+    expect(decide({ ...quiet, hasAttribute: false, recordedInput: undefined })).toEqual(['leave', false]);
   });
 
   it('restores a retired attribute whose input is the same again', () => {

@@ -7,7 +7,8 @@
  *     "retired": { "<attribute id>": { "input": "<SHA-256>", "human_readable_id": n,
  *                  "context": "…", "embedding": "<base64 f32 LE>" | null,
  *                  "generation": g, "updated_generation": g } },
- *     "unimportant": { "<entity id>": "<SHA-256 of its prompt input when judged>" } }
+ *     "unimportant": { "<entity id>": "<SHA-256 of its prompt input when judged>" },
+ *     "model": "<SHA-256 of the chat model the inputs were hashed with>" }
  *
  * `inputs` covers the attributes in attributes.parquet. `retired` holds the attributes a sync
  * removed in its Document commit (their entity went, or its support changed): the Attribute
@@ -20,6 +21,9 @@
  * such an entity is judged again only when its input differs (an edited file's entities leave
  * with its old chunk and come back with the new one, their support changed but mostly not
  * their material, docs/method.md §3.5). It was added later; a file without it reads as empty.
+ * `model` (added later too) names the chat model of the last Attribute stage: only under the
+ * same model may a sync keep an attribute without hashing its input again when nothing around
+ * its entity changed (every input hashes the model too).
  */
 import { IndexFileError } from '../errors.js';
 import { readTextIfExists } from '../project/read-optional.js';
@@ -44,6 +48,8 @@ export interface AttributeInputs {
   retired: Map<string, RetiredAttribute>;
   /** entity id → SHA-256 of its prompt input when it was last judged not important. */
   unimportant: Map<string, string>;
+  /** SHA-256 of the chat model (provider, model, params) of the last Attribute stage. */
+  model?: string;
 }
 
 export function emptyAttributeInputs(): AttributeInputs {
@@ -70,7 +76,7 @@ export function serializeAttributeInputs(a: AttributeInputs): string {
       updated_generation: r.updatedGeneration,
     };
   }
-  return `${JSON.stringify({ version: VERSION, inputs: sortedRecord(a.inputs), retired, unimportant: sortedRecord(a.unimportant) })}\n`;
+  return `${JSON.stringify({ version: VERSION, inputs: sortedRecord(a.inputs), retired, unimportant: sortedRecord(a.unimportant), ...(a.model === undefined ? {} : { model: a.model }) })}\n`;
 }
 
 const isInt = (x: unknown): x is number => Number.isSafeInteger(x);
@@ -82,7 +88,13 @@ export function parseAttributeInputs(text: string, label: string): AttributeInpu
   } catch (error) {
     throw new IndexFileError('index_damaged', `${label}: not valid JSON (${(error as Error).message})`);
   }
-  const v = value as { version?: unknown; inputs?: unknown; retired?: unknown; unimportant?: unknown } | null;
+  const v = value as {
+    version?: unknown;
+    inputs?: unknown;
+    retired?: unknown;
+    unimportant?: unknown;
+    model?: unknown;
+  } | null;
   const isObject = (x: unknown): x is Record<string, unknown> =>
     x !== null && typeof x === 'object' && !Array.isArray(x);
   if (
@@ -90,14 +102,16 @@ export function parseAttributeInputs(text: string, label: string): AttributeInpu
     v.version !== VERSION ||
     !isObject(v.inputs) ||
     !isObject(v.retired) ||
-    !(v.unimportant === undefined || isObject(v.unimportant))
+    !(v.unimportant === undefined || isObject(v.unimportant)) ||
+    !(v.model === undefined || typeof v.model === 'string')
   ) {
     throw new IndexFileError(
       'index_damaged',
-      `${label}: expected { "version": ${VERSION}, "inputs": {…}, "retired": {…}, "unimportant": {…} }`,
+      `${label}: expected { "version": ${VERSION}, "inputs": {…}, "retired": {…}, "unimportant": {…}, "model": "…" }`,
     );
   }
   const out = emptyAttributeInputs();
+  if (typeof v.model === 'string') out.model = v.model;
   for (const [key, map] of [
     ['inputs', out.inputs],
     ['unimportant', out.unimportant],

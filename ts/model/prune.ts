@@ -370,13 +370,22 @@ export function pruneChunks(
     if (edge.weight <= 0) graph.edges.delete(key);
   }
   for (const id of gone) graph.nodes.delete(id);
+  // A kept node that loses a neighbour is changed too (the Attribute stage keeps an attribute
+  // without looking at its material when nothing around its entity changed). Nearly always it
+  // is marked already: a removed unit or relationship took occurrences of its entities with it.
+  const bereaved = new Set<string>();
   for (const [key, edge] of graph.edges) {
-    if (gone.has(edge.source) || gone.has(edge.target)) graph.edges.delete(key);
+    const [a, b] = [gone.has(edge.source), gone.has(edge.target)];
+    if (!a && !b) continue;
+    graph.edges.delete(key);
+    if (!a) bereaved.add(edge.source);
+    if (!b) bereaved.add(edge.target);
   }
   // Nodes whose support changed, and members of dropped elements, are revisited by the
   // Attribute and Summary stages.
   for (const id of changedIds) graph.touch(id, g);
   for (const id of orphans) if (!gone.has(id)) graph.touch(id, g);
+  for (const id of bereaved) graph.touch(id, g);
   for (const list of Object.values(removed)) list.sort();
   return { removed, changed };
 }

@@ -73,6 +73,14 @@ interface Prompt {
   relationships: string[];
 }
 
+/** SHA-256 of the chat model (provider, model, params): part of every input hash. */
+function modelHash(ctx: StageContext): string {
+  const { provider, model, params } = ctx.providers.chat.identity;
+  return createHash('sha256')
+    .update(JSON.stringify([provider, model, params]))
+    .digest('hex');
+}
+
 /** SHA-256 of what a reply depends on: the chat model and the task input of prompt A. */
 function inputHash(ctx: StageContext, p: Prompt): string {
   const { provider, model, params } = ctx.providers.chat.identity;
@@ -170,9 +178,14 @@ export async function attributeStage(ctx: StageContext): Promise<StageResult> {
     for (const r of relationships.values()) material.push(r.relations.join('; '));
     countTokens(material);
   }
+  const sameModel = recorded.model === modelHash(ctx);
+  /** A neighbour of `id` (unit, relationship, attribute, …) changed in this cycle. */
+  const neighbourhoodTouched = (id: string) =>
+    (adj.get(id) ?? []).some((nb) => graph.nodes.get(nb.id)?.updatedGeneration === g);
   const prompts: Prompt[] = [];
   const hashes: string[] = [];
   let kept = 0;
+  let untouched = 0;
   let restored = 0;
   let unjudged = 0;
   for (const entity of [...important]
@@ -191,6 +204,8 @@ export async function attributeStage(ctx: StageContext): Promise<StageResult> {
         unimportantInput: recorded.unimportant.get(entity.hashId),
         incremental: ctx.state.is_incremental,
         touched: entity.updatedGeneration === g,
+        neighbourhoodTouched: neighbourhoodTouched(entity.hashId),
+        sameModel,
       },
       () => {
         input.prompt = promptFor(entity, graph, adj, { units, relationships }, budget, countTokens);
@@ -204,6 +219,7 @@ export async function attributeStage(ctx: StageContext): Promise<StageResult> {
     }
     if (action === 'keep') {
       if (input.hash !== undefined) kept++;
+      else if (known && recorded.inputs.has(id)) untouched++;
       continue;
     }
     const { prompt, hash } = input as Required<typeof input>;
@@ -228,6 +244,7 @@ export async function attributeStage(ctx: StageContext): Promise<StageResult> {
     hashes.push(hash);
   }
   recorded.retired.clear();
+  recorded.model = modelHash(ctx);
   // The input of every entity judged not important in this cycle (all of them in a first
   // build, those whose support changed in a later one), for the test above; an important
   // entity left without an attribute keeps the input it was last judged with. Entities of
@@ -311,6 +328,6 @@ export async function attributeStage(ctx: StageContext): Promise<StageResult> {
       cacheHits: s.cacheHits - before.cacheHits,
       retries: s.retries - before.retries,
     },
-    summary: `${important.size} important entities of ${entities.size} (core graph ${nodes} nodes, k=${k}, threshold ${threshold.toFixed(2)}); ${created} attributes created, ${regenerated} regenerated, ${restored} restored and ${kept} kept (same input), ${unjudged} newly important but unchanged left without one; ${note()}`,
+    summary: `${important.size} important entities of ${entities.size} (core graph ${nodes} nodes, k=${k}, threshold ${threshold.toFixed(2)}); ${created} attributes created, ${regenerated} regenerated, ${restored} restored, ${kept} kept (same input) and ${untouched} kept (nothing around them changed), ${unjudged} newly important but unchanged left without one; ${note()}`,
   };
 }
