@@ -20,25 +20,27 @@ export function toDense(
   graph: BaseGraph,
   keep: (id: string, type: NodeType) => boolean = () => true,
 ): DenseGraph {
-  const ids = graph
-    .sortedNodes()
-    .filter(([id, n]) => keep(id, n.type))
-    .map(([id]) => id);
+  const kept = graph.sortedNodes().filter(([id, n]) => keep(id, n.type));
+  const ids = kept.map(([id]) => id);
   const index = new Map(ids.map((id, i) => [id, i]));
-  const types = new Uint8Array(ids.length);
-  ids.forEach((id, i) => {
-    types[i] = nodeTypeCode(graph.nodes.get(id)!.type);
-  });
-  const edges = graph.sortedEdges().filter((e) => index.has(e.source) && index.has(e.target));
+  const types = Uint8Array.from(kept, ([, n]) => nodeTypeCode(n.type));
+  // One lookup per end (not a test and then a lookup): 1.5M edges of a 10 MB index.
+  const edges = graph.sortedEdges();
   const src = new Uint32Array(edges.length);
   const dst = new Uint32Array(edges.length);
   const weight = new Float64Array(edges.length);
-  edges.forEach((e, i) => {
-    src[i] = index.get(e.source)!;
-    dst[i] = index.get(e.target)!;
-    weight[i] = e.weight;
-  });
-  return { ids, index, types, src, dst, weight };
+  let m = 0;
+  for (const e of edges) {
+    const a = index.get(e.source);
+    if (a === undefined) continue;
+    const b = index.get(e.target);
+    if (b === undefined) continue;
+    src[m] = a;
+    dst[m] = b;
+    weight[m] = e.weight;
+    m++;
+  }
+  return { ids, index, types, src: src.slice(0, m), dst: dst.slice(0, m), weight: weight.slice(0, m) };
 }
 
 interface Neighbour {
