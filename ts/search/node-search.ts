@@ -546,11 +546,15 @@ export class NodeSearch {
     const loading = (async () => {
       const fingerprint = await indexFingerprint(root);
       let index: LoadedIndex;
+      let settled: string | null = null;
       try {
         index = await LoadedIndex.load(root, {
           dim: this.config.config.dim,
           unbalanceAdjust: this.config.config.unbalance_adjust,
         });
+        // Read while this load is still the one in progress: a check made meanwhile waits
+        // for it rather than comparing the files with no index and loading them again.
+        settled = await settledFingerprint(root, index.generation).catch(() => null);
       } catch (error) {
         // A missing or damaged index stays so until state.json changes; anything else
         // (out of file handles, …) is tried again on the next call.
@@ -568,7 +572,7 @@ export class NodeSearch {
       const waited = this.#failure !== null;
       this.#failure = null;
       this.#index = index;
-      this.#loadedFingerprint = (await settledFingerprint(root, index.generation)) ?? fingerprint;
+      this.#loadedFingerprint = settled ?? fingerprint;
       if (waited) this.#reportLoad(index, 0);
       return index;
     })();

@@ -376,24 +376,14 @@ pub fn derive_snapshot_payload(src: &SnapshotSources<'_>, type_names: &[&str]) -
   let nodes = nodes(&graph_nodes, type_names)?;
   let n = nodes.ids.len();
   let (tables, links) = std::thread::scope(|scope| {
+    // Units, entities and relationships: their text and their first chunk.
+    const CHUNKED: &[&str] = &["hash_id", "context", "text_hash_id"];
     let jobs: [(&Path, &'static str, &[&str]); 8] = [
       (src.documents, "documents.parquet", &["doc_id", "path"]),
       (src.text, "text.parquet", &["hash_id", "context", "doc_id"]),
-      (
-        src.units,
-        "semantic_units.parquet",
-        &["hash_id", "context", "text_hash_id"],
-      ),
-      (
-        src.entities,
-        "entities.parquet",
-        &["hash_id", "context", "text_hash_id"],
-      ),
-      (
-        src.relationships,
-        "relationship.parquet",
-        &["hash_id", "context", "text_hash_id"],
-      ),
+      (src.units, "semantic_units.parquet", CHUNKED),
+      (src.entities, "entities.parquet", CHUNKED),
+      (src.relationships, "relationship.parquet", CHUNKED),
       (
         src.attributes,
         "attributes.parquet",

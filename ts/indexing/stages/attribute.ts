@@ -178,7 +178,8 @@ export async function attributeStage(ctx: StageContext): Promise<StageResult> {
     for (const r of relationships.values()) material.push(r.relations.join('; '));
     countTokens(material);
   }
-  const sameModel = recorded.model === modelHash(ctx);
+  const model = modelHash(ctx);
+  const sameModel = recorded.model === model;
   /** A neighbour of `id` (unit, relationship, attribute, …) changed in this cycle. */
   const neighbourhoodTouched = (id: string) =>
     (adj.get(id) ?? []).some((nb) => graph.nodes.get(nb.id)?.updatedGeneration === g);
@@ -244,7 +245,7 @@ export async function attributeStage(ctx: StageContext): Promise<StageResult> {
     hashes.push(hash);
   }
   recorded.retired.clear();
-  recorded.model = modelHash(ctx);
+  recorded.model = model;
   // The input of every entity judged not important in this cycle (all of them in a first
   // build, those whose support changed in a later one), for the test above; an important
   // entity left without an attribute keeps the input it was last judged with. Entities of
