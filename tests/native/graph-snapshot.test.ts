@@ -1,10 +1,11 @@
 /**
  * cache/search_graph.bin (ts/index-io/graph-snapshot.ts): derived in the commit that finishes
- * a stage, recorded in checksums.json, used by search when it matches the committed search
- * tables, and ignored (the tables read instead) when it is missing, damaged or stale. The
+ * a stage (not fsynced, not in checksums.json: it names the checksums of its source tables and
+ * of its payload), used by search when it matches the committed search tables, and ignored (the tables read instead) when it is missing, damaged or stale. The
  * loaded index is the same either way.
  */
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -64,12 +65,14 @@ async function loaded(): Promise<{ graphUsed: boolean; shape: unknown }> {
 }
 
 describe('search_graph.bin', () => {
-  it('is derived by the commit, recorded in checksums.json, and loads the same index as the tables', async () => {
+  it('is derived by the commit, names its source tables as checksums.json records them, and loads the same index as the tables', async () => {
     const fromTables = await loaded();
     expect(fromTables.graphUsed).toBe(false);
     await commitState();
+    expect(existsSync(resolveInProject(root, CACHE_FILES.searchGraph))).toBe(true);
     const sums = await readChecksums(root);
-    expect(sums.get(CACHE_FILES.searchGraph)?.size).toBeGreaterThan(0);
+    // Derived and checked whole when read: not recorded, nor fsynced (commit.ts #unsynced).
+    expect(sums.has(CACHE_FILES.searchGraph)).toBe(false);
     for (const f of GRAPH_SNAPSHOT_SOURCES) {
       expect(sums.get(f)?.sha256).toMatch(/^[0-9a-f]{64}$/);
     }
