@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { adjacency, toDense } from '../../ts/model/adjacency.js';
+import { adjacency, denseEdges, toDense } from '../../ts/model/adjacency.js';
 import { BaseGraph } from '../../ts/model/graph-store.js';
 import { insertText } from '../../ts/model/insert-text.js';
 import { rankMaterial, trimToBudget } from '../../ts/model/material.js';
@@ -76,6 +76,27 @@ describe('dense views', () => {
     expect([...d.dst]).toEqual([1]);
     expect([...d.weight]).toEqual([2]);
     expect(adjacency(g).get('z')).toEqual([{ id: 'c', weight: 1 }]);
+  });
+
+  it('lists the edges in (source, target) id order whatever order they were added in', () => {
+    const g = new BaseGraph();
+    for (const id of ['e', 'd', 'c', 'b', 'a']) g.bumpNode(id, 'entity', 1);
+    // Added out of order, as a sync appends its edges after the committed ones.
+    g.bumpEdge('d', 'e', 1, 5);
+    g.bumpEdge('a', 'c', 1, 2);
+    g.bumpEdge('b', 'd', 2, 4);
+    g.bumpEdge('a', 'b', 2, 1);
+    g.bumpEdge('c', 'e', 2, 3);
+    const d = toDense(g);
+    expect(d.ids).toEqual(['a', 'b', 'c', 'd', 'e']);
+    const rows = [...d.src].map((s, i) => `${d.ids[s]}-${d.ids[d.dst[i]!]}:${d.weight[i]}`);
+    expect(rows).toEqual(['a-b:1', 'a-c:2', 'b-d:4', 'c-e:3', 'd-e:5']);
+    expect([...d.types]).toEqual([...Array(5)].map(() => d.types[0]));
+    // The same order over a subset (the community graph's).
+    const some = denseEdges(g, new Map(['a', 'c', 'e'].map((id, i) => [id, i])));
+    expect([...some.src]).toEqual([0, 1]);
+    expect([...some.dst]).toEqual([1, 2]);
+    expect([...some.weight]).toEqual([2, 3]);
   });
 
   it('gives the lists of the nodes asked for, each as the whole adjacency has it', () => {

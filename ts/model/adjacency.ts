@@ -20,27 +20,56 @@ export function toDense(
   graph: BaseGraph,
   keep: (id: string, type: NodeType) => boolean = () => true,
 ): DenseGraph {
-  const kept = graph.sortedNodes().filter(([id, n]) => keep(id, n.type));
-  const ids = kept.map(([id]) => id);
-  const index = new Map(ids.map((id, i) => [id, i]));
-  const types = Uint8Array.from(kept, ([, n]) => nodeTypeCode(n.type));
-  // One lookup per end (not a test and then a lookup): 1.5M edges of a 10 MB index.
-  const edges = graph.sortedEdges();
-  const src = new Uint32Array(edges.length);
-  const dst = new Uint32Array(edges.length);
-  const weight = new Float64Array(edges.length);
+  // The kept ids alone, sorted as strings (code-unit order: graph_nodes.parquet's row order);
+  // [id, node] pairs of every node, sorted, took 0.15–0.18 s of a 10 MB index's 440k nodes.
+  const ids: string[] = [];
+  for (const [id, n] of graph.nodes) if (keep(id, n.type)) ids.push(id);
+  ids.sort();
+  const index = new Map<string, number>();
+  const types = new Uint8Array(ids.length);
+  for (let i = 0; i < ids.length; i++) {
+    index.set(ids[i]!, i);
+    types[i] = nodeTypeCode(graph.nodes.get(ids[i]!)!.type);
+  }
+  return { ids, index, types, ...denseEdges(graph, index) };
+}
+
+/**
+ * The edges with both ends in `index` (id → dense index, ascending with the id), as parallel
+ * arrays in (source, target) order, the row order of graph_edges.parquet: the pairs of node
+ * indexes sort as the ids do. Sorting the kept pairs, not every edge object by its
+ * ids, and one lookup per end: 0.95–1.5 s → 0.5 s to make the core graph of a 10 MB index.
+ */
+export function denseEdges(
+  graph: BaseGraph,
+  index: ReadonlyMap<string, number>,
+): { src: Uint32Array; dst: Uint32Array; weight: Float64Array } {
+  const size = graph.edges.size;
+  const a = new Uint32Array(size);
+  const b = new Uint32Array(size);
+  const w = new Float64Array(size);
   let m = 0;
-  for (const e of edges) {
-    const a = index.get(e.source);
-    if (a === undefined) continue;
-    const b = index.get(e.target);
-    if (b === undefined) continue;
-    src[m] = a;
-    dst[m] = b;
-    weight[m] = e.weight;
+  let sorted = true;
+  for (const e of graph.edges.values()) {
+    const x = index.get(e.source);
+    if (x === undefined) continue;
+    const y = index.get(e.target);
+    if (y === undefined) continue;
+    if (m > 0 && (x < a[m - 1]! || (x === a[m - 1]! && y < b[m - 1]!))) sorted = false;
+    a[m] = x;
+    b[m] = y;
+    w[m] = e.weight;
     m++;
   }
-  return { ids, index, types, src: src.slice(0, m), dst: dst.slice(0, m), weight: weight.slice(0, m) };
+  if (sorted) return { src: a.slice(0, m), dst: b.slice(0, m), weight: w.slice(0, m) };
+  // Edges keep the order they were added in (the tables' order, then this cycle's): mostly
+  // sorted runs, which the merge sort takes whole.
+  const order = Array.from({ length: m }, (_, i) => i).sort((i, j) => a[i]! - a[j]! || b[i]! - b[j]!);
+  return {
+    src: Uint32Array.from(order, (i) => a[i]!),
+    dst: Uint32Array.from(order, (i) => b[i]!),
+    weight: Float64Array.from(order, (i) => w[i]!),
+  };
 }
 
 interface Neighbour {

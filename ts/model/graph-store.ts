@@ -147,24 +147,4 @@ export class BaseGraph {
   hasEdge(a: string, b: string): boolean {
     return this.edges.has(edgeKey(a, b));
   }
-
-  /** Nodes sorted by id: the row order of graph_nodes.parquet. */
-  sortedNodes(): [string, GraphNode][] {
-    return [...this.nodes.entries()].sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
-  }
-
-  /** Edges sorted by (source, target): the row order of graph_edges.parquet. */
-  sortedEdges(): GraphEdge[] {
-    return [...this.edges.values()].sort((x, y) =>
-      x.source < y.source
-        ? -1
-        : x.source > y.source
-          ? 1
-          : x.target < y.target
-            ? -1
-            : x.target > y.target
-              ? 1
-              : 0,
-    );
-  }
 }

@@ -20,6 +20,7 @@ import {
 } from '../../index-io/community-inputs.js';
 import { ELEMENT_MEMBERS_FILE, serializeElementMembers } from '../../index-io/element-members.js';
 import { TABLES } from '../../index-io/tables.js';
+import { denseEdges } from '../../model/adjacency.js';
 import type { BaseGraph } from '../../model/graph-store.js';
 import { type MaterialItem, rankMaterial, trimToBudget } from '../../model/material.js';
 import {
@@ -49,20 +50,13 @@ interface Subgraph {
 
 /** The community graph (step 1) as dense arrays, nodes in ascending id order. */
 function communityGraph(graph: BaseGraph, ids: string[]): Subgraph {
-  const index = new Map(ids.map((id, i) => [id, i]));
-  const src: number[] = [];
-  const dst: number[] = [];
+  const { src, dst } = denseEdges(graph, new Map(ids.map((id, i) => [id, i])));
   const neighbours: number[][] = ids.map(() => []);
-  for (const e of graph.sortedEdges()) {
-    const a = index.get(e.source);
-    const b = index.get(e.target);
-    if (a === undefined || b === undefined) continue;
-    src.push(a);
-    dst.push(b);
-    neighbours[a]!.push(b);
-    neighbours[b]!.push(a);
+  for (let i = 0; i < src.length; i++) {
+    neighbours[src[i]!]!.push(dst[i]!);
+    neighbours[dst[i]!]!.push(src[i]!);
   }
-  return { ids, src: Uint32Array.from(src), dst: Uint32Array.from(dst), neighbours };
+  return { ids, src, dst, neighbours };
 }
 
 /** L2 distance² between two vectors (nearest member of an element). */
