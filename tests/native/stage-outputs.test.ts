@@ -3,23 +3,19 @@
  * appended lines staged as one file, committed like any other (the Text stage's
  * text_decomposition.jsonl when its new records all come after the others).
  */
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { recoverStaging, StageCommit } from '../../ts/indexing/commit.js';
 import { StageOutputs } from '../../ts/indexing/stages/outputs.js';
 import { resolveInProject } from '../../ts/project/layout.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const FILE = 'cache/text_decomposition.jsonl';
 let root: string;
 beforeEach(async () => {
-  root = await mkdtemp(join(tmpdir(), 'noderag-stage-outputs-'));
+  root = scratchDir('noderag-stage-outputs-');
   await mkdir(join(root, 'cache'));
-  await mkdir(join(root, 'info'));
-});
-afterEach(async () => {
-  await rm(root, { recursive: true, force: true });
 });
 
 async function append(suffix: string): Promise<string> {
