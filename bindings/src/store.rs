@@ -32,9 +32,8 @@ use std::path::PathBuf;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use noderag_store::{
-  derive_snapshot_payload, dictionary_encode, read_table, similarity_table, validate_footer, write_table,
-  Column, ColumnData, ColumnKind, ColumnRequest, FooterInfo, ReadOptions, SnapshotPayload, SnapshotSources,
-  Table,
+  derive_snapshot_payload, dictionary_encode, read_table, validate_footer, write_table, Column, ColumnData,
+  ColumnKind, ColumnRequest, FooterInfo, ReadOptions, SnapshotPayload, SnapshotSources, Table,
 };
 
 use crate::convert::{exact_f64s, exact_i64s, JsStrings, NativeError};
@@ -600,9 +599,7 @@ pub fn write_similarity_table(
     Ok(Job::task(
       move || {
         let nodes: Vec<&str> = label_nodes.iter().map(String::as_str).collect();
-        let table = similarity_table(&nodes, &retired, &src, &dst);
-        let rows = table.num_rows as u32;
-        write_table(&path, &table).map(|()| rows)
+        noderag_store::write_similarity_table(&path, &nodes, &retired, &src, &dst).map(|rows| rows as u32)
       },
       |rows| rows,
     ))

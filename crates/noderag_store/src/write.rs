@@ -63,14 +63,35 @@ fn row_bytes(table: &Table<'_>) -> usize {
 /// or at parquet-rs' default of 1 Mi rows, whichever comes first.
 const ROW_GROUP_BYTES: usize = 128 << 20;
 
+/// Dictionary page limit of the columns a writer names in [`WriteOptions::whole_dictionary`]:
+/// past parquet-rs' default of 1 MiB a column falls back to plain values for the rest of its
+/// row group, which is right for ids that are all distinct (a dictionary as large as the
+/// column only costs hashing) but not for a column of a few distinct ids repeated many times.
+const WHOLE_DICTIONARY_BYTES: usize = 64 << 20;
+
+/// How a table is written beyond the defaults.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WriteOptions<'o> {
+  /// Columns whose values repeat many times: dictionary-encoded however many distinct values
+  /// they hold (up to 64 MiB of them per row group). hnsw_graph.parquet's source and target
+  /// columns on the 10 MB corpus of `bench scale` (112k distinct ids, 2.1M rows): 69 MB
+  /// written in 1.55 s became 15 MB in 0.95 s.
+  pub whole_dictionary: &'o [&'o str],
+}
+
 /// Writes `table` to `path` atomically (see [`crate::atomic`]). The table is validated
 /// first: an inconsistent table is an `InvalidTable` error and no file is touched.
 pub fn write_table(path: &Path, table: &Table<'_>) -> Result<()> {
+  write_table_with(path, table, &WriteOptions::default())
+}
+
+/// [`write_table`] with `options`.
+pub fn write_table_with(path: &Path, table: &Table<'_>, options: &WriteOptions<'_>) -> Result<()> {
   table
     .validate()
     .map_err(|reason| StoreError::invalid(path, reason))?;
   let schema = arrow_schema_of(table);
-  let props = writer_properties(table);
+  let props = writer_properties(table, options);
   write_atomically(path, |out| {
     let mut writer = ArrowWriter::try_new(out, schema.clone(), Some(props))
       .map_err(|e| StoreError::invalid(path, e.to_string()))?;
@@ -107,12 +128,15 @@ fn write_error(path: &Path, e: parquet::errors::ParquetError) -> StoreError {
   }
 }
 
-fn writer_properties(table: &Table<'_>) -> WriterProperties {
+fn writer_properties(table: &Table<'_>, options: &WriteOptions<'_>) -> WriterProperties {
   let mut b = WriterProperties::builder()
     .set_compression(Compression::ZSTD(
       ZstdLevel::try_new(ZSTD_LEVEL).expect("valid zstd level"),
     ))
     .set_max_row_group_bytes(Some(ROW_GROUP_BYTES));
+  for name in options.whole_dictionary {
+    b = b.set_column_dictionary_page_size_limit(ColumnPath::from(*name), WHOLE_DICTIONARY_BYTES);
+  }
   for c in &table.columns {
     if let ColumnData::Embedding { .. } = c.data {
       // Floats from a model are nearly all distinct: a dictionary only costs time, and
