@@ -1,8 +1,9 @@
 /**
  * cache/search_graph.bin (ts/index-io/graph-snapshot.ts): derived in the commit that finishes
  * a stage (not fsynced, not in checksums.json: it names the checksums of its source tables and
- * of its payload), used by search when it matches the committed search tables, and ignored (the tables read instead) when it is missing, damaged or stale. The
- * loaded index is the same either way.
+ * of its payload), used by search when it matches the committed search tables, and ignored
+ * (the tables read instead) when it is missing, damaged or stale. The loaded index is the same
+ * either way.
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
